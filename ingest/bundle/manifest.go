@@ -1,0 +1,181 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// FormatVersion is the bundle directory layout version written to every
+// manifest.
+const FormatVersion = 1
+
+// ManifestFile is the name of the manifest inside a bundle directory.
+const ManifestFile = "manifest.json"
+
+// Source kinds recorded in the manifest.
+const (
+	SourcePprof = "pprof"
+	SourceDump  = "dump"
+	SourceTrace = "trace"
+	SourceEBPF  = "ebpf"
+)
+
+// Source statuses.
+const (
+	StatusComplete    = "complete"
+	StatusTruncated   = "truncated"
+	StatusUnavailable = "unavailable"
+	StatusFailed      = "failed"
+	StatusRunning     = "running"
+)
+
+// Manifest describes a bundle: where it came from, which sources it holds
+// and how its clocks were mapped.
+type Manifest struct {
+	FormatVersion int        `json:"format_version"`
+	SchemaVersion string     `json:"schema_version"`
+	CaptureID     string     `json:"capture_id"`
+	Node          string     `json:"node,omitempty"`
+	Target        Target     `json:"target"`
+	Start         time.Time  `json:"start,omitzero"`
+	End           time.Time  `json:"end,omitzero"`
+	Sources       []Source   `json:"sources"`
+	Artifacts     []Artifact `json:"artifacts"`
+	Clock         Clock      `json:"clock"`
+	Tool          string     `json:"tool"`
+}
+
+// Target identifies the captured process.
+type Target struct {
+	PID        int    `json:"pid,omitempty"`
+	URL        string `json:"url,omitempty"`
+	Exe        string `json:"exe,omitempty"`
+	GoVersion  string `json:"go_version,omitempty"`
+	BuildID    string `json:"build_id,omitempty"`
+	ModulePath string `json:"module_path,omitempty"`
+}
+
+// Source is one kind of data in the bundle, with its settings and how its
+// recording ended.
+type Source struct {
+	Kind     string            `json:"kind"`
+	Status   string            `json:"status"`
+	Detail   string            `json:"detail,omitempty"`
+	Settings map[string]string `json:"settings,omitempty"`
+	Counters map[string]int64  `json:"counters,omitempty"`
+}
+
+// Artifact is one original file kept under raw/ and what ingest made of it.
+type Artifact struct {
+	Name       string    `json:"name"`
+	Kind       string    `json:"kind"`
+	Profile    string    `json:"profile,omitempty"`
+	Size       int64     `json:"size"`
+	Time       time.Time `json:"time"`
+	Rows       int64     `json:"rows"`
+	Status     string    `json:"status"`
+	Detail     string    `json:"detail,omitempty"`
+	OriginPath string    `json:"origin,omitempty"`
+}
+
+// Clock records how monotonic timestamps were mapped to wall-clock time.
+type Clock struct {
+	Method string `json:"method,omitempty"`
+	// OffsetNS is wall minus CLOCK_MONOTONIC, in nanoseconds, when a single
+	// offset was used.
+	OffsetNS int64  `json:"offset_ns,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+// NewManifest returns a manifest for a new bundle.
+func NewManifest(captureID, tool string) Manifest {
+	return Manifest{
+		FormatVersion: FormatVersion,
+		SchemaVersion: schema.SchemaVersion,
+		CaptureID:     captureID,
+		Tool:          tool,
+	}
+}
+
+// Source returns the source of the given kind, adding it if missing.
+func (m *Manifest) Source(kind string) *Source {
+	for i := range m.Sources {
+		if m.Sources[i].Kind == kind {
+			return &m.Sources[i]
+		}
+	}
+	m.Sources = append(m.Sources, Source{Kind: kind, Status: StatusComplete})
+	return &m.Sources[len(m.Sources)-1]
+}
+
+// HasSource reports whether the bundle holds data of the given kind.
+func (m *Manifest) HasSource(kind string) bool {
+	for _, s := range m.Sources {
+		if s.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// Widen stretches the manifest's time range to cover t.
+func (m *Manifest) Widen(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if m.Start.IsZero() || t.Before(m.Start) {
+		m.Start = t
+	}
+	if t.After(m.End) {
+		m.End = t
+	}
+}
+
+// ReadManifest reads DIR/manifest.json.
+func ReadManifest(dir string) (Manifest, error) {
+	var m Manifest
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return m, fmt.Errorf("read manifest: %w", err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("%s: not a bundle manifest: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	if m.FormatVersion < 1 || m.FormatVersion > FormatVersion {
+		return m, fmt.Errorf("%s: bundle format version %d is not supported (this leakscope reads version %d)", filepath.Join(dir, ManifestFile), m.FormatVersion, FormatVersion)
+	}
+	return m, nil
+}
+
+// writeManifest replaces DIR/manifest.json atomically.
+func writeManifest(dir string, m Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode manifest: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(dir, ManifestFile), append(data, '\n'))
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames it
+// into place, so readers see the old or the new content, never a mix.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

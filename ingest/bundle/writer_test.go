@@ -1,0 +1,137 @@
+package bundle
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+func TestWriteRead(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	dir := filepath.Join(t.TempDir(), "b.lsb")
+	w, err := Create(dir, NewManifest("id1", "test"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, err := w.StackID([]StackFrame{{Function: "main.leaf", File: "a.go", Line: 3}, {Function: "main.main", File: "a.go", Line: 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid2, _ := w.StackID([]StackFrame{{Function: "main.leaf", File: "a.go", Line: 3}, {Function: "main.main", File: "a.go", Line: 9}})
+	if sid != sid2 || sid != 1 {
+		t.Fatalf("stack ids %d %d, want 1 1", sid, sid2)
+	}
+	for i := 0; i < 100; i++ {
+		w.Append(schema.Goroutine{SnapshotTS: 1e18, Goid: int64(i + 1), State: "chan send", StackID: sid, Source: "raw/x"})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	err = b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+		g := rec.Column(1).(*array.Int64)
+		st := NewStrings(rec.Column(2))
+		for i := 0; i < g.Len(); i++ {
+			sum += g.Value(i)
+			if st.Value(i) != "chan send" {
+				t.Errorf("state %q", st.Value(i))
+			}
+		}
+		return nil
+	})
+	if err != nil || sum != 5050 {
+		t.Fatalf("sum %d err %v", sum, err)
+	}
+
+	// Adding to the bundle keeps old rows and dictionaries.
+	w, err = Create(dir, Manifest{}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid3, _ := w.StackID([]StackFrame{{Function: "main.leaf", File: "a.go", Line: 3}, {Function: "main.main", File: "a.go", Line: 9}})
+	if sid3 != sid {
+		t.Fatalf("reopened stack id %d, want %d", sid3, sid)
+	}
+	w.Append(schema.Goroutine{SnapshotTS: 2e18, Goid: 1000, State: "select"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tables, err := b.Tables(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]int64{}
+	for _, ti := range tables {
+		rows[ti.Name] = ti.Rows
+	}
+	if rows[schema.TableGoroutines] != 101 || rows[schema.TableStacks] != 1 || rows[schema.TableFrames] != 2 {
+		t.Fatalf("rows %v", rows)
+	}
+
+	// An aborted writer leaves the bundle as it was.
+	w, _ = Create(dir, Manifest{}, mem)
+	w.Append(schema.Goroutine{SnapshotTS: 3e18, Goid: 7, State: "select"})
+	w.Append(schema.Metric{TS: 3e18, Name: "x", Value: 1})
+	w.Flush()
+	w.Abort()
+	tables, _ = b.Tables(mem)
+	for _, ti := range tables {
+		if ti.Name == schema.TableGoroutines && ti.Rows != 101 {
+			t.Fatalf("after abort goroutines has %d rows", ti.Rows)
+		}
+		if ti.Name == schema.TableMetrics {
+			t.Fatalf("after abort metrics table still exists")
+		}
+	}
+}
+
+func TestTruncatedTable(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	dir := filepath.Join(t.TempDir(), "b.lsb")
+	w, err := Create(dir, NewManifest("id", "test"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for batch := 0; batch < 3; batch++ {
+		for i := 0; i < 10; i++ {
+			w.Append(schema.Metric{TS: int64(batch*10 + i + 1), Name: "m", Value: 1})
+		}
+		w.Flush()
+	}
+	path := tablePath(dir, schema.TableMetrics)
+	st, _ := os.Stat(path)
+	w.Abort() // keeps nothing new... so copy the file first
+	_ = st
+	// Write again and cut the file mid-batch to simulate SIGKILL.
+	w, _ = Create(filepath.Join(t.TempDir(), "c.lsb"), NewManifest("id", "test"), mem)
+	for batch := 0; batch < 3; batch++ {
+		for i := 0; i < 10; i++ {
+			w.Append(schema.Metric{TS: int64(batch*10 + i + 1), Name: "m", Value: 1})
+		}
+		w.Flush()
+	}
+	path = tablePath(w.Dir(), schema.TableMetrics)
+	st, _ = os.Stat(path)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, data[:st.Size()-40], 0o644)
+	b := &Bundle{Dir: w.Dir()}
+	var rows int64
+	err = b.ReadTable(schema.TableMetrics, mem, func(rec arrow.Record) error { rows += rec.NumRows(); return nil })
+	var pe *PartialError
+	if !errors.As(err, &pe) || rows != 20 {
+		t.Fatalf("rows %d err %v; want 20 rows and a PartialError", rows, err)
+	}
+	w.Close()
+}

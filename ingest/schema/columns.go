@@ -1,0 +1,243 @@
+package schema
+
+import (
+	"github.com/apache/arrow/go/v15/arrow"
+)
+
+// Nulls: in the row structs below, a zero id, goid or timestamp stands for
+// null. Stack and frame ids start at 1 and real goroutine ids are never 0, so
+// the zero value is free to mean "absent"; the Append functions write a
+// null there.
+
+// FramesSchema: one row per distinct frame.
+var FramesSchema = schemaOf(TableFrames,
+	field(ColFrameID, arrow.PrimitiveTypes.Int64, false),
+	field(ColFunction, DictString, false),
+	field(ColFile, DictString, false),
+	field(ColLine, arrow.PrimitiveTypes.Int64, false),
+	field(ColInlined, arrow.FixedWidthTypes.Boolean, false),
+)
+
+// StacksSchema: one row per distinct stack, frames listed leaf first.
+var StacksSchema = schemaOf(TableStacks,
+	field(ColStackID, arrow.PrimitiveTypes.Int64, false),
+	field(ColFrameIDs, arrow.ListOf(arrow.PrimitiveTypes.Int64), false),
+)
+
+// Profile names used in the samples table's profile column.
+const (
+	ProfileGoroutine     = "goroutine"
+	ProfileHeap          = "heap"
+	ProfileAllocs        = "allocs"
+	ProfileCPU           = "cpu"
+	ProfileBlock         = "block"
+	ProfileMutex         = "mutex"
+	ProfileThreadcreate  = "threadcreate"
+	ProfileGoroutineLeak = "goroutineleak"
+)
+
+// Sample value columns, one per pprof sample type the Go runtime writes.
+const (
+	ColInuseSpace    = "inuse_space"
+	ColInuseObjects  = "inuse_objects"
+	ColAllocSpace    = "alloc_space"
+	ColAllocObjects  = "alloc_objects"
+	ColCPUNanosecs   = "cpu_nanoseconds"
+	ColSamplesCount  = "samples"
+	ColCount         = "count"
+	ColContentions   = "contentions"
+	ColDelay         = "delay"
+	ColProfile       = "profile"
+	ColSampleMeta    = "sample_period"
+	ColDurationNanos = "duration_ns"
+)
+
+// ValueColumns lists the sample value columns in the order of
+// [Sample.Values].
+var ValueColumns = []string{
+	ColInuseSpace, ColInuseObjects, ColAllocSpace, ColAllocObjects,
+	ColCPUNanosecs, ColSamplesCount, ColCount, ColContentions, ColDelay,
+}
+
+// NumValues is the number of sample value columns.
+const NumValues = 9
+
+// SamplesSchema: one row per pprof sample in a snapshot.
+var SamplesSchema = schemaOf(TableSamples,
+	field(ColSnapshotTS, Timestamp, false),
+	field(ColProfile, DictString, false),
+	field(ColStackID, arrow.PrimitiveTypes.Int64, false),
+	field(ColInuseSpace, arrow.PrimitiveTypes.Int64, true),
+	field(ColInuseObjects, arrow.PrimitiveTypes.Int64, true),
+	field(ColAllocSpace, arrow.PrimitiveTypes.Int64, true),
+	field(ColAllocObjects, arrow.PrimitiveTypes.Int64, true),
+	field(ColCPUNanosecs, arrow.PrimitiveTypes.Int64, true),
+	field(ColSamplesCount, arrow.PrimitiveTypes.Int64, true),
+	field(ColCount, arrow.PrimitiveTypes.Int64, true),
+	field(ColContentions, arrow.PrimitiveTypes.Int64, true),
+	field(ColDelay, arrow.PrimitiveTypes.Int64, true),
+	field(ColLabels, arrow.BinaryTypes.String, false),
+	field(ColSource, DictString, false),
+)
+
+// Goroutine dump columns.
+const (
+	ColState           = "state"
+	ColWaitMinutes     = "wait_minutes"
+	ColLockedThread    = "locked_thread"
+	ColCreatorGoid     = "creator_goid"
+	ColCreatorFunction = "creator_function"
+	ColCreatorStackID  = "creator_stack_id"
+	ColFramesElided    = "frames_elided"
+)
+
+// GoroutinesSchema: one row per goroutine in a dump snapshot.
+var GoroutinesSchema = schemaOf(TableGoroutines,
+	field(ColSnapshotTS, Timestamp, false),
+	field(ColGoid, arrow.PrimitiveTypes.Int64, false),
+	field(ColState, DictString, false),
+	field(ColWaitMinutes, arrow.PrimitiveTypes.Int64, false),
+	field(ColLockedThread, arrow.FixedWidthTypes.Boolean, false),
+	field(ColStackID, arrow.PrimitiveTypes.Int64, true),
+	field(ColCreatorGoid, arrow.PrimitiveTypes.Int64, true),
+	field(ColCreatorFunction, DictString, false),
+	field(ColCreatorStackID, arrow.PrimitiveTypes.Int64, true),
+	field(ColLabels, arrow.BinaryTypes.String, false),
+	field(ColFramesElided, arrow.FixedWidthTypes.Boolean, false),
+	field(ColSource, DictString, false),
+)
+
+// Trace goroutine columns.
+const (
+	ColParentGoid      = "parent_goid"
+	ColCreatedTS       = "created_ts"
+	ColEndedTS         = "ended_ts"
+	ColCreationStackID = "creation_stack_id"
+	ColStartFunction   = "start_function"
+	ColLastState       = "last_state"
+	ColLastReason      = "last_reason"
+	ColLastStackID     = "last_stack_id"
+	ColCreatedMonoNS   = "created_mono_ns"
+	ColEndedMonoNS     = "ended_mono_ns"
+)
+
+// TraceGoroutinesSchema: one row per goroutine seen in a trace.
+var TraceGoroutinesSchema = schemaOf(TableTraceGoroutines,
+	field(ColGoid, arrow.PrimitiveTypes.Int64, false),
+	field(ColParentGoid, arrow.PrimitiveTypes.Int64, true),
+	field(ColCreatedTS, Timestamp, true),
+	field(ColEndedTS, Timestamp, true),
+	field(ColCreatedMonoNS, arrow.PrimitiveTypes.Int64, true),
+	field(ColEndedMonoNS, arrow.PrimitiveTypes.Int64, true),
+	field(ColCreationStackID, arrow.PrimitiveTypes.Int64, true),
+	field(ColStartFunction, DictString, false),
+	field(ColLastState, DictString, false),
+	field(ColLastReason, DictString, false),
+	field(ColLastStackID, arrow.PrimitiveTypes.Int64, true),
+)
+
+// Transition columns.
+const (
+	ColFrom   = "from"
+	ColTo     = "to"
+	ColReason = "reason"
+)
+
+// TraceTransitionsSchema: one row per goroutine state change in a trace.
+var TraceTransitionsSchema = schemaOf(TableTraceTransitions,
+	field(ColTS, Timestamp, false),
+	field(ColMonoNS, arrow.PrimitiveTypes.Int64, false),
+	field(ColGoid, arrow.PrimitiveTypes.Int64, false),
+	field(ColFrom, DictString, false),
+	field(ColTo, DictString, false),
+	field(ColReason, DictString, false),
+	field(ColStackID, arrow.PrimitiveTypes.Int64, true),
+)
+
+// Span columns.
+const (
+	ColSpanID       = "span_id"
+	ColParentSpanID = "parent_span_id"
+	ColKind         = "kind"
+	ColName         = "name"
+	ColStartTS      = "start_ts"
+	ColEndTS        = "end_ts"
+	ColMessage      = "message"
+	ColTaskID       = "task_id"
+)
+
+// Span kinds.
+const (
+	SpanTask   = "task"
+	SpanRegion = "region"
+	SpanLog    = "log"
+)
+
+// SpansSchema: one row per task, region or log event of a trace. Logs have
+// start_ts = end_ts and carry their category in name and text in message.
+var SpansSchema = schemaOf(TableSpans,
+	field(ColSpanID, arrow.PrimitiveTypes.Int64, false),
+	field(ColParentSpanID, arrow.PrimitiveTypes.Int64, true),
+	field(ColKind, DictString, false),
+	field(ColName, DictString, false),
+	field(ColGoid, arrow.PrimitiveTypes.Int64, true),
+	field(ColTaskID, arrow.PrimitiveTypes.Int64, true),
+	field(ColStartTS, Timestamp, true),
+	field(ColEndTS, Timestamp, true),
+	field(ColMessage, arrow.BinaryTypes.String, false),
+)
+
+// Metric columns and well-known metric names.
+const (
+	ColValue = "value"
+
+	MetricHeapLive   = "heap_live_bytes"
+	MetricHeapGoal   = "heap_goal_bytes"
+	MetricGoroutines = "goroutines"
+	MetricGCCycle    = "gc_cycle"
+	MetricGCPause    = "gc_pause_ns"
+	MetricSTWPause   = "stw_pause_ns"
+)
+
+// MetricsSchema: one row per metric sample.
+var MetricsSchema = schemaOf(TableMetrics,
+	field(ColTS, Timestamp, false),
+	field(ColName, DictString, false),
+	field(ColValue, arrow.PrimitiveTypes.Float64, false),
+	field(ColSource, DictString, false),
+)
+
+// eBPF event columns and kinds.
+const (
+	ColPID  = "pid"
+	ColTID  = "tid"
+	ColPC   = "pc"
+	ColSize = "size"
+
+	EventGoCreate = "go_create"
+	EventGoExit   = "go_exit"
+	EventAlloc    = "alloc"
+	EventGCStart  = "gc_start"
+	EventGCEnd    = "gc_end"
+)
+
+// EBPFEventsSchema: one row per eBPF event.
+var EBPFEventsSchema = schemaOf(TableEBPFEvents,
+	field(ColTS, Timestamp, false),
+	field(ColMonoNS, arrow.PrimitiveTypes.Int64, false),
+	field(ColKind, DictString, false),
+	field(ColPID, arrow.PrimitiveTypes.Int64, false),
+	field(ColTID, arrow.PrimitiveTypes.Int64, false),
+	field(ColGoid, arrow.PrimitiveTypes.Int64, true),
+	field(ColParentGoid, arrow.PrimitiveTypes.Int64, true),
+	field(ColPC, arrow.PrimitiveTypes.Uint64, true),
+	field(ColSize, arrow.PrimitiveTypes.Int64, true),
+	field(ColStackID, arrow.PrimitiveTypes.Int64, true),
+)
+
+// ClockSyncSchema: (monotonic, wall) clock pairs taken during a capture.
+var ClockSyncSchema = schemaOf(TableClockSync,
+	field(ColMonoNS, arrow.PrimitiveTypes.Int64, false),
+	field(ColTS, Timestamp, false),
+	field(ColSource, DictString, false),
+)

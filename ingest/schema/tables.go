@@ -1,0 +1,76 @@
+package schema
+
+import (
+	"github.com/apache/arrow/go/v15/arrow"
+)
+
+// Table names. Each table is stored as TABLE.arrow in a bundle.
+const (
+	TableFrames           = "frames"
+	TableStacks           = "stacks"
+	TableSamples          = "samples"
+	TableGoroutines       = "goroutines"
+	TableTraceGoroutines  = "trace_goroutines"
+	TableTraceTransitions = "trace_transitions"
+	TableSpans            = "spans"
+	TableMetrics          = "metrics"
+	TableEBPFEvents       = "ebpf_events"
+	TableClockSync        = "clock_sync"
+)
+
+// Column names shared by several tables.
+const (
+	ColTS         = "ts"
+	ColMonoNS     = "mono_ns"
+	ColSnapshotTS = "snapshot_ts"
+	ColStackID    = "stack_id"
+	ColFrameID    = "frame_id"
+	ColFrameIDs   = "frame_ids"
+	ColGoid       = "goid"
+	ColLabels     = "labels"
+	ColSource     = "source"
+	ColFunction   = "function"
+	ColFile       = "file"
+	ColLine       = "line"
+	ColInlined    = "inlined"
+)
+
+// Timestamp is the type of every wall-clock column: nanoseconds, UTC.
+var Timestamp = &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
+
+// DictString is the type of string columns with few distinct values.
+var DictString = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+
+// Schemas maps each table name to its schema.
+var Schemas = map[string]*arrow.Schema{
+	TableFrames:           FramesSchema,
+	TableStacks:           StacksSchema,
+	TableSamples:          SamplesSchema,
+	TableGoroutines:       GoroutinesSchema,
+	TableTraceGoroutines:  TraceGoroutinesSchema,
+	TableTraceTransitions: TraceTransitionsSchema,
+	TableSpans:            SpansSchema,
+	TableMetrics:          MetricsSchema,
+	TableEBPFEvents:       EBPFEventsSchema,
+	TableClockSync:        ClockSyncSchema,
+}
+
+// TableNames lists every table in a stable order (dictionaries first).
+var TableNames = []string{
+	TableFrames, TableStacks, TableSamples, TableGoroutines,
+	TableTraceGoroutines, TableTraceTransitions, TableSpans,
+	TableMetrics, TableEBPFEvents, TableClockSync,
+}
+
+func field(name string, t arrow.DataType, nullable bool) arrow.Field {
+	return arrow.Field{Name: name, Type: t, Nullable: nullable}
+}
+
+func schemaOf(table string, fields ...arrow.Field) *arrow.Schema {
+	md := arrow.NewMetadata([]string{"leakscope.table", "leakscope.schema_version"}, []string{table, SchemaVersion})
+	return arrow.NewSchema(fields, &md)
+}
+
+// SchemaVersion is bumped whenever a column is removed or changes type.
+// Adding a column keeps the version: readers look columns up by name.
+const SchemaVersion = "1"
