@@ -124,5 +124,3 @@ func (tw *tableWriter) abort() {
 		os.Remove(tw.tmpPath)
 	}
 }
-
-

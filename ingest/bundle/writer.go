@@ -412,4 +412,3 @@ func (w *Writer) WriteRecord(table string, rec arrow.Record) error {
 	tw.rows += rec.NumRows()
 	return tw.w.Write(rec)
 }
-

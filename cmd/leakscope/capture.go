@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/leakscope/leakscope/capture"
+)
+
+// runCapture implements `leakscope capture`.
+func runCapture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("capture", "capture (--pid PID | --url URL) [--duration D] [--interval I] [--trace-window W] [--no-ebpf] -o BUNDLE",
+		`Record a live Go process into a bundle, running on the node next to it.
+
+Every interval it takes a goroutine dump (debug=2), the goroutine, heap and
+allocs profiles (and goroutineleak when the runtime serves it), and starts a
+CPU profile window and a runtime/trace window at the start of the interval.
+With --pid and enough privileges it also attaches eBPF probes (goroutine
+creation and exit, sampled allocations, GC cycles). Without eBPF it says why
+and carries on. --duration, Ctrl-C or SIGTERM end the capture cleanly and
+print a summary; a target that exits ends it too.`, stderr)
+	var o capture.Options
+	fs.IntVar(&o.PID, "pid", 0, "target process id (finds the pprof endpoint from its listening sockets; needed for eBPF)")
+	fs.StringVar(&o.URL, "url", "", "target base URL serving net/http/pprof, e.g. http://127.0.0.1:6060")
+	fs.StringVar(&o.Out, "o", "", "output bundle directory (must not exist)")
+	fs.DurationVar(&o.Duration, "duration", capture.DefaultDuration, "how long to capture (0 = until interrupted)")
+	fs.DurationVar(&o.Interval, "interval", capture.DefaultInterval, "time between snapshots and window starts")
+	fs.DurationVar(&o.TraceWindow, "trace-window", capture.DefaultTraceWindow, "runtime/trace window per interval, whole seconds (0 = no trace)")
+	fs.DurationVar(&o.CPUWindow, "cpu-window", capture.DefaultCPUWindow, "CPU profile window per interval, whole seconds (0 = no CPU profile)")
+	fs.BoolVar(&o.NoEBPF, "no-ebpf", false, "do not attach eBPF probes")
+	fs.IntVar(&o.Nice, "nice", capture.DefaultNice, "nice value to capture at, so the target wins CPU contention (0 = unchanged)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("capture: unexpected argument %q", pos[0])
+	}
+	if o.PID == 0 && o.URL == "" {
+		return usagef("capture: need --pid or --url")
+	}
+	if o.Out == "" {
+		return usagef("capture: need -o BUNDLE")
+	}
+	o.Tool = "leakscope " + version()
+	if err := o.Validate(); err != nil {
+		return usagef("capture: %v", err)
+	}
+	sum, err := capture.Run(ctx, o, stderr)
+	if sum.Bundle != "" {
+		sum.Write(stdout)
+	}
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/leakscope/leakscope/ingest"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/schollz/progressbar/v3"
+)
+
+// progressThreshold is the file size above which ingest shows a progress
+// bar.
+const progressThreshold = 16 << 20
+
+func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("ingest", "ingest FILE... -o BUNDLE",
+		`Adds pprof profiles (any Go runtime profile, gzipped or not), goroutine dumps
+(/debug/pprof/goroutine?debug=2, panic and SIGQUIT tracebacks) and Go execution
+traces to a bundle. Each file's kind is detected from its content. The bundle is
+created if missing; an existing bundle keeps what it has. A file that cannot be
+read is reported and leaves the bundle unchanged; the others are still added.`, stderr)
+	out := fs.String("o", "", "bundle directory to create or add to (required)")
+	quiet := fs.Bool("q", false, "no progress bars")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("ingest: -o BUNDLE is required")
+	}
+	if len(files) == 0 {
+		return usagef("ingest: no input files given")
+	}
+	var failed int
+	for _, path := range files {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		opts := ingest.Options{}
+		var bar *progressbar.ProgressBar
+		if st, err := os.Stat(path); err == nil && st.Size() > progressThreshold && !*quiet {
+			bar = progressbar.DefaultBytes(st.Size(), "ingest "+path)
+			opts.Progress = func(read, _ int64) { bar.Set64(read) }
+		}
+		a, err := ingest.File(*out, path, opts)
+		if bar != nil {
+			bar.Finish()
+			fmt.Fprintln(stderr)
+		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(stderr, "leakscope: %v\n", err)
+			continue
+		}
+		fmt.Fprintln(stdout, describe(path, a))
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d files not ingested; the bundle %s holds the others", failed, len(files), *out)
+	}
+	return nil
+}
+
+// describe says in one line what ingest made of a file.
+func describe(path string, a bundle.Artifact) string {
+	what := a.Kind
+	if a.Profile != "" {
+		what = a.Profile + " profile"
+	}
+	switch a.Kind {
+	case "dump":
+		what = "goroutine dump"
+	case "trace":
+		what = "execution trace"
+	}
+	s := fmt.Sprintf("%s: %s, %d rows", path, what, a.Rows)
+	if a.Status == bundle.StatusTruncated {
+		s += " (truncated: " + a.Detail + ")"
+	}
+	return s
+}

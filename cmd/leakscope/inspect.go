@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("inspect", "inspect BUNDLE",
+		"Prints a bundle's target, time range, sources, tables with row counts, and\nthe original artifacts kept under raw/.", stderr)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("inspect: give exactly one bundle")
+	}
+	b, err := bundle.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	tables, err := b.Tables(memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	m := b.Manifest
+	fmt.Fprintf(stdout, "bundle   %s (capture %s, format %d, schema %s)\n", b.Dir, m.CaptureID, m.FormatVersion, m.SchemaVersion)
+	if t := m.Target; t.PID != 0 || t.Exe != "" || t.URL != "" {
+		fmt.Fprintf(stdout, "target   pid %d %s %s %s\n", t.PID, t.Exe, t.GoVersion, t.URL)
+	}
+	if m.Node != "" {
+		fmt.Fprintf(stdout, "node     %s\n", m.Node)
+	}
+	if !m.Start.IsZero() {
+		fmt.Fprintf(stdout, "time     %s .. %s (%s)\n", m.Start.UTC().Format(time.RFC3339), m.End.UTC().Format(time.RFC3339), m.End.Sub(m.Start).Round(time.Second))
+	}
+	for _, s := range m.Sources {
+		line := fmt.Sprintf("source   %-6s %s", s.Kind, s.Status)
+		if s.Detail != "" {
+			line += ": " + s.Detail
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\ttable\trows\tbatches\tbytes\t")
+	for _, t := range tables {
+		fmt.Fprintf(tw, "\t%s\t%d\t%d\t%d\t%s\n", t.Name, t.Rows, t.Batches, t.Bytes, truncNote(t.Truncated))
+	}
+	tw.Flush()
+	if len(m.Artifacts) > 0 {
+		fmt.Fprintf(stdout, "artifacts (%d):\n", len(m.Artifacts))
+		for _, a := range m.Artifacts {
+			kind := a.Kind
+			if a.Profile != "" {
+				kind += "/" + a.Profile
+			}
+			fmt.Fprintf(stdout, "  %-28s %-18s %8d rows  %s %s\n", a.Name, kind, a.Rows, a.Status, a.Detail)
+		}
+	}
+	return nil
+}
+
+func truncNote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " truncated: " + strings.SplitN(s, "\n", 2)[0]
+}

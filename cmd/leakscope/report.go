@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/report"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// failOnError reports that a suspect reached the --fail-on score; it makes
+// the process exit 1 after the report is written.
+type failOnError struct {
+	id    string
+	score float64
+	limit float64
+}
+
+func (e failOnError) Error() string {
+	return fmt.Sprintf("suspect %s scores %.1f, at or above --fail-on %g", e.id, e.score, e.limit)
+}
+
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("report", "report BUNDLE [--format md|html|json] [--postmortem] [--fail-on SCORE] [--rules FILE] [-o FILE]",
+		"Analyses a bundle (a directory, or a .tar.zst/.tar.gz archive of one) for\n"+
+			"goroutine and heap leaks and writes the leak report, or with --postmortem a\n"+
+			"postmortem write-up. The json format is the stable contract described in\n"+
+			"docs/DESIGN.md. With --fail-on, exits 1 when a suspect reaches that score\n"+
+			"(0-100), after writing the report.", stderr)
+	format := fs.String("format", "md", "output format: md, html or json")
+	postmortem := fs.Bool("postmortem", false, "write a postmortem instead of a report")
+	failOn := fs.String("fail-on", "", "exit 1 when a suspect's score is at least `SCORE` (0-100)")
+	out := fs.String("o", "", "write to `FILE` instead of standard output")
+	rulesFile := fs.String("rules", "", "extra leak rules `FILE` (JSON), tried before the built-in ones; default $"+analysis.RulesEnv)
+	minScore := fs.Float64("min-score", 0, "drop suspects scoring below this (0: the default threshold)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("report: give exactly one bundle")
+	}
+	switch *format {
+	case "md", "markdown", "html", "json":
+	default:
+		return usagef("report: --format must be md, html or json, not %q", *format)
+	}
+	limit := -1.0
+	if *failOn != "" {
+		limit, err = strconv.ParseFloat(*failOn, 64)
+		if err != nil || limit < 0 {
+			return usagef("report: --fail-on wants a score from 0 to 100, not %q", *failOn)
+		}
+	}
+	rules, err := analysis.LoadRules(*rulesFile)
+	if err != nil {
+		return err
+	}
+	dir, cleanup, err := openBundleDir(pos[0])
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		return err
+	}
+	mem := memory.DefaultAllocator
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore})
+	if err != nil {
+		return fmt.Errorf("analyse %s: %w", pos[0], err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w := stdout
+	var f *os.File
+	if *out != "" && *out != "-" {
+		f, err = os.Create(*out)
+		if err != nil {
+			return err
+		}
+		w = f
+	}
+	opts := report.Options{Postmortem: *postmortem, Bundle: b, Mem: mem}
+	switch *format {
+	case "json":
+		err = report.JSON(w, rep)
+	case "html":
+		err = report.HTML(w, rep, opts)
+	default:
+		err = report.Markdown(w, rep, opts)
+	}
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	if limit >= 0 {
+		for _, s := range rep.Suspects {
+			if s.Score >= limit {
+				return failOnError{s.ID, s.Score, limit}
+			}
+		}
+	}
+	return nil
+}
+
+// openBundleDir returns a bundle directory for path: path itself, or a
+// temporary directory an archive is unpacked into (removed by cleanup).
+func openBundleDir(path string) (string, func(), error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if st.IsDir() {
+		return path, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	tmp, err := os.MkdirTemp("", "leakscope-report-")
+	if err != nil {
+		return "", nil, err
+	}
+	dst := filepath.Join(tmp, "bundle.lsb")
+	if _, err := bundle.Unpack(f, dst, bundle.Limits{}); err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return dst, func() { os.RemoveAll(tmp) }, nil
+}
+

@@ -1,0 +1,168 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/dump"
+	"github.com/leakscope/leakscope/ingest/gotrace"
+	"github.com/leakscope/leakscope/ingest/profiles"
+)
+
+// ErrUnknownKind is returned (wrapped) for a file that is none of the
+// kinds leakscope reads.
+var ErrUnknownKind = errors.New("not a pprof profile, goroutine dump or Go execution trace")
+
+// Options tune [File].
+type Options struct {
+	// Progress, if set, is called as the file is read with the bytes read
+	// so far and the file size.
+	Progress func(read, size int64)
+	// Mem allocates Arrow buffers; nil means memory.DefaultAllocator.
+	Mem memory.Allocator
+	// Manifest is used when the bundle does not exist yet.
+	Manifest bundle.Manifest
+}
+
+// File adds the file at path to the bundle in dir, creating the bundle if
+// needed. The file's kind is detected from its content. The whole file is
+// one unit: on error the bundle is left exactly as it was, and the error
+// names the file and what is wrong with it. The returned artifact says
+// what was made of it; its Status is "truncated" (with Detail) when the
+// file was cut short but its complete part was kept.
+func File(dir, path string, opts Options) (bundle.Artifact, error) {
+	a := bundle.Artifact{OriginPath: path}
+	f, err := os.Open(path)
+	if err != nil {
+		return a, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return a, err
+	}
+	if st.IsDir() {
+		return a, fmt.Errorf("%s: is a directory, not a profile, dump or trace", path)
+	}
+	a.Size = st.Size()
+	a.Time = st.ModTime()
+	a, err = Reader(dir, filepath.Base(path), f, a, opts)
+	if err != nil {
+		return a, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}
+
+// Reader is [File] for content that is not in a file: name is the name
+// the original gets under raw/, and a carries the size (for progress) and
+// the time to use where the content has none.
+func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bundle.Artifact, error) {
+	mem := opts.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	if opts.Progress != nil {
+		r = &progressReader{r: r, size: a.Size, fn: opts.Progress}
+	}
+	r, head, err := sniff(r)
+	if err != nil {
+		return a, fmt.Errorf("read: %w", err)
+	}
+	kind := Detect(head)
+	if kind == KindUnknown {
+		if len(head) == 0 {
+			return a, fmt.Errorf("empty file: %w", ErrUnknownKind)
+		}
+		return a, fmt.Errorf("%w (it starts with %q)", ErrUnknownKind, preview(head))
+	}
+	m := opts.Manifest
+	if m.FormatVersion == 0 {
+		m = bundle.NewManifest(newID(), "leakscope")
+	}
+	w, err := bundle.Create(dir, m, mem)
+	if err != nil {
+		return a, err
+	}
+	raw, rel, err := w.CreateRaw(name)
+	if err != nil {
+		w.Abort()
+		return a, err
+	}
+	a.Name = rel
+	tee := io.TeeReader(r, raw)
+	switch kind {
+	case KindPprof:
+		err = profiles.Ingest(w, tee, &a)
+	case KindDump:
+		err = dump.Ingest(w, tee, &a)
+	case KindTrace:
+		err = gotrace.Ingest(w, tee, &a, gotrace.Options{Now: a.Time})
+	}
+	if err == nil {
+		// Keep the whole original even where the parser stopped early.
+		_, err = io.Copy(raw, r)
+	}
+	if cerr := raw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(raw.Name())
+		w.Abort()
+		return a, err
+	}
+	w.Update(func(m *bundle.Manifest) {
+		m.Artifacts = append(m.Artifacts, a)
+		src := m.Source(sourceOf(kind))
+		if a.Status == bundle.StatusTruncated {
+			src.Status = bundle.StatusTruncated
+			src.Detail = a.Name + ": " + a.Detail
+		}
+		m.Widen(a.Time)
+	})
+	if err := w.Close(); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+func sourceOf(k Kind) string {
+	switch k {
+	case KindDump:
+		return bundle.SourceDump
+	case KindTrace:
+		return bundle.SourceTrace
+	}
+	return bundle.SourcePprof
+}
+
+func preview(head []byte) string {
+	if len(head) > 24 {
+		head = head[:24]
+	}
+	return string(head)
+}
+
+func newID() string {
+	return time.Now().UTC().Format("20060102T150405.000000000Z")
+}
+
+// progressReader reports bytes read.
+type progressReader struct {
+	r    io.Reader
+	n    int64
+	size int64
+	fn   func(read, size int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	p.fn(p.n, p.size)
+	return n, err
+}

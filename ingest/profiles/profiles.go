@@ -1,0 +1,205 @@
+package profiles
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// Kind is the artifact kind recorded for pprof profiles.
+const Kind = "pprof"
+
+// Ingest parses the pprof profile in r and appends one samples row per
+// sample. The snapshot time is the profile's TimeNanos, or a.Time when the
+// profile has none. a.Profile, if set, names the profile (the capture knows
+// which endpoint it scraped); otherwise it is recognised from the sample
+// types. Ingest fills a.Kind, a.Profile, a.Rows and a.Status.
+func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
+	p, err := Parse(r)
+	if err != nil {
+		return err
+	}
+	name := a.Profile
+	if name == "" {
+		name = Name(p)
+	}
+	if name == "" {
+		return fmt.Errorf("profile with sample types %s is not one the Go runtime writes", sampleTypes(p))
+	}
+	ts := a.Time
+	if p.TimeNanos != 0 {
+		ts = time.Unix(0, p.TimeNanos)
+	}
+	cols, err := valueColumns(p, name)
+	if err != nil {
+		return err
+	}
+	var stacks stackCache
+	for _, s := range p.Sample {
+		sid, err := stacks.id(w, s.Location)
+		if err != nil {
+			return err
+		}
+		row := schema.Sample{SnapshotTS: ts.UnixNano(), Profile: name, StackID: sid, Labels: Labels(s), Source: a.Name}
+		for i, col := range cols {
+			if col != "" {
+				row.Set(col, s.Value[i])
+			}
+		}
+		if err := w.Append(row); err != nil {
+			return err
+		}
+	}
+	a.Kind = Kind
+	a.Profile = name
+	a.Time = ts
+	a.Rows = int64(len(p.Sample))
+	a.Status = bundle.StatusComplete
+	w.Update(func(m *bundle.Manifest) {
+		src := m.Source(bundle.SourcePprof)
+		if src.Counters == nil {
+			src.Counters = map[string]int64{}
+		}
+		src.Counters[name+"_snapshots"]++
+		m.Widen(ts)
+	})
+	return nil
+}
+
+// Parse reads a whole profile (gzipped or not) and validates it. Errors
+// say what is wrong; gzip and protobuf errors keep pprof's wording.
+func Parse(r io.Reader) (*profile.Profile, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read profile: %w", err)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("empty file: not a pprof profile")
+	}
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		// Check the gzip stream ourselves first: pprof reports a truncated
+		// stream only as a generic parse failure.
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("corrupt gzip header: %w", err)
+		}
+		if _, err := io.Copy(io.Discard, zr); err != nil {
+			return nil, fmt.Errorf("corrupt or truncated gzip stream: %w", err)
+		}
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid pprof profile: %w", err)
+	}
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("invalid pprof profile: %w", err)
+	}
+	return p, nil
+}
+
+// Name recognises which Go runtime profile p is from its sample types, or
+// returns "" when it is none of them.
+func Name(p *profile.Profile) string {
+	types := sampleTypes(p)
+	switch types {
+	case "goroutine/count":
+		return schema.ProfileGoroutine
+	case "goroutineleak/count":
+		return schema.ProfileGoroutineLeak
+	case "threadcreate/count":
+		return schema.ProfileThreadcreate
+	case "samples/count,cpu/nanoseconds":
+		return schema.ProfileCPU
+	case "alloc_objects/count,alloc_space/bytes,inuse_objects/count,inuse_space/bytes":
+		if p.DefaultSampleType == "alloc_space" || p.DefaultSampleType == "alloc_objects" {
+			return schema.ProfileAllocs
+		}
+		return schema.ProfileHeap
+	case "contentions/count,delay/nanoseconds":
+		if isMutex(p) {
+			return schema.ProfileMutex
+		}
+		return schema.ProfileBlock
+	}
+	return ""
+}
+
+// isMutex tells a mutex profile from a block profile: both have the same
+// sample types, but mutex samples are recorded at the unlock.
+func isMutex(p *profile.Profile) bool {
+	for _, s := range p.Sample {
+		if len(s.Location) == 0 || len(s.Location[0].Line) == 0 || s.Location[0].Line[0].Function == nil {
+			continue
+		}
+		leaf := s.Location[0].Line[0].Function.Name
+		if strings.HasSuffix(leaf, "Unlock") || leaf == "runtime.unlock" || strings.HasSuffix(leaf, ".unlockWithRank") {
+			return true
+		}
+	}
+	return false
+}
+
+func sampleTypes(p *profile.Profile) string {
+	parts := make([]string, len(p.SampleType))
+	for i, st := range p.SampleType {
+		parts[i] = st.Type + "/" + st.Unit
+	}
+	return strings.Join(parts, ",")
+}
+
+// valueColumns maps each of p's sample types to a samples column.
+func valueColumns(p *profile.Profile, name string) ([]string, error) {
+	cols := make([]string, len(p.SampleType))
+	for i, st := range p.SampleType {
+		switch {
+		case st.Type == "cpu" && st.Unit == "nanoseconds":
+			cols[i] = schema.ColCPUNanosecs
+		case st.Type == "samples":
+			cols[i] = schema.ColSamplesCount
+		case st.Unit == "count" && (st.Type == name || st.Type == "goroutine" || st.Type == "threadcreate" || st.Type == "goroutineleak"):
+			cols[i] = schema.ColCount
+		case st.Type == "contentions":
+			cols[i] = schema.ColContentions
+		case st.Type == "delay":
+			cols[i] = schema.ColDelay
+		case st.Type == schema.ColInuseSpace, st.Type == schema.ColInuseObjects, st.Type == schema.ColAllocSpace, st.Type == schema.ColAllocObjects:
+			cols[i] = st.Type
+		default:
+			return nil, fmt.Errorf("sample type %s/%s has no samples column", st.Type, st.Unit)
+		}
+	}
+	return cols, nil
+}
+
+// Labels renders a sample's labels as sorted "key=value" pairs joined by
+// commas (numeric labels as "key=N unit").
+func Labels(s *profile.Sample) string {
+	if len(s.Label) == 0 && len(s.NumLabel) == 0 {
+		return ""
+	}
+	var parts []string
+	for k, vs := range s.Label {
+		for _, v := range vs {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	for k, vs := range s.NumLabel {
+		for i, v := range vs {
+			unit := ""
+			if us := s.NumUnit[k]; i < len(us) && us[i] != "" {
+				unit = " " + us[i]
+			}
+			parts = append(parts, fmt.Sprintf("%s=%d%s", k, v, unit))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,84 @@
+// Package archtest holds the test that keeps leakscope's imports pointing
+// one way: cmd → web, capture, analysis → ingest (docs/DESIGN.md).
+package archtest
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/leakscope/leakscope"
+
+// forbidden lists, per package prefix (relative to the module), the
+// prefixes its non-test dependencies must not have. "std:" entries name
+// standard-library packages.
+var forbidden = map[string][]string{
+	"ingest/schema":  {"ingest/bundle", "ingest/dump", "ingest/gotrace", "ingest/profiles", "analysis", "capture", "web", "cmd", "samples"},
+	"ingest/bundle":  {"ingest/dump", "ingest/gotrace", "ingest/profiles"},
+	"ingest":         {"analysis", "capture", "web", "cmd", "samples"},
+	"analysis":       {"capture", "web", "cmd", "samples", "ingest/dump", "ingest/gotrace", "ingest/profiles", "std:net/http"},
+	"capture":        {"analysis", "web", "cmd"},
+	"web":            {"capture", "cmd", "ingest/dump", "ingest/gotrace", "ingest/profiles"},
+	"samples":        {"ingest", "analysis", "capture", "web", "cmd"},
+	"internal/tools": {"cmd"},
+}
+
+type pkg struct {
+	ImportPath string
+	Deps       []string
+}
+
+func TestDependencyDirection(t *testing.T) {
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Deps", module+"/...")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Dir = "../.."
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(out)
+	var checked int
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		for prefix, bad := range forbidden {
+			if !under(rel, prefix) {
+				continue
+			}
+			checked++
+			for _, d := range p.Deps {
+				for _, b := range bad {
+					if std, ok := strings.CutPrefix(b, "std:"); ok {
+						if d == std {
+							t.Errorf("%s imports %s (forbidden by docs/DESIGN.md)", p.ImportPath, d)
+						}
+						continue
+					}
+					if under(strings.TrimPrefix(d, module+"/"), b) && strings.HasPrefix(d, module+"/") {
+						t.Errorf("%s depends on %s (forbidden by docs/DESIGN.md)", p.ImportPath, d)
+					}
+				}
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if checked < 5 {
+		t.Fatalf("checked only %d packages; is the module layout right?", checked)
+	}
+}
+
+func under(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
