@@ -1,0 +1,171 @@
+// Command sawtooth-heap is a healthy metrics shipper: it buffers samples in
+// memory and ships the whole batch when it reaches 16 MiB or is two seconds
+// old, then drops it. The heap climbs and falls in a sawtooth but does not
+// grow over time, so it must not be flagged.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"runtime/trace"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Batch is a set of encoded sample chunks waiting to be shipped.
+type Batch struct {
+	started time.Time
+	chunks  [][]byte
+	bytes   int
+}
+
+// Shipper accumulates chunks and ships full batches.
+type Shipper struct {
+	mu       sync.Mutex
+	cur      *Batch
+	maxBytes int
+	maxAge   time.Duration
+	shipped  int
+	digest   [32]byte
+}
+
+// encodeChunk encodes one scrape as a 256 KiB chunk.
+func encodeChunk(target string, n int) []byte {
+	chunk := make([]byte, 256<<10)
+	line := []byte(target + " up=1 scrape=" + strconv.Itoa(n) + "\n")
+	for i := 0; i+len(line) <= len(chunk); i += len(line) {
+		copy(chunk[i:], line)
+	}
+	return chunk
+}
+
+// Add buffers a chunk and ships the batch when it is full or old.
+func (s *Shipper) Add(ctx context.Context, chunk []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		s.cur = &Batch{started: time.Now()}
+	}
+	s.cur.chunks = append(s.cur.chunks, chunk)
+	s.cur.bytes += len(chunk)
+	if s.cur.bytes >= s.maxBytes || time.Since(s.cur.started) >= s.maxAge {
+		trace.WithRegion(ctx, "ship", func() { s.ship(s.cur) })
+		s.cur = nil // the whole batch becomes garbage
+	}
+}
+
+// ship pretends to upload b by hashing its first bytes.
+func (s *Shipper) ship(b *Batch) {
+	h := sha256.New()
+	for _, c := range b.chunks {
+		h.Write(c[:64])
+	}
+	copy(s.digest[:], h.Sum(nil))
+	s.shipped++
+}
+
+// event scrapes one target.
+func (s *Shipper) event(ctx context.Context, n int) {
+	ctx, task := trace.NewTask(ctx, "scrape")
+	defer task.End()
+	target := "node-" + strconv.Itoa(n%16)
+	pprof.Do(ctx, pprof.Labels("job", "node-exporter"), func(ctx context.Context) {
+		var chunk []byte
+		trace.WithRegion(ctx, "encode", func() { chunk = encodeChunk(target, n) })
+		s.Add(ctx, chunk)
+	})
+}
+
+// serveWork encodes and hashes one small scrape.
+func serveWork(w http.ResponseWriter, r *http.Request) {
+	ctx, task := trace.NewTask(r.Context(), "work")
+	defer task.End()
+	var sum [32]byte
+	trace.WithRegion(ctx, "encode", func() {
+		line := []byte("node-0 up=1\n")
+		buf := make([]byte, 0, 4<<10)
+		for len(buf)+len(line) <= cap(buf) {
+			buf = append(buf, line...)
+		}
+		sum = sha256.Sum256(buf)
+	})
+	fmt.Fprintf(w, "%x\n", sum[:8])
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	rate := flag.Float64("rate", 20, "scrapes per second")
+	duration := flag.Duration("duration", 0, "how long to run (0 = until SIGINT/SIGTERM)")
+	flag.Parse()
+	if err := run(*addr, *rate, *duration); err != nil {
+		fmt.Fprintln(os.Stderr, "sawtooth-heap:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr string, rate float64, duration time.Duration) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, duration)
+		defer cancel()
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	fmt.Printf("listening on http://%s\n", ln.Addr())
+	s := &Shipper{maxBytes: 16 << 20, maxAge: 2 * time.Second}
+	http.HandleFunc("/work", serveWork)
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	pace(ctx, rate, s.event)
+	return shutdown(srv, errc)
+}
+
+// pace calls fn about rate times per second until ctx is done.
+func pace(ctx context.Context, rate float64, fn func(context.Context, int)) {
+	if rate <= 0 {
+		<-ctx.Done()
+		return
+	}
+	t := time.NewTicker(max(10*time.Millisecond, time.Duration(float64(time.Second)/rate)))
+	defer t.Stop()
+	start, n := time.Now(), 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for due := int(now.Sub(start).Seconds() * rate); n < due; n++ {
+				fn(ctx, n)
+			}
+		}
+	}
+}
+
+// shutdown stops the HTTP server, forcing it closed after 2 s.
+func shutdown(srv *http.Server, errc <-chan error) error {
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
