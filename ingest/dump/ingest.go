@@ -1,0 +1,148 @@
+package dump
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// maxPending bounds how many "stack unavailable" goroutines Ingest holds
+// back waiting for a later block with their stack.
+const maxPending = 1024
+
+// Ingest reads the goroutine dump or crash traceback in r and appends one
+// row per goroutine to the goroutines table of w: snapshot_ts is
+// a.Time.UnixNano() (0 when a.Time is zero: a dump carries no time of its
+// own), source is a.Name, stack_id interns the frames, creator_stack_id the
+// one-frame stack of the "created by" frame.
+//
+// It fills a.Kind ("dump"), a.Rows, a.Status ([bundle.StatusComplete], or
+// [bundle.StatusTruncated] with a.Detail saying where the input was cut
+// off) and a.Size when it was 0; a.Time is left as it is. On error a.Status
+// is [bundle.StatusFailed], the error names the line, and rows already
+// appended stay in w (call w.Abort to drop them). Ingest neither copies r
+// under raw/ nor edits the manifest; the caller does both.
+//
+// Rows are written as goroutines are read, so memory does not grow with
+// the input. Two kinds of block are not written as they are: "goroutine
+// 0" blocks of a crash (the stacks of Ms, not goroutines) are skipped, and
+// a goroutine printed as "running on other thread; stack unavailable" is
+// held back until the end of input (at most 1024 of them), because with
+// GOTRACEBACK=crash the M running it prints it again later, with its stack;
+// that later block replaces it.
+func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
+	a.Kind = bundle.SourceDump
+	a.Rows = 0
+	var ts int64
+	if !a.Time.IsZero() {
+		ts = a.Time.UnixNano()
+	}
+	in := ingester{w: w, ts: ts, source: a.Name, pending: map[int64]schema.Goroutine{}}
+	rd := NewReader(r)
+	err := in.run(rd)
+	a.Rows = in.rows
+	if a.Size == 0 {
+		a.Size = rd.Bytes()
+	}
+	if err != nil {
+		a.Status = bundle.StatusFailed
+		a.Detail = err.Error()
+		return fmt.Errorf("ingest goroutine dump %s: %w", a.Name, err)
+	}
+	a.Status = bundle.StatusComplete
+	a.Detail = ""
+	if rd.Truncated() {
+		a.Status = bundle.StatusTruncated
+		a.Detail = rd.TruncationDetail()
+	}
+	return nil
+}
+
+type ingester struct {
+	w       *bundle.Writer
+	ts      int64
+	source  string
+	rows    int64
+	frames  []bundle.StackFrame
+	pending map[int64]schema.Goroutine
+}
+
+func (in *ingester) run(rd *Reader) error {
+	for {
+		g, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if g.ID == 0 {
+			continue
+		}
+		row, err := in.row(g)
+		if err != nil {
+			return err
+		}
+		if g.StackUnavailable && len(g.Frames) == 0 && len(in.pending) < maxPending {
+			in.pending[g.ID] = row
+			continue
+		}
+		delete(in.pending, g.ID)
+		if err := in.append(row); err != nil {
+			return err
+		}
+	}
+	ids := make([]int64, 0, len(in.pending))
+	for id := range in.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := in.append(in.pending[id]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in *ingester) append(row schema.Goroutine) error {
+	if err := in.w.Append(row); err != nil {
+		return fmt.Errorf("append goroutine %d: %w", row.Goid, err)
+	}
+	in.rows++
+	return nil
+}
+
+// row builds the goroutines row of g, interning its stacks.
+func (in *ingester) row(g *Goroutine) (schema.Goroutine, error) {
+	row := schema.Goroutine{
+		SnapshotTS:   in.ts,
+		Goid:         g.ID,
+		State:        g.State,
+		WaitMinutes:  g.WaitMinutes,
+		LockedThread: g.LockedToThread,
+		CreatorGoid:  g.CreatorGoid,
+		Labels:       g.Labels,
+		FramesElided: g.FramesElided,
+		Source:       in.source,
+	}
+	in.frames = in.frames[:0]
+	for _, f := range g.Frames {
+		in.frames = append(in.frames, bundle.StackFrame{Function: f.Function, File: f.File, Line: f.Line, Inlined: f.Inlined})
+	}
+	var err error
+	if row.StackID, err = in.w.StackID(in.frames); err != nil {
+		return row, fmt.Errorf("goroutine %d at line %d: %w", g.ID, g.Line, err)
+	}
+	if c := g.CreatedBy; c != nil {
+		row.CreatorFunction = c.Function
+		in.frames = append(in.frames[:0], bundle.StackFrame{Function: c.Function, File: c.File, Line: c.Line})
+		if row.CreatorStackID, err = in.w.StackID(in.frames); err != nil {
+			return row, fmt.Errorf("goroutine %d at line %d: %w", g.ID, g.Line, err)
+		}
+	}
+	return row, nil
+}

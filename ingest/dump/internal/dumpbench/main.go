@@ -1,0 +1,108 @@
+// Command dumpbench measures goroutine-dump parsing and ingest on a large
+// dump and prints throughput and peak RSS, for `make bench`:
+//
+//	go run ./ingest/dump/internal/dumpbench [-n 1000000] [-mode parse|ingest] [-file DUMP]
+//
+// Without -file it uses the dump the benchmarks cache under
+// os.TempDir()/leakscope-dump-bench, generating it on first use (a real
+// SIGQUIT crash of a program holding n goroutines; several minutes).
+// Peak RSS is the process's ru_maxrss, which includes the Go runtime.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/dump"
+	"github.com/leakscope/leakscope/ingest/dump/internal/gen"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "dumpbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	n := flag.Int("n", 1_000_000, "goroutines in the generated dump")
+	mode := flag.String("mode", "ingest", "parse (reader only) or ingest (into a bundle)")
+	file := flag.String("file", "", "dump to read instead of the cached generated one")
+	flag.Parse()
+	path := *file
+	if path == "" {
+		var err error
+		path, err = gen.Cached(*n, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+		if err != nil {
+			return err
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var count int64
+	var status string
+	switch *mode {
+	case "parse":
+		rd := dump.NewReader(f)
+		for {
+			_, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			count++
+		}
+		status = "complete"
+		if rd.Truncated() {
+			status = "truncated"
+		}
+	case "ingest":
+		dir, err := os.MkdirTemp("", "dumpbench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		w, err := bundle.Create(filepath.Join(dir, "b.lsb"), bundle.NewManifest("bench", "dumpbench"), memory.DefaultAllocator)
+		if err != nil {
+			return err
+		}
+		a := &bundle.Artifact{Name: filepath.Base(path), Time: time.Now()}
+		if err := dump.Ingest(w, f, a); err != nil {
+			w.Abort()
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		count, status = a.Rows, a.Status
+	default:
+		return fmt.Errorf("unknown -mode %q", *mode)
+	}
+	el := time.Since(start)
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	mb := float64(st.Size()) / 1e6
+	fmt.Printf("dump %s: %s, %.1f MB, %d goroutines (%s)\n", *mode, path, mb, count, status)
+	fmt.Printf("  wall %.2fs: %.1f MB/s, %.0f goroutines/s\n", el.Seconds(), mb/el.Seconds(), float64(count)/el.Seconds())
+	fmt.Printf("  cpu  %.2fs: %.1f MB/s, %.0f goroutines/s (per CPU-second; wall time suffers on a loaded machine)\n", cpu.Seconds(), mb/cpu.Seconds(), float64(count)/cpu.Seconds())
+	fmt.Printf("  peak RSS %.1f MB\n", float64(ru.Maxrss)/1024)
+	return nil
+}

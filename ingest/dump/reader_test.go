@@ -1,0 +1,271 @@
+package dump
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// TestGolden parses every testdata/<case>.txt and compares a rendering of
+// the goroutines with testdata/<case>.golden.
+func TestGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no golden inputs: %v", err)
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".txt")
+		t.Run(name, func(t *testing.T) {
+			f, err := os.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			got := render(f)
+			golden := strings.TrimSuffix(in, ".txt") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./ingest/dump -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s: rendering differs from %s:\n%s", in, golden, diff(string(want), got))
+			}
+		})
+	}
+}
+
+// diff shows the first differing line.
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return "line " + strconv.Itoa(i+1) + ":\nwant: " + a + "\ngot:  " + b
+		}
+	}
+	return "(equal)"
+}
+
+// readAll parses s and returns clones of its goroutines and the final error
+// (nil at a clean end).
+func readAll(s string) (*Reader, []*Goroutine, error) {
+	rd := NewReader(strings.NewReader(s))
+	var gs []*Goroutine
+	for {
+		g, err := rd.Next()
+		if err == io.EOF {
+			return rd, gs, nil
+		}
+		if err != nil {
+			return rd, gs, err
+		}
+		gs = append(gs, g.Clone())
+	}
+}
+
+func TestSpecificFields(t *testing.T) {
+	data, err := os.ReadFile("testdata/go126_extras.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gs, err := readAll(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 5 {
+		t.Fatalf("got %d goroutines, want 5", len(gs))
+	}
+	g := gs[3]
+	if g.ID != 23 || g.State != "select" || !g.LockedToThread || g.Labels != `handler=items,request=GET /x, "y"]:` || g.Ancestors != 1 || len(g.Frames) != 3 {
+		t.Errorf("goroutine 23 parsed as %+v", g)
+	}
+	if gs[1].State != "chan receive (durable)" || gs[1].Bubble != 3 || gs[1].CreatorGoid != 20 {
+		t.Errorf("goroutine 21 parsed as %+v", gs[1])
+	}
+	if gs[2].State != "chan send (leaked)" || gs[2].WaitMinutes != 14 {
+		t.Errorf("goroutine 22 parsed as %+v", gs[2])
+	}
+	cgo := gs[4]
+	if cgo.Frames[0].Function != "non-Go function" || cgo.Frames[4].File != "C:/Users/dev/My App/cgo.go" || cgo.Frames[4].Line != 14 {
+		t.Errorf("goroutine 24 frames %+v", cgo.Frames)
+	}
+}
+
+func TestInlined(t *testing.T) {
+	data, err := os.ReadFile("testdata/go121_debug2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gs, err := readAll(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inl, not int
+	for _, g := range gs {
+		for _, f := range g.Frames {
+			if f.Inlined {
+				inl++
+				if f.Function != "main.forever" {
+					t.Errorf("%s marked inlined", f.Function)
+				}
+			} else {
+				not++
+			}
+		}
+	}
+	if inl != 1 || not == 0 {
+		t.Errorf("inlined %d, not %d", inl, not)
+	}
+}
+
+func TestTruncated(t *testing.T) {
+	data, err := os.ReadFile("testdata/truncated_tail.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, gs, err := readAll(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 4 || gs[3].ID != 101668 || !rd.Truncated() || !strings.Contains(rd.TruncationDetail(), "goroutine 101669") {
+		t.Fatalf("%d goroutines, truncated=%v %q", len(gs), rd.Truncated(), rd.TruncationDetail())
+	}
+	// The same text with its last line complete but no frame location.
+	cut := string(data[:strings.LastIndex(string(data), "\t")])
+	rd, gs, err = readAll(cut)
+	if err != nil || len(gs) != 4 || !rd.Truncated() {
+		t.Fatalf("cut after function line: %d goroutines, truncated=%v, err %v", len(gs), rd.Truncated(), err)
+	}
+	// Cut right after a complete block: nothing is truncated.
+	whole := string(data[:strings.Index(string(data), "\n\ngoroutine 101669")+1])
+	rd, gs, err = readAll(whole)
+	if err != nil || len(gs) != 4 || rd.Truncated() {
+		t.Fatalf("whole blocks: %d goroutines, truncated=%v, err %v", len(gs), rd.Truncated(), err)
+	}
+}
+
+// TestRuntimeCap checks that a dump of exactly 64 MiB is taken as cut off
+// by the runtime even when its last line is complete.
+func TestRuntimeCap(t *testing.T) {
+	block := "goroutine 7 [chan send]:\nmain.leak(0x1)\n\t/src/leak.go:12 +0x2d\ncreated by main.run in goroutine 1\n\t/src/leak.go:8 +0x6a\n\n"
+	n := RuntimeCap/len(block) - 1
+	head := strings.Repeat(block, n) + "goroutine 8 [chan send]:\n"
+	// Fill the last block with frames up to exactly the cap; its last
+	// line is complete.
+	frame := "main.f()\n\t/x.go:1 +0x1\n"
+	room := RuntimeCap - len(head)
+	k := room/len(frame) - 1
+	rest := room - k*len(frame) - len("g()\n\t") - len(":1\n")
+	s := head + strings.Repeat(frame, k) + "g()\n\t" + strings.Repeat("a", rest) + ":1\n"
+	if len(s) != RuntimeCap {
+		t.Skipf("could not build an input of exactly %d bytes (%d)", RuntimeCap, len(s))
+	}
+	rd, gs, err := readAll(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != n || !rd.Truncated() || !strings.Contains(rd.TruncationDetail(), "64 MiB") {
+		t.Fatalf("%d goroutines (want %d), truncated=%v %q", len(gs), n, rd.Truncated(), rd.TruncationDetail())
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		noG      bool   // want ErrNoGoroutines
+		line     int    // want a SyntaxError at this line
+		contains string // in the error text
+	}{
+		{name: "empty", in: "", noG: true},
+		{name: "binary", in: "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x00\x01\xfe\n\x00goroutine", noG: true},
+		{name: "log only", in: "panic: boom\n\nexit status 2\n", noG: true},
+		{name: "header only", in: "goroutine 1 [running]:", noG: true, contains: "cut off"},
+		{name: "garbage mid goroutine", in: "goroutine 1 [running]:\nmain.main()\n\t/x.go:3 +0x1\n\ngoroutine 17 [chan send]:\nmain.f()\n\t/x.go:9 +0x1\nfoo\nmain.g()\n\t/x.go:1 +0x1\n", line: 8, contains: `line 8: unexpected "foo" in goroutine 17`},
+		{name: "missing location", in: "goroutine 3 [select]:\nmain.f()\nmain.g()\n\t/x.go:1 +0x1\n", line: 3, contains: "file:line"},
+		{name: "bad labels", in: "goroutine 3 [select labels:{\"a\": b}]:\nmain.f()\n\t/x.go:1 +0x1\n", line: 1, contains: "labels"},
+		{name: "long line", in: "goroutine 3 [select]:\nmain.f(" + strings.Repeat("0x1, ", 300000) + ")\n\t/x.go:1\n", line: 2, contains: "longer than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, gs, err := readAll(tc.in)
+			if err == nil {
+				t.Fatalf("no error, %d goroutines", len(gs))
+			}
+			if tc.noG && !errors.Is(err, ErrNoGoroutines) {
+				t.Errorf("error %v does not wrap ErrNoGoroutines", err)
+			}
+			var se *SyntaxError
+			if tc.line != 0 && (!errors.As(err, &se) || se.Line != tc.line) {
+				t.Errorf("error %v, want a syntax error at line %d", err, tc.line)
+			}
+			if !strings.Contains(err.Error(), tc.contains) {
+				t.Errorf("error %q does not contain %q", err, tc.contains)
+			}
+		})
+	}
+}
+
+// TestNoiseBetweenBlocks checks that log lines around and between blocks
+// are skipped, CRLF line ends accepted and long noise lines tolerated.
+func TestNoiseBetweenBlocks(t *testing.T) {
+	in := "I0101 12:00:00 server.go:10] ready\r\n" + strings.Repeat("x", 3<<20) + "\r\n" +
+		"goroutine 5 [chan send]:\r\nmain.f()\r\n\t/x.go:3 +0x1\r\ncreated by main.g in goroutine 1\r\n\t/x.go:9 +0x2\r\n" +
+		"E0101 12:00:01 server.go:20] next\r\n" +
+		"goroutine 6 [sleep, 2 minutes]:\r\ntime.Sleep(0x1)\r\n\t/go/time.go:1 +0x1\r\n\r\nbye\r\n"
+	rd, gs, err := readAll(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 2 || gs[0].ID != 5 || gs[0].CreatedBy.File != "/x.go" || gs[1].WaitMinutes != 2 || rd.SkippedLines() != 4 {
+		t.Fatalf("got %d goroutines, skipped %d: %+v", len(gs), rd.SkippedLines(), gs)
+	}
+}
+
+func TestLooks(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"goroutine 1 [running]:\nmain.main()\n", true},
+		{"log line\ngoroutine 18 gp=0xc000002380 m=nil [chan send, 5 minutes, locked to thread]:\n", true},
+		{"SIGQUIT: quit\nPC=0x46b1a1 m=0 sigcode=0\n\ngorout", true},
+		{"panic: boom\n\ngoroutine 1 [r", true},
+		{"panic: boom\n", false},
+		{"goroutine 1 [running]:", false},
+		{"", false},
+		{"\x1f\x8b\x08\x00", false},
+		{"go 1.23 trace\x00\x00", false},
+		{"package main\n\nfunc main() { panic(\"x\") }\n", false},
+	} {
+		if got := Looks([]byte(tc.in)); got != tc.want {
+			t.Errorf("Looks(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	for _, name := range []string{"go118_debug2.txt", "panic_go120.txt", "sigquit_crash.txt", "go126_real_sigquit.txt"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !Looks(data[:min(len(data), 512)]) {
+			t.Errorf("Looks(%s) = false", name)
+		}
+	}
+}
