@@ -1,0 +1,232 @@
+package flame
+
+import (
+	"errors"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/google/pprof/profile"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+func TestSnapshotSelection(t *testing.T) {
+	rp := profilesOfThisProcess(t)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	st, err := LoadStacks(rp.bundle, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, h2 := rp.parsed["heap1"], rp.parsed["heap2"]
+	ts1, ts2 := rp.ts["heap1"], rp.ts["heap2"]
+	sum := func(p *profile.Profile, typ string) int64 { return sumWhere(p, sampleIndex(t, p, typ), nil) }
+
+	t.Run("latest by default", func(t *testing.T) {
+		tree, err := st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree.Snapshot != ts2 || tree.Total() != sum(h2, "inuse_space") || tree.Value != schema.ColInuseSpace || tree.Unit != "bytes" {
+			t.Fatalf("got snapshot %d total %d value %s; want %d %d inuse_space", tree.Snapshot, tree.Total(), tree.Value, ts2, sum(h2, "inuse_space"))
+		}
+	})
+	t.Run("instant range sums", func(t *testing.T) {
+		tree, err := st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, From: ts1, To: ts2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sum(h1, "inuse_space") + sum(h2, "inuse_space")
+		if tree.Total() != want || tree.Count != 2 || tree.First != ts1 || tree.Snapshot != ts2 || tree.Delta {
+			t.Fatalf("total %d count %d first %d last %d delta %v; want %d 2 %d %d false", tree.Total(), tree.Count, tree.First, tree.Snapshot, tree.Delta, want, ts1, ts2)
+		}
+		// An open upper bound starting after heap1 holds heap2 only.
+		tree, err = st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, From: ts1 + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree.Total() != sum(h2, "inuse_space") || tree.Count != 1 {
+			t.Fatalf("open range: total %d count %d", tree.Total(), tree.Count)
+		}
+	})
+	t.Run("cumulative range subtracts", func(t *testing.T) {
+		tree, err := st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, From: ts1, To: ts2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sum(h2, "alloc_space") - sum(h1, "alloc_space")
+		if tree.Total() != want || !tree.Delta || tree.First != ts1 || tree.Snapshot != ts2 {
+			t.Fatalf("total %d delta %v; want %d true", tree.Total(), tree.Delta, want)
+		}
+		// Beta's allocations all happened in between.
+		beta := regexp.MustCompile("flameLeakBeta")
+		idx := sampleIndex(t, h2, "alloc_space")
+		tree, err = st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, From: ts1, To: ts2, Focus: []string{"flameLeakBeta"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := sumWhere(h2, idx, func(s *profile.Sample) bool { return anyFrame(s, beta) }); tree.Total() != w || w == 0 {
+			t.Fatalf("beta allocated %d in range, want %d", tree.Total(), w)
+		}
+		// A range with one snapshot gives its values since process start.
+		tree, err = st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, To: ts1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree.Total() != sum(h1, "alloc_space") || tree.Delta {
+			t.Fatalf("single-snapshot range: total %d delta %v", tree.Total(), tree.Delta)
+		}
+	})
+	t.Run("missing snapshots", func(t *testing.T) {
+		for _, q := range []Query{
+			{Profile: schema.ProfileHeap, Snapshot: ts1 + 1},
+			{Profile: schema.ProfileHeap, Base: ts1 + 1},
+			{Profile: schema.ProfileHeap, From: ts2 + 1},
+			{Profile: schema.ProfileThreadcreate},
+		} {
+			if _, err := st.Build(rp.bundle, mem, q); !errors.Is(err, ErrNoSnapshot) {
+				t.Errorf("%+v: err %v, want ErrNoSnapshot", q, err)
+			}
+		}
+	})
+	t.Run("bad queries", func(t *testing.T) {
+		for _, q := range []Query{
+			{Profile: "nope"},
+			{Profile: schema.ProfileHeap, Value: "bogus"},
+			{Profile: schema.ProfileHeap, Snapshot: ts1, From: ts1},
+			{Profile: schema.ProfileHeap, From: ts2, To: ts1},
+			{Profile: schema.ProfileHeap, Focus: []string{"("}},
+			{Profile: schema.ProfileHeap, Source: SourceGoroutines},
+			{Source: "elsewhere"},
+			{Source: SourceSamples, Goids: []int64{1}},
+		} {
+			if tree, err := st.Build(rp.bundle, mem, q); err == nil || tree != nil {
+				t.Errorf("%+v: no error", q)
+			}
+		}
+	})
+	t.Run("snapshots listed", func(t *testing.T) {
+		got, err := Snapshots(rp.bundle, mem, schema.ProfileHeap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, []int64{ts1, ts2}) {
+			t.Fatalf("heap snapshots %v, want %v", got, []int64{ts1, ts2})
+		}
+		all, err := Profiles(rp.bundle, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"allocs", "goroutine", "block", "mutex", "cpu"} {
+			if !slices.Equal(all[p], []int64{rp.ts[p]}) {
+				t.Errorf("%s snapshots %v, want [%d]", p, all[p], rp.ts[p])
+			}
+		}
+		dumps, err := DumpSnapshots(rp.bundle, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(dumps, []int64{rp.ts["goroutine"]}) {
+			t.Fatalf("dump snapshots %v", dumps)
+		}
+	})
+}
+
+func TestGoroutineDumpSource(t *testing.T) {
+	rp := profilesOfThisProcess(t)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	st, err := LoadStacks(rp.bundle, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := rp.parsed["goroutine"]
+	fromDump, err := st.Build(rp.bundle, mem, Query{Source: SourceGoroutines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromProfile, err := st.Build(rp.bundle, mem, Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromDump.Total() != sumWhere(g, 0, nil) || fromProfile.Total() != fromDump.Total() || fromDump.Source != SourceGoroutines {
+		t.Fatalf("dump total %d, profile total %d, want %d", fromDump.Total(), fromProfile.Total(), sumWhere(g, 0, nil))
+	}
+	// Same stacks, one row per goroutine: the trees agree everywhere.
+	if a, b := Top(fromDump), Top(fromProfile); !slices.Equal(a, b) {
+		t.Fatalf("top of dump and profile differ:\n%v\n%v", a, b)
+	}
+
+	// A subset of goroutines: those parked in flameParkedSelect.
+	sel := regexp.MustCompile(`flameParkedSelect`)
+	var want []int64
+	for goid, sid := range rp.goids {
+		frames, _ := st.frames(sid)
+		for _, f := range frames {
+			if sel.MatchString(st.funcs[st.fn(f)]) {
+				want = append(want, goid)
+				break
+			}
+		}
+	}
+	expect := sumWhere(g, 0, func(s *profile.Sample) bool { return anyFrame(s, sel) })
+	if int64(len(want)) != expect || expect < 11 {
+		t.Fatalf("%d goroutines in flameParkedSelect among the rows, profile says %d (at least 11 started)", len(want), expect)
+	}
+	sub, err := st.Build(rp.bundle, mem, Query{Goids: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Total() != expect || sub.Source != SourceGoroutines {
+		t.Fatalf("subset total %d, want %d", sub.Total(), expect)
+	}
+	none, err := st.Build(rp.bundle, mem, Query{Goids: []int64{1 << 40}})
+	if err != nil || none.Total() != 0 {
+		t.Fatalf("unknown goid: total %v err %v, want an empty tree", none, err)
+	}
+}
+
+func TestSandwichOfRealTree(t *testing.T) {
+	rp := profilesOfThisProcess(t)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	tree, err := FromBundle(rp.bundle, mem, Query{Profile: schema.ProfileHeap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cum := map[string]int64{}
+	for _, f := range Top(tree) {
+		cum[f.Name] = f.Cum
+	}
+	alpha := "github.com/leakscope/leakscope/analysis/flame.flameLeakAlpha"
+	if cum[alpha] == 0 || cum["testing.tRunner"] == 0 {
+		t.Fatalf("heap tree lacks %s or testing.tRunner", alpha)
+	}
+	for _, fn := range []string{"testing.tRunner", "runtime/pprof.(*Profile).WriteTo", alpha} {
+		if cum[fn] == 0 {
+			continue
+		}
+		callers, callees, err := Sandwich(tree, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if callers.Total() != cum[fn] || callees.Total() != cum[fn] || !callers.Inverted || callees.Inverted {
+			t.Errorf("%s: callers %d callees %d, cum %d", fn, callers.Total(), callees.Total(), cum[fn])
+		}
+		// The callers' values end at the stacks' roots.
+		var ends int64
+		callers.Walk(func(n *Node, _ int) bool { ends += n.Self; return true })
+		if ends != cum[fn] {
+			t.Errorf("%s: callers selfs sum to %d, want %d", fn, ends, cum[fn])
+		}
+	}
+	if _, _, err := Sandwich(tree, "no.such.function"); !errors.Is(err, ErrNoFunction) {
+		t.Fatalf("missing function: %v", err)
+	}
+	inv := *tree
+	inv.Inverted = true
+	if _, _, err := Sandwich(&inv, "main.main"); err == nil {
+		t.Fatal("sandwich of an inverted tree: no error")
+	}
+}

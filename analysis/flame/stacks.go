@@ -1,0 +1,176 @@
+package flame
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// Stacks holds the frame and stack dictionaries of one bundle, indexed by
+// id, so that many trees can be built without reading them again. It is
+// immutable after [LoadStacks] and safe for concurrent use.
+type Stacks struct {
+	funcs     []string // function names, by function index
+	funcFiles []string // file of each function (the first one seen)
+	frameFn   []int32  // frame id -> function index (-1: no such frame)
+	frameLine []int64  // frame id -> line
+	stackOff  []int32  // stack id -> start in stackFrm; stackOff[id+1] is the end
+	stackFrm  []int32  // frame ids, leaf first, of all stacks back to back
+}
+
+// maxIDSlack bounds how sparse frame and stack ids may be: ids are
+// allocated densely from 1 by the bundle writer.
+const maxIDSlack = 1 << 20
+
+// LoadStacks reads the frames and stacks tables of b.
+func LoadStacks(b *bundle.Bundle, mem memory.Allocator) (*Stacks, error) {
+	s := &Stacks{}
+	fnIndex := map[string]int32{}
+	var frames []schema.Frame
+	var maxFrame int64
+	err := b.Frames(mem, func(f schema.Frame) {
+		frames = append(frames, f)
+		maxFrame = max(maxFrame, f.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read frames of %s: %w", b.Dir, err)
+	}
+	if maxFrame > int64(len(frames))+maxIDSlack || maxFrame >= 1<<31 {
+		return nil, fmt.Errorf("read frames of %s: frame id %d is far beyond the %d frames present", b.Dir, maxFrame, len(frames))
+	}
+	s.frameFn = make([]int32, maxFrame+1)
+	s.frameLine = make([]int64, maxFrame+1)
+	for i := range s.frameFn {
+		s.frameFn[i] = -1
+	}
+	for _, f := range frames {
+		if f.ID <= 0 {
+			return nil, fmt.Errorf("read frames of %s: bad frame id %d", b.Dir, f.ID)
+		}
+		fi, ok := fnIndex[f.Function]
+		if !ok {
+			fi = int32(len(s.funcs))
+			fnIndex[f.Function] = fi
+			s.funcs = append(s.funcs, f.Function)
+			s.funcFiles = append(s.funcFiles, f.File)
+		}
+		s.frameFn[f.ID] = fi
+		s.frameLine[f.ID] = f.Line
+	}
+	frames = nil
+
+	type stk struct {
+		id  int64
+		off int32
+		n   int32
+	}
+	var stacks []stk
+	var flat []int32
+	var maxStack int64
+	err = b.Stacks(mem, func(st schema.Stack) {
+		e := stk{id: st.ID, off: int32(len(flat)), n: int32(len(st.FrameIDs))}
+		for _, fid := range st.FrameIDs {
+			if fid < 0 || fid >= int64(len(s.frameFn)) {
+				fid = 0 // unknown frame, resolved to a placeholder below
+			}
+			flat = append(flat, int32(fid))
+		}
+		stacks = append(stacks, e)
+		maxStack = max(maxStack, st.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read stacks of %s: %w", b.Dir, err)
+	}
+	if maxStack > int64(len(stacks))+maxIDSlack || maxStack >= 1<<31 {
+		return nil, fmt.Errorf("read stacks of %s: stack id %d is far beyond the %d stacks present", b.Dir, maxStack, len(stacks))
+	}
+	// Lay the stacks out in id order; ids missing from the table get an
+	// empty range and are reported as unknown when used.
+	s.stackOff = make([]int32, maxStack+2)
+	byID := make([]int32, maxStack+1)
+	for i := range byID {
+		byID[i] = -1
+	}
+	for i, e := range stacks {
+		if e.id > 0 {
+			byID[e.id] = int32(i)
+		}
+	}
+	s.stackFrm = make([]int32, 0, len(flat))
+	for id := int64(0); id <= maxStack; id++ {
+		s.stackOff[id] = int32(len(s.stackFrm))
+		if k := byID[id]; k >= 0 {
+			e := stacks[k]
+			s.stackFrm = append(s.stackFrm, flat[e.off:e.off+e.n]...)
+		}
+	}
+	s.stackOff[maxStack+1] = int32(len(s.stackFrm))
+	// Frame id 0 stands for frames the frames table does not hold.
+	if s.hasUnknownFrames() {
+		s.frameFn[0] = s.addFunc("[unknown frame]", "")
+	}
+	return s, nil
+}
+
+func (s *Stacks) hasUnknownFrames() bool {
+	for _, fid := range s.stackFrm {
+		if fid == 0 || s.frameFn[fid] < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Stacks) addFunc(name, file string) int32 {
+	s.funcs = append(s.funcs, name)
+	s.funcFiles = append(s.funcFiles, file)
+	return int32(len(s.funcs) - 1)
+}
+
+// NumStacks returns one more than the largest stack id.
+func (s *Stacks) NumStacks() int { return len(s.stackOff) - 1 }
+
+// frames returns the frame ids of a stack, leaf first, and whether the
+// stack id is known (id 0, the empty stack, is known).
+func (s *Stacks) frames(id int64) ([]int32, bool) {
+	if id == 0 {
+		return nil, true
+	}
+	if id < 0 || id >= int64(len(s.stackOff)-1) {
+		return nil, false
+	}
+	a, b := s.stackOff[id], s.stackOff[id+1]
+	if a == b {
+		return nil, false
+	}
+	return s.stackFrm[a:b], true
+}
+
+// fn returns the function index of a frame id.
+func (s *Stacks) fn(fid int32) int32 {
+	if f := s.frameFn[fid]; f >= 0 {
+		return f
+	}
+	return s.frameFn[0]
+}
+
+// matchFuncs returns, per function index, whether any of res matches the
+// function's name or file (nil when res is empty).
+func (s *Stacks) matchFuncs(res []*regexp.Regexp) []bool {
+	if len(res) == 0 {
+		return nil
+	}
+	m := make([]bool, len(s.funcs))
+	for i, name := range s.funcs {
+		for _, re := range res {
+			if re.MatchString(name) || (s.funcFiles[i] != "" && re.MatchString(s.funcFiles[i])) {
+				m[i] = true
+				break
+			}
+		}
+	}
+	return m
+}

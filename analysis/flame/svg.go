@@ -1,0 +1,191 @@
+package flame
+
+import (
+	"bufio"
+	"fmt"
+	"hash/fnv"
+	"html"
+	"io"
+)
+
+// SVGOptions tune [SVG]. Zero fields take the defaults.
+type SVGOptions struct {
+	// Width of the image in pixels (default 1200).
+	Width int
+	// RowHeight of one frame in pixels (default 16).
+	RowHeight int
+	// FontSize of labels in pixels (default 11).
+	FontSize int
+	// MinWidth in pixels: narrower frames and their subtrees are not drawn
+	// (default 0.3).
+	MinWidth float64
+	// Title drawn at the top (default: profile, value and total).
+	Title string
+}
+
+func (o *SVGOptions) defaults(t *Tree) {
+	if o.Width <= 0 {
+		o.Width = 1200
+	}
+	if o.RowHeight <= 0 {
+		o.RowHeight = 16
+	}
+	if o.FontSize <= 0 {
+		o.FontSize = 11
+	}
+	if o.MinWidth <= 0 {
+		o.MinWidth = 0.3
+	}
+	if o.Title == "" {
+		o.Title = fmt.Sprintf("%s %s: %s", t.Profile, t.Value, FormatValue(t.Root.Total, t.Unit))
+		if t.Diff() {
+			o.Title += " change since base"
+		}
+	}
+}
+
+const (
+	svgPad    = 10
+	svgHeader = 28
+)
+
+// SVG draws t as a static flame graph (no script): one rectangle per node,
+// width proportional to its value (the new total in a diff tree), labels
+// cut to fit, colour by package (in a diff tree: red grew, blue shrank), and
+// a <title> on each frame that browsers show on hover. Roots are at the
+// bottom; an inverted tree is drawn top down (an icicle).
+func SVG(t *Tree, w io.Writer, opts SVGOptions) error {
+	if t == nil || t.Root == nil {
+		return fmt.Errorf("draw flame graph: empty tree")
+	}
+	opts.defaults(t)
+	depth := maxDepth(t.Root, opts, float64(opts.Width-2*svgPad)/float64(max(1, width(t, t.Root))), 0)
+	height := svgHeader + (depth+1)*opts.RowHeight + 2*svgPad
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+"\n",
+		opts.Width, height, opts.Width, height)
+	fmt.Fprintf(bw, `<style>text{font-family:monospace;font-size:%dpx;fill:#000}g text{pointer-events:none}g:hover rect{stroke:#000;stroke-width:0.5}</style>`+"\n", opts.FontSize)
+	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="#fdfdf6"/>`+"\n")
+	fmt.Fprintf(bw, `<text x="%d" y="%d" font-size="%d">%s</text>`+"\n", svgPad, svgPad+opts.FontSize+4, opts.FontSize+3, html.EscapeString(opts.Title))
+	d := svgDrawer{t: t, w: bw, o: opts, depth: depth, maxDelta: maxAbsDelta(t.Root)}
+	d.scale = float64(opts.Width-2*svgPad) / float64(max(1, width(t, t.Root)))
+	d.node(t.Root, svgPad, 0)
+	fmt.Fprintln(bw, "</svg>")
+	return bw.Flush()
+}
+
+// width is the layout value of a node: the new total, never negative.
+func width(t *Tree, n *Node) int64 {
+	v := n.Total
+	if t.Diff() {
+		v += n.BaseTotal
+	}
+	return max(0, v)
+}
+
+func maxDepth(n *Node, o SVGOptions, scale float64, d int) int {
+	m := d
+	for _, c := range n.Children {
+		v := c.Total + c.BaseTotal
+		if float64(v)*scale >= o.MinWidth {
+			m = max(m, maxDepth(c, o, scale, d+1))
+		}
+	}
+	return m
+}
+
+func maxAbsDelta(n *Node) int64 {
+	m := abs(n.Total)
+	for _, c := range n.Children {
+		m = max(m, maxAbsDelta(c))
+	}
+	return m
+}
+
+type svgDrawer struct {
+	t        *Tree
+	w        *bufio.Writer
+	o        SVGOptions
+	depth    int
+	scale    float64
+	maxDelta int64
+}
+
+func (d *svgDrawer) node(n *Node, x float64, level int) {
+	wd := float64(width(d.t, n)) * d.scale
+	if wd < d.o.MinWidth {
+		return
+	}
+	row := level
+	if !d.t.Inverted {
+		row = d.depth - level
+	}
+	y := svgHeader + svgPad + row*d.o.RowHeight
+	total := width(d.t, d.root())
+	pct := 0.0
+	if total > 0 {
+		pct = 100 * float64(width(d.t, n)) / float64(total)
+	}
+	title := n.Name
+	if n.File != "" {
+		title += fmt.Sprintf("\n%s:%d", n.File, n.Line)
+	}
+	u := d.t.Unit
+	if d.t.Diff() {
+		title += fmt.Sprintf("\nnow %s (%.2f%%), change %s, self change %s",
+			FormatValue(n.Total+n.BaseTotal, u), pct, FormatValue(n.Total, u), FormatValue(n.Self, u))
+	} else {
+		title += fmt.Sprintf("\ntotal %s (%.2f%%), self %s", FormatValue(n.Total, u), pct, FormatValue(n.Self, u))
+	}
+	fmt.Fprintf(d.w, `<g><title>%s</title><rect x="%.2f" y="%d" width="%.2f" height="%d" rx="2" fill="%s"/>`,
+		html.EscapeString(title), x, y, wd, d.o.RowHeight-1, d.colour(n))
+	if label := fit(n.Name, wd-6, float64(d.o.FontSize)*0.6); label != "" {
+		fmt.Fprintf(d.w, `<text x="%.2f" y="%d">%s</text>`, x+3, y+d.o.RowHeight-4, html.EscapeString(label))
+	}
+	fmt.Fprintln(d.w, "</g>")
+	cx := x
+	for _, c := range n.Children {
+		d.node(c, cx, level+1)
+		cx += float64(width(d.t, c)) * d.scale
+	}
+}
+
+// root returns the tree's root (the percentage base).
+func (d *svgDrawer) root() *Node { return d.t.Root }
+
+// fit cuts s to what fits in px pixels at charW pixels per character.
+func fit(s string, px, charW float64) string {
+	n := int(px / charW)
+	r := []rune(s)
+	switch {
+	case n < 3:
+		return ""
+	case len(r) <= n:
+		return s
+	}
+	return string(r[:n-2]) + ".."
+}
+
+func (d *svgDrawer) colour(n *Node) string {
+	if n == d.t.Root {
+		return "rgb(210,210,210)"
+	}
+	if d.t.Diff() {
+		if d.maxDelta == 0 || n.Total == 0 {
+			return "rgb(235,235,235)"
+		}
+		i := int(200 * float64(abs(n.Total)) / float64(d.maxDelta))
+		if n.Total > 0 {
+			return fmt.Sprintf("rgb(255,%d,%d)", 235-i, 235-i)
+		}
+		return fmt.Sprintf("rgb(%d,%d,255)", 235-i, 235-i)
+	}
+	// Warm palette, one colour per package.
+	h := fnv.New32a()
+	h.Write([]byte(PackageOf(n.Name)))
+	v := h.Sum32()
+	r := 205 + int(v%50)
+	g := 80 + int((v>>8)%150)
+	b := 40 + int((v>>16)%50)
+	return fmt.Sprintf("rgb(%d,%d,%d)", r, g, b)
+}
