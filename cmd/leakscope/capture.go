@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/leakscope/leakscope/capture"
 )
@@ -42,6 +44,17 @@ print a summary; a target that exits ends it too.`, stderr)
 	}
 	if o.Out == "" {
 		return usagef("capture: need -o BUNDLE")
+	}
+	// Windows left at their default shrink to a third of a short interval
+	// (the default duty cycle), so that one ends before the next starts.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fit := max(time.Second, (o.Interval / 3).Truncate(time.Second))
+	if !set["trace-window"] && o.TraceWindow > o.Interval-time.Second {
+		o.TraceWindow = fit
+	}
+	if !set["cpu-window"] && o.CPUWindow > o.Interval-time.Second {
+		o.CPUWindow = fit
 	}
 	o.Tool = "leakscope " + version()
 	if err := o.Validate(); err != nil {

@@ -29,6 +29,7 @@ var commands = map[string]command{
 	"capture": {"record a live Go process into a bundle (pprof, trace, eBPF)", runCapture},
 	"upload":  {"send a bundle to a workbench", runUpload},
 	"report":  {"write a leak report or postmortem of a bundle", runReport},
+	"serve":   {"serve the workbench in the browser", runServe},
 }
 
 // usageError marks bad command-line usage; it makes the process exit 2.

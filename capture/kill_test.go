@@ -1,0 +1,134 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// childEnv holds the JSON Options of a capture the re-executed test
+// binary runs (see TestMain) instead of the tests.
+const childEnv = "LEAKSCOPE_CAPTURE_CHILD"
+
+// captureChild runs the capture described by the JSON options.
+func captureChild(js string) int {
+	var o Options
+	if err := json.Unmarshal([]byte(js), &o); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	_, err := Run(context.Background(), o, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// childCommand returns a command running the test binary exe as a capture
+// child with options o.
+func childCommand(t testing.TB, exe string, o Options) *exec.Cmd {
+	t.Helper()
+	js, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(js))
+	return cmd
+}
+
+// TestCaptureSIGKILL kills a capture with SIGKILL and checks that the
+// bundle reads up to its last flush: every artifact the flushed manifest
+// lists has all its rows in the tables.
+func TestCaptureSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live process")
+	}
+	t.Parallel()
+	p := startSample(t, "timeout-send")
+	out := filepath.Join(t.TempDir(), "k.lsb")
+	cmd := childCommand(t, os.Args[0], Options{URL: p.URL, Out: out, Interval: time.Second,
+		TraceWindow: time.Second, CPUWindow: time.Second, NoEBPF: true})
+	var stderr strings.Builder
+	cmd.Stderr = &syncWriter{w: &stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the flushed manifest to list dumps from three rounds.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		m, err := bundle.ReadManifest(out)
+		if err == nil && countKind(m, bundle.SourceDump) >= 3 && countKind(m, bundle.SourceTrace) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("capture child wrote no 3 dumps in 60 s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := source(t, b.Manifest, bundle.SourceDump); s.Status != bundle.StatusRunning {
+		t.Errorf("killed capture: dump source %q, want %q", s.Status, bundle.StatusRunning)
+	}
+	if _, err := bundle.Validate(out); err != nil {
+		t.Fatalf("killed bundle does not validate: %v", err)
+	}
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rowsBySource := map[string]int64{}
+	for _, table := range []string{schema.TableGoroutines, schema.TableSamples} {
+		readRows(t, b, table, mem, func(rec arrow.Record, i int) {
+			rowsBySource[bundle.NewStrings(col(t, rec, schema.ColSource)).Value(i)]++
+		})
+	}
+	var checked int
+	for _, a := range b.Manifest.Artifacts {
+		if a.Kind != bundle.SourceDump && a.Kind != bundle.SourcePprof {
+			continue
+		}
+		checked++
+		if a.Kind == bundle.SourceDump && a.Rows == 0 {
+			t.Errorf("%s: dump with no goroutines", a.Name)
+		}
+		if got := rowsBySource[a.Name]; got != a.Rows {
+			t.Errorf("%s: manifest says %d rows, tables hold %d", a.Name, a.Rows, got)
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d flushed artifacts to check", checked)
+	}
+	t.Logf("killed after %d artifacts; %d dump/pprof artifacts fully readable", len(b.Manifest.Artifacts), checked)
+}
+
+func countKind(m bundle.Manifest, kind string) int {
+	n := 0
+	for _, a := range m.Artifacts {
+		if a.Kind == kind {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,101 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Default capture settings.
+const (
+	DefaultDuration    = 60 * time.Second
+	DefaultInterval    = 15 * time.Second
+	DefaultTraceWindow = 5 * time.Second
+	DefaultCPUWindow   = 5 * time.Second
+	// DefaultClockSyncEvery is how often a (monotonic, wall) pair is taken.
+	DefaultClockSyncEvery = 5 * time.Second
+	// DefaultNice is the nice value the capture CLI runs at.
+	DefaultNice = 10
+)
+
+// Options configures [Run].
+type Options struct {
+	// PID of the target process. With no URL the pprof endpoint is found
+	// from the process's listening sockets. Needed for eBPF.
+	PID int
+	// URL is the target's base URL (http://host:port); /debug/pprof/... is
+	// appended. A URL that already ends in /debug/pprof is accepted.
+	URL string
+	// Out is the bundle directory to create; it must not exist or be empty.
+	Out string
+
+	// Duration ends the capture; 0 runs until ctx is cancelled.
+	Duration time.Duration
+	// Interval between snapshots (dump and profiles) and window starts.
+	Interval time.Duration
+	// TraceWindow is the length of the runtime/trace window recorded at the
+	// start of every interval, in whole seconds; 0 disables tracing.
+	TraceWindow time.Duration
+	// CPUWindow is the length of the CPU profile recorded at the start of
+	// every interval, in whole seconds; 0 disables CPU profiling.
+	CPUWindow time.Duration
+	// NoSnapshots disables the goroutine dump and the goroutine, heap,
+	// allocs and goroutineleak profiles.
+	NoSnapshots bool
+	// NoEBPF disables the eBPF tracer.
+	NoEBPF bool
+	// ClockSyncEvery is the period of clock_sync pairs (default 5 s).
+	ClockSyncEvery time.Duration
+
+	// Nice, when positive, is the nice value the whole capturing process
+	// takes at the start of Run, so that on a busy node the target wins
+	// CPU contention (the CLI uses [DefaultNice]). It is not undone.
+	Nice int
+
+	// Tool is the tool version string written to the manifest.
+	Tool string
+}
+
+// withDefaults fills zero intervals with their defaults.
+func (o Options) withDefaults() Options {
+	if o.Interval == 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.ClockSyncEvery == 0 {
+		o.ClockSyncEvery = DefaultClockSyncEvery
+	}
+	if o.Tool == "" {
+		o.Tool = "leakscope"
+	}
+	return o
+}
+
+// Validate reports options that cannot work together.
+func (o Options) Validate() error {
+	switch {
+	case o.PID == 0 && o.URL == "":
+		return errors.New("need --pid or --url")
+	case o.PID < 0:
+		return fmt.Errorf("bad pid %d", o.PID)
+	case o.Out == "":
+		return errors.New("need an output bundle (-o)")
+	case o.Duration < 0:
+		return fmt.Errorf("bad duration %v", o.Duration)
+	case o.Nice < 0 || o.Nice > 19:
+		return fmt.Errorf("nice %d is outside 0..19", o.Nice)
+	case o.Interval < time.Second:
+		return fmt.Errorf("interval %v is shorter than 1s", o.Interval)
+	}
+	for _, w := range []struct {
+		name string
+		d    time.Duration
+	}{{"trace window", o.TraceWindow}, {"CPU window", o.CPUWindow}} {
+		if w.d < 0 || w.d%time.Second != 0 {
+			return fmt.Errorf("%s %v must be a whole number of seconds", w.name, w.d)
+		}
+		if w.d > o.Interval {
+			return fmt.Errorf("%s %v is longer than the interval %v", w.name, w.d, o.Interval)
+		}
+	}
+	return nil
+}

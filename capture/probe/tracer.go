@@ -1,0 +1,289 @@
+//go:build linux
+
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+)
+
+// Tracer holds the probes attached to one process. Run delivers its
+// events; Stats, Info and Symbolizer may be called concurrently with Run.
+type Tracer struct {
+	pid    int
+	bin    *Binary
+	info   BinaryInfo
+	sym    *Symbolizer
+	events *ebpf.Map
+	drops  *ebpf.Map
+	progs  []*ebpf.Program
+	links  []link.Link
+	rd     *ringbuf.Reader
+
+	counts     [numKinds]atomic.Int64
+	stackErrs  atomic.Int64
+	decodeErrs atomic.Int64
+	closeOnce  sync.Once
+	closeErr   error
+	runMu      sync.Mutex
+}
+
+// probeSpec says where one program goes.
+type probeSpec struct {
+	kind   uint32
+	symbol string
+	ret    bool // at every RET, else after the prologue
+	body   body
+	stack  bool
+}
+
+// Attach loads the BPF programs and attaches them to process pid, which
+// must run a Go 1.22-1.26 linux/amd64 binary. Errors wrap ErrNotSupported
+// (architecture, kernel, Go version) or ErrPermission (not root, no
+// CAP_BPF/CAP_PERFMON); capture can carry on without eBPF in both cases.
+func Attach(pid int, opts Options) (_ *Tracer, err error) {
+	if runtime.GOARCH != "amd64" {
+		return nil, fmt.Errorf("ebpf probes need linux/amd64, this is %s/%s: %w", runtime.GOOS, runtime.GOARCH, ErrNotSupported)
+	}
+	opts = opts.withDefaults()
+	exe := fmt.Sprintf("/proc/%d/exe", pid)
+	bin, err := OpenBinary(exe)
+	if err != nil {
+		return nil, fmt.Errorf("attach to pid %d: %w", pid, err)
+	}
+	t := &Tracer{pid: pid, bin: bin, info: bin.Info()}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	if bias, err := LoadBias(pid, bin); err != nil {
+		t.info.Notes = append(t.info.Notes, fmt.Sprintf("symbolisation may be wrong: %v", err))
+		t.sym = NewSymbolizer(bin, 0)
+	} else {
+		t.sym = NewSymbolizer(bin, bias)
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, classify("raise memlock limit", err)
+	}
+	t.events, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ls_events", Type: ebpf.RingBuf, MaxEntries: uint32(opts.RingBufferBytes)})
+	if err != nil {
+		return nil, classify("create ring buffer", err)
+	}
+	t.drops, err = ebpf.NewMap(&ebpf.MapSpec{Name: "ls_drops", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: numKinds})
+	if err != nil {
+		return nil, classify("create drop counters", err)
+	}
+	ex, err := link.OpenExecutable(exe)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", exe, err)
+	}
+	for _, p := range probeSet(opts) {
+		if err := t.attach(ex, p, opts); err != nil {
+			return nil, err
+		}
+	}
+	t.rd, err = ringbuf.NewReader(t.events)
+	if err != nil {
+		return nil, classify("open ring buffer reader", err)
+	}
+	return t, nil
+}
+
+// probeSet lists the probes enabled by opts.
+func probeSet(opts Options) []probeSpec {
+	var ps []probeSpec
+	if opts.Goroutines {
+		ps = append(ps,
+			probeSpec{kind: kindGoCreate, symbol: "runtime.newproc1", ret: true, body: goCreateBody, stack: opts.CreateStacks},
+			probeSpec{kind: kindGoExit, symbol: "runtime.goexit1", body: goExitBody})
+	}
+	if opts.Alloc {
+		ps = append(ps, probeSpec{kind: kindAlloc, symbol: "runtime.profilealloc", body: allocBody, stack: true})
+	}
+	if opts.GC {
+		ps = append(ps,
+			probeSpec{kind: kindGCStart, symbol: "runtime.(*gcControllerState).startCycle", body: gcBody},
+			probeSpec{kind: kindGCEnd, symbol: "runtime.gcMarkTermination", body: gcBody})
+	}
+	return ps
+}
+
+// attach loads one program and puts it on every location of p.
+func (t *Tracer) attach(ex *link.Executable, p probeSpec, opts Options) error {
+	fn, err := t.bin.Func(p.symbol)
+	if err != nil {
+		return fmt.Errorf("locate probe: %v: %w", err, ErrNotSupported)
+	}
+	var offs []uint64
+	if p.ret {
+		if offs, err = t.bin.RetOffsets(fn); err != nil {
+			return fmt.Errorf("locate probe: %w", err)
+		}
+	} else {
+		off, ok, err := t.bin.PrologueEnd(fn)
+		if err != nil {
+			return fmt.Errorf("locate probe: %w", err)
+		}
+		if !ok {
+			t.info.Notes = append(t.info.Notes, fmt.Sprintf("%s has no stack check: probe at entry", p.symbol))
+		}
+		offs = []uint64{off}
+	}
+	cfg := progConfig{events: t.events, drops: t.drops, offsets: t.bin.offsets}
+	if p.stack {
+		cfg.depth = opts.StackDepth
+	}
+	prog, err := ebpf.NewProgram(buildProgram(p.kind, cfg, p.body))
+	if err != nil {
+		return classify("load "+kindNames[p.kind]+" program", err)
+	}
+	t.progs = append(t.progs, prog)
+	for _, off := range offs {
+		l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: fn.FileOffset, Offset: off, PID: t.pid})
+		if err != nil {
+			return classify(fmt.Sprintf("attach uprobe %s+%#x", p.symbol, off), err)
+		}
+		t.links = append(t.links, l)
+		t.info.Probes = append(t.info.Probes, ProbeInfo{Kind: kindNames[p.kind], Symbol: p.symbol, Offset: off, FileOffset: fn.FileOffset + off})
+	}
+	return nil
+}
+
+// classify wraps a kernel error with the sentinel that tells capture why
+// eBPF is unavailable.
+func classify(what string, err error) error {
+	switch {
+	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("%s: %w (need root or CAP_BPF+CAP_PERFMON; capture continues without eBPF): %w", what, ErrPermission, err)
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("%s: %w (kernel lacks a needed feature, ring buffers need 5.8+; capture continues without eBPF): %w", what, ErrNotSupported, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Run reads events and calls fn for each, in ring buffer order (per CPU
+// order; events from different CPUs may interleave out of time order),
+// until ctx is done; it then delivers the records already buffered at that
+// moment and returns nil. It returns early only on a reader failure or
+// Close. Only one Run may be active at a time; fn must not block for long
+// or events are dropped (see Stats.Drops).
+func (t *Tracer) Run(ctx context.Context, fn func(Event)) error {
+	t.runMu.Lock()
+	defer t.runMu.Unlock()
+	// At cancellation, note how much is buffered and wake the reader. The
+	// drain is bounded: a traced process that keeps producing (the tracer
+	// tracing itself, say) must not keep Run alive.
+	var pending atomic.Int64
+	pending.Store(-1)
+	stop := context.AfterFunc(ctx, func() {
+		pending.Store(int64(t.rd.AvailableBytes()))
+		t.rd.Flush()
+	})
+	defer stop()
+	var rec ringbuf.Record
+	var drained int64
+	for {
+		if p := pending.Load(); p >= 0 && drained >= p {
+			return nil
+		}
+		err := t.rd.ReadInto(&rec)
+		switch {
+		case errors.Is(err, ringbuf.ErrFlushed):
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
+		case errors.Is(err, ringbuf.ErrClosed):
+			return nil
+		case err != nil:
+			return fmt.Errorf("read ebpf events: %w", err)
+		}
+		if pending.Load() >= 0 {
+			drained += int64(8 + (len(rec.RawSample)+7)&^7) // record header + aligned data
+		}
+		var ev Event
+		if err := decodeEvent(rec.RawSample, &ev); err != nil {
+			t.decodeErrs.Add(1)
+			continue
+		}
+		t.counts[kindCode(ev.Kind)].Add(1)
+		if ev.StackErr != 0 {
+			t.stackErrs.Add(1)
+		}
+		fn(ev)
+	}
+}
+
+// kindCode maps a kind name back to its code.
+func kindCode(kind string) int {
+	for i, n := range kindNames {
+		if n == kind && i > 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// Stats returns the current counters.
+func (t *Tracer) Stats() Stats {
+	s := Stats{Events: map[string]int64{}, Drops: map[string]int64{},
+		StackErrors: t.stackErrs.Load(), DecodeErrors: t.decodeErrs.Load()}
+	for k := 1; k < numKinds; k++ {
+		s.Events[kindNames[k]] = t.counts[k].Load()
+		var v uint64
+		if t.drops != nil && t.drops.Lookup(uint32(k), &v) == nil {
+			s.Drops[kindNames[k]] = int64(v)
+		}
+	}
+	for _, p := range t.progs {
+		if st, err := p.Stats(); err == nil {
+			s.RecursionMisses += int64(st.RecursionMisses)
+		}
+	}
+	return s
+}
+
+// Info describes the binary and the probes attached.
+func (t *Tracer) Info() BinaryInfo { return t.info }
+
+// Symbolizer resolves PCs of the traced process.
+func (t *Tracer) Symbolizer() *Symbolizer { return t.sym }
+
+// Close detaches the probes and frees the kernel objects. It is safe to
+// call more than once and concurrently with Run, which then returns.
+func (t *Tracer) Close() error {
+	t.closeOnce.Do(func() {
+		var errs []error
+		for _, l := range t.links {
+			errs = append(errs, l.Close())
+		}
+		if t.rd != nil {
+			errs = append(errs, t.rd.Close())
+		}
+		for _, p := range t.progs {
+			errs = append(errs, p.Close())
+		}
+		if t.events != nil {
+			errs = append(errs, t.events.Close())
+		}
+		// drops stays open until here so Stats works up to Close.
+		if t.drops != nil {
+			errs = append(errs, t.drops.Close())
+		}
+		errs = append(errs, t.bin.Close())
+		t.closeErr = errors.Join(errs...)
+	})
+	return t.closeErr
+}

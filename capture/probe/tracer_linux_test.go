@@ -1,0 +1,326 @@
+//go:build linux
+
+package probe
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+	exptrace "golang.org/x/exp/trace"
+)
+
+// requirePrivileged skips tb unless the process may load BPF programs:
+// euid 0, or CAP_BPF and CAP_PERFMON in the effective set.
+func requirePrivileged(tb testing.TB) {
+	tb.Helper()
+	if runtime.GOARCH != "amd64" {
+		tb.Skipf("probes support amd64 only, this is %s", runtime.GOARCH)
+	}
+	if os.Geteuid() == 0 {
+		return
+	}
+	const capPerfmon, capBPF = 38, 39
+	status, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+				caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				if err == nil && caps&(1<<capBPF) != 0 && caps&(1<<capPerfmon) != 0 {
+					return
+				}
+			}
+		}
+	}
+	tb.Skip("not privileged: needs root or CAP_BPF+CAP_PERFMON")
+}
+
+// skipIfNotSupported skips when the kernel refuses a needed feature.
+func skipIfNotSupported(tb testing.TB, err error) {
+	tb.Helper()
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		tb.Skipf("kernel does not support a needed feature: %v", err)
+	}
+}
+
+// spawnerRun is the outcome of tracing one spawner execution.
+type spawnerRun struct {
+	events []Event
+	trace  string // path of the runtime/trace file
+	tracer *Tracer
+	stdout string
+}
+
+// traceSpawner starts the spawner, attaches a tracer while it waits,
+// lets it run and collects every event.
+func traceSpawner(t *testing.T, flavour string, opts Options) spawnerRun {
+	t.Helper()
+	exe := buildSpawner(t, flavour)
+	tracePath := filepath.Join(t.TempDir(), "spawner.trace")
+	cmd := exec.Command(exe, tracePath)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdoutPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill() // no-op once it has exited
+	out := bufio.NewReader(stdoutPipe)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("spawner said %q, %v", line, err)
+	}
+	tr, err := Attach(cmd.Process.Pid, opts)
+	skipIfNotSupported(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tr.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	var (
+		mu     sync.Mutex
+		events []Event
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() {
+		runErr <- tr.Run(ctx, func(ev Event) {
+			mu.Lock()
+			events = append(events, ev)
+			mu.Unlock()
+		})
+	}()
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(out)
+	// The probes must not disturb the target: it exits 0.
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("traced spawner failed: %v (stdout %q)", err, rest)
+	}
+	cancel()
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	return spawnerRun{events: events, trace: tracePath, tracer: tr, stdout: string(rest)}
+}
+
+// traceFacts is what the execution trace says happened.
+type traceFacts struct {
+	creates map[int64]int64 // child goid -> parent goid
+	exits   map[int64]bool
+	gcs     int
+}
+
+func readTrace(t *testing.T, path string) traceFacts {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := exptrace.NewReader(bufio.NewReader(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	facts := traceFacts{creates: map[int64]int64{}, exits: map[int64]bool{}}
+	for {
+		ev, err := r.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read trace: %v", err)
+		}
+		switch ev.Kind() {
+		case exptrace.EventStateTransition:
+			st := ev.StateTransition()
+			if st.Resource.Kind != exptrace.ResourceGoroutine {
+				continue
+			}
+			from, to := st.Goroutine()
+			id := int64(st.Resource.Goroutine())
+			switch {
+			case from == exptrace.GoNotExist && (to == exptrace.GoRunnable || to == exptrace.GoWaiting):
+				facts.creates[id] = int64(ev.Goroutine())
+			case to == exptrace.GoNotExist && from != exptrace.GoUndetermined:
+				facts.exits[id] = true
+			}
+		case exptrace.EventRangeBegin:
+			if ev.Range().Name == "GC concurrent mark phase" {
+				facts.gcs++
+			}
+		}
+	}
+	return facts
+}
+
+func TestTraceSpawner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and traces a program for 2 s")
+	}
+	requirePrivileged(t)
+	for _, flavour := range []string{"", "stripped"} {
+		t.Run("flavour="+flavour, func(t *testing.T) {
+			run := traceSpawner(t, flavour, Options{CreateStacks: true})
+			checkSpawnerRun(t, run)
+		})
+	}
+}
+
+func checkSpawnerRun(t *testing.T, run spawnerRun) {
+	info := run.tracer.Info()
+	t.Logf("binary %s %s offsets from %s, %d probes, notes %q", info.GoVersion, info.Module, info.Offsets.Source, len(info.Probes), info.Notes)
+	st := run.tracer.Stats()
+	t.Logf("stats %+v; spawner %s", st, strings.TrimSpace(run.stdout))
+	for kind, n := range st.Drops {
+		if n != 0 {
+			t.Errorf("%d %s records dropped", n, kind)
+		}
+	}
+	facts := readTrace(t, run.trace)
+
+	created := map[int64]Event{}
+	exited := map[int64]bool{}
+	var allocs, bigAllocs, allocInAllocator, gcStart, gcEnd, createStacks, createInParent, gopcInParent, parkedStarts int
+	sym := run.tracer.Symbolizer()
+	logged := map[string]bool{}
+	for _, ev := range run.events {
+		if len(ev.Stack) > 0 && !logged[ev.Kind] {
+			logged[ev.Kind] = true
+			t.Logf("sample %s stack: %s", ev.Kind, formatFrames(sym.Frames(ev.Stack)))
+		}
+		switch ev.Kind {
+		case schema.EventGoCreate:
+			created[ev.Goid] = ev
+			if f, _ := sym.Frame(ev.PC, true); f.Function == "main.parent" {
+				gopcInParent++
+			}
+			if sym.FuncName(ev.StartPC) == "main.parked" {
+				parkedStarts++
+			}
+			if len(ev.Stack) > 0 {
+				createStacks++
+				frames := sym.Frames(ev.Stack)
+				if frames[0].Function != "runtime.newproc1" || len(frames) < 2 || frames[1].Function == frames[0].Function {
+					t.Errorf("go_create stack does not start newproc1 then its caller: %s", formatFrames(frames))
+				}
+				if hasFunc(frames, "main.parent") {
+					createInParent++
+				}
+			}
+		case schema.EventGoExit:
+			exited[ev.Goid] = true
+		case schema.EventAlloc:
+			allocs++
+			if ev.Size <= 0 || ev.Size > 1<<30 || ev.Goid <= 0 || ev.Addr == 0 {
+				t.Errorf("implausible alloc event %+v", ev)
+				continue
+			}
+			if ev.Size >= 64<<10 {
+				bigAllocs++
+			}
+			frames := sym.Frames(ev.Stack)
+			if frames[0].Function != "runtime.profilealloc" || len(frames) < 3 ||
+				!strings.HasPrefix(frames[1].Function, "runtime.mallocgc") || frames[1] == frames[2] {
+				t.Errorf("alloc stack does not start profilealloc then mallocgc, without repeats: %s", formatFrames(frames))
+			}
+			if hasFunc(frames, "main.allocator") {
+				allocInAllocator++
+			}
+		case schema.EventGCStart:
+			gcStart++
+		case schema.EventGCEnd:
+			gcEnd++
+		}
+	}
+
+	var matched, wrongParent, missing int
+	for child, parent := range facts.creates {
+		ev, ok := created[child]
+		switch {
+		case !ok:
+			missing++
+		case ev.ParentGoid != parent:
+			wrongParent++
+			if wrongParent < 5 {
+				t.Errorf("goroutine %d: ebpf parent %d, trace parent %d", child, ev.ParentGoid, parent)
+			}
+		default:
+			matched++
+		}
+	}
+	t.Logf("GoCreate: %d of %d matched on child and parent goid (%d missing, %d wrong parent); %d ebpf go_create, %d with stacks, %d through main.parent",
+		matched, len(facts.creates), missing, wrongParent, len(created), createStacks, createInParent)
+	if len(facts.creates) < 1000 || matched != len(facts.creates) {
+		t.Errorf("GoCreate: %d of %d matched", matched, len(facts.creates))
+	}
+	// Each parent creates three children, one of them parked forever.
+	t.Logf("go_create: gopc in main.parent %d, startpc main.parked %d", gopcInParent, parkedStarts)
+	if createStacks != len(created) || createInParent != gopcInParent || parkedStarts*3 != gopcInParent {
+		t.Errorf("go_create: %d of %d with a stack, %d stacks through main.parent, %d gopc in main.parent, %d start in main.parked",
+			createStacks, len(created), createInParent, gopcInParent, parkedStarts)
+	}
+
+	var exitMatched int
+	for g := range facts.exits {
+		if exited[g] {
+			exitMatched++
+		}
+	}
+	t.Logf("GoDestroy: %d of %d matched by go_exit (%d ebpf go_exit)", exitMatched, len(facts.exits), len(exited))
+	if len(facts.exits) < 500 || exitMatched != len(facts.exits) {
+		t.Errorf("GoDestroy: %d of %d matched", exitMatched, len(facts.exits))
+	}
+
+	t.Logf("alloc: %d events, %d of >= 64 KiB, %d with main.allocator on the stack", allocs, bigAllocs, allocInAllocator)
+	if bigAllocs < 100 || allocInAllocator < bigAllocs/2 {
+		t.Errorf("alloc: %d events >= 64 KiB, %d from main.allocator", bigAllocs, allocInAllocator)
+	}
+
+	t.Logf("GC: trace %d mark phases, ebpf %d gc_start, %d gc_end", facts.gcs, gcStart, gcEnd)
+	// The probes see the whole attached period, the trace only its window.
+	if gcStart < facts.gcs || gcStart > facts.gcs+2 || gcEnd < gcStart-1 || gcEnd > gcStart {
+		t.Errorf("GC: trace %d cycles, ebpf %d starts and %d ends", facts.gcs, gcStart, gcEnd)
+	}
+}
+
+func hasFunc(frames []bundle.StackFrame, name string) bool {
+	for _, f := range frames {
+		if f.Function == name {
+			return true
+		}
+	}
+	return false
+}
+
+func formatFrames(frames []bundle.StackFrame) string {
+	var b strings.Builder
+	for i, f := range frames {
+		if i > 0 {
+			b.WriteString(" <- ")
+		}
+		b.WriteString(f.Function)
+	}
+	return b.String()
+}

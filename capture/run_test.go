@@ -1,0 +1,264 @@
+package capture
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// leakFunc is where timeout-send's leaked workers block.
+const leakFunc = "main.(*Handler).compute"
+
+// TestCaptureLeakySample records the timeout-send sample with every source
+// and checks that the leaked goroutines show up in the dumps, the trace and
+// (as root) the eBPF stream with the same goids and parents.
+func TestCaptureLeakySample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("captures a live process for 20 s")
+	}
+	t.Parallel()
+	p := startSample(t, "timeout-send")
+	out := filepath.Join(t.TempDir(), "c.lsb")
+	var log strings.Builder
+	sum, err := Run(context.Background(), Options{
+		PID: p.PID, Out: out, Duration: 20 * time.Second, Interval: 5 * time.Second,
+		TraceWindow: 3 * time.Second, CPUWindow: 2 * time.Second,
+	}, &syncWriter{w: &log})
+	t.Logf("progress:\n%s", log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	sum.Write(&sb)
+	t.Logf("summary:\n%s", sb.String())
+	if sum.Reason != EndDuration {
+		t.Errorf("reason %q, want %q", sum.Reason, EndDuration)
+	}
+
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := b.Manifest
+	if m.Target.PID != p.PID || m.Target.GoVersion == "" || m.Target.Exe == "" || m.Node == "" {
+		t.Errorf("target/node not recorded: node %q target %+v", m.Node, m.Target)
+	}
+	if m.Target.URL != p.URL {
+		t.Errorf("discovered URL %q, want %q", m.Target.URL, p.URL)
+	}
+	for _, k := range []string{bundle.SourceDump, bundle.SourcePprof, bundle.SourceTrace} {
+		if s := source(t, m, k); s.Status != bundle.StatusComplete {
+			t.Errorf("source %s: status %q (%s), want complete", k, s.Status, s.Detail)
+		}
+	}
+	for _, a := range m.Artifacts {
+		if a.Status != bundle.StatusComplete {
+			t.Errorf("artifact %s: %s: %s", a.Name, a.Status, a.Detail)
+		}
+		if _, err := os.Stat(filepath.Join(out, a.Name)); err != nil {
+			t.Errorf("artifact original missing: %v", err)
+		}
+	}
+
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	stacks := stackFuncs(t, b, mem)
+
+	// Leaked goroutines in the last dump: goid -> creator goid.
+	dumped := map[int64]int64{}
+	var lastSnap int64
+	readRows(t, b, schema.TableGoroutines, mem, func(rec arrow.Record, i int) {
+		lastSnap = max(lastSnap, i64At(col(t, rec, schema.ColSnapshotTS), i))
+	})
+	readRows(t, b, schema.TableGoroutines, mem, func(rec arrow.Record, i int) {
+		if i64At(col(t, rec, schema.ColSnapshotTS), i) != lastSnap {
+			return
+		}
+		if hasFunc(stacks[i64At(col(t, rec, schema.ColStackID), i)], leakFunc) {
+			dumped[i64At(col(t, rec, schema.ColGoid), i)] = i64At(col(t, rec, schema.ColCreatorGoid), i)
+		}
+	})
+	if len(dumped) < 20 {
+		t.Fatalf("last dump holds %d goroutines blocked in %s, want at least 20", len(dumped), leakFunc)
+	}
+
+	// The same goroutines in the trace windows, with the same parents.
+	var inTrace, traceMismatch int
+	traceCreated := map[int64]int64{} // goid -> created_ts
+	readRows(t, b, schema.TableTraceGoroutines, mem, func(rec arrow.Record, i int) {
+		goid := i64At(col(t, rec, schema.ColGoid), i)
+		parent := i64At(col(t, rec, schema.ColParentGoid), i)
+		want, ok := dumped[goid]
+		if !ok || parent == 0 {
+			return
+		}
+		traceCreated[goid] = i64At(col(t, rec, schema.ColCreatedTS), i)
+		if parent == want {
+			inTrace++
+		} else {
+			traceMismatch++
+		}
+	})
+	t.Logf("%d leaked goroutines in the last dump; %d found in traces with the same parent, %d with another", len(dumped), inTrace, traceMismatch)
+	if inTrace == 0 || traceMismatch > 0 {
+		t.Errorf("trace: %d leaked goroutines with matching parent, %d mismatched", inTrace, traceMismatch)
+	}
+
+	ebpf := source(t, m, bundle.SourceEBPF)
+	if !isRoot() {
+		if ebpf.Status != bundle.StatusUnavailable || ebpf.Detail == "" {
+			t.Errorf("unprivileged: ebpf source %q %q, want unavailable with a reason", ebpf.Status, ebpf.Detail)
+		}
+		return
+	}
+	if ebpf.Status != bundle.StatusComplete {
+		t.Fatalf("ebpf source: %s: %s", ebpf.Status, ebpf.Detail)
+	}
+	var inEBPF, ebpfMismatch, creates, clockChecked int
+	var maxSkew time.Duration
+	readRows(t, b, schema.TableEBPFEvents, mem, func(rec arrow.Record, i int) {
+		if bundle.NewStrings(col(t, rec, schema.ColKind)).Value(i) != schema.EventGoCreate {
+			return
+		}
+		creates++
+		goid := i64At(col(t, rec, schema.ColGoid), i)
+		want, ok := dumped[goid]
+		if !ok {
+			return
+		}
+		if i64At(col(t, rec, schema.ColParentGoid), i) == want {
+			inEBPF++
+		} else {
+			ebpfMismatch++
+		}
+		// eBPF (clock_sync pairs) and the trace (its own clock snapshots)
+		// must put the creation at the same wall-clock time.
+		if tc := traceCreated[goid]; tc != 0 {
+			d := time.Duration(i64At(col(t, rec, schema.ColTS), i) - tc).Abs()
+			clockChecked++
+			maxSkew = max(maxSkew, d)
+		}
+	})
+	t.Logf("ebpf vs trace creation time of %d goroutines: max difference %v", clockChecked, maxSkew)
+	if clockChecked == 0 || maxSkew > time.Millisecond {
+		t.Errorf("ebpf and trace creation times of %d goroutines differ by up to %v, want under 1ms", clockChecked, maxSkew)
+	}
+	t.Logf("ebpf: %d go_create events; %d leaked goroutines with the same parent, %d with another", creates, inEBPF, ebpfMismatch)
+	if inEBPF < len(dumped)/2 || ebpfMismatch > 0 {
+		t.Errorf("ebpf: %d of %d leaked goroutines found with matching parent, %d mismatched", inEBPF, len(dumped), ebpfMismatch)
+	}
+	var pairs int
+	readRows(t, b, schema.TableClockSync, mem, func(arrow.Record, int) { pairs++ })
+	if pairs < 4 {
+		t.Errorf("%d clock_sync pairs, want a pair every 5 s (at least 4)", pairs)
+	}
+}
+
+// TestCaptureTargetExits checks that a target exiting mid-capture ends the
+// capture cleanly with the reason in the manifest.
+func TestCaptureTargetExits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live process")
+	}
+	t.Parallel()
+	p := startSample(t, "stable-pool", "-duration", "3s")
+	out := filepath.Join(t.TempDir(), "c.lsb")
+	sum, err := Run(context.Background(), Options{
+		PID: p.PID, Out: out, Interval: time.Second, TraceWindow: time.Second, NoEBPF: true,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sum.Reason, "exited") && !strings.Contains(sum.Reason, "stopped answering") {
+		t.Errorf("reason %q does not say the target went away", sum.Reason)
+	}
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{bundle.SourceDump, bundle.SourcePprof, bundle.SourceTrace} {
+		s := source(t, b.Manifest, k)
+		if s.Status != bundle.StatusTruncated || !strings.Contains(s.Detail, "capture ended early") {
+			t.Errorf("source %s: %q %q, want truncated with the reason", k, s.Status, s.Detail)
+		}
+	}
+	if b.Manifest.End.IsZero() || len(b.Manifest.Artifacts) == 0 {
+		t.Errorf("manifest end %v, %d artifacts: capture did not finish cleanly", b.Manifest.End, len(b.Manifest.Artifacts))
+	}
+	if _, err := bundle.Validate(out); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestCaptureNoEBPF checks that --no-ebpf is recorded and the HTTP sources
+// still run, and that Run refuses bad options and missing targets.
+func TestCaptureNoEBPF(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live process")
+	}
+	t.Parallel()
+	p := startSample(t, "stable-pool")
+	out := filepath.Join(t.TempDir(), "c.lsb")
+	var log strings.Builder
+	_, err := Run(context.Background(), Options{
+		URL: p.URL + "/debug/pprof/", PID: p.PID, Out: out, Duration: 2 * time.Second, Interval: time.Second,
+		TraceWindow: time.Second, NoEBPF: true,
+	}, &syncWriter{w: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "eBPF disabled") {
+		t.Errorf("progress does not say eBPF is off:\n%s", log.String())
+	}
+	m, err := bundle.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := source(t, m, bundle.SourceEBPF); s.Status != bundle.StatusUnavailable || !strings.Contains(s.Detail, "--no-ebpf") {
+		t.Errorf("ebpf source %q %q", s.Status, s.Detail)
+	}
+	if s := source(t, m, bundle.SourceDump); s.Status != bundle.StatusComplete {
+		t.Errorf("dump source %q %q", s.Status, s.Detail)
+	}
+
+	if _, err := Run(context.Background(), Options{URL: p.URL, Out: filepath.Join(t.TempDir(), "x"), Interval: time.Second, TraceWindow: 2 * time.Second}, nil); err == nil || !strings.Contains(err.Error(), "longer than the interval") {
+		t.Errorf("trace window > interval: err %v", err)
+	}
+	if _, err := Run(context.Background(), Options{URL: "http://127.0.0.1:1", Out: filepath.Join(t.TempDir(), "x")}, nil); err == nil || !strings.Contains(err.Error(), "does not serve net/http/pprof") {
+		t.Errorf("dead URL: err %v", err)
+	}
+}
+
+// TestCaptureInterrupted checks that cancelling the context (SIGINT) ends
+// the capture with a complete bundle.
+func TestCaptureInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live process")
+	}
+	t.Parallel()
+	p := startSample(t, "stable-pool")
+	out := filepath.Join(t.TempDir(), "c.lsb")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	sum, err := Run(ctx, Options{URL: p.URL, Out: out, Interval: time.Second, TraceWindow: time.Second, CPUWindow: time.Second, NoEBPF: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Reason != EndInterrupted {
+		t.Errorf("reason %q", sum.Reason)
+	}
+	if sum.Endpoints["trace"].Artifacts == 0 || sum.Endpoints["dump"].Artifacts < 2 {
+		t.Errorf("endpoints %+v: want the in-flight trace window and a final dump", sum.Endpoints)
+	}
+	if _, err := bundle.Validate(out); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,57 @@
+package capture
+
+import (
+	"debug/buildinfo"
+	"debug/elf"
+	"fmt"
+	"os"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// TargetInfo describes the process pid from /proc/PID/exe: executable path,
+// Go version, module path and Go build id. Fields it cannot read stay empty;
+// the error says what was missing.
+func TargetInfo(pid int) (bundle.Target, error) {
+	t := bundle.Target{PID: pid}
+	exe := fmt.Sprintf("/proc/%d/exe", pid)
+	if p, err := os.Readlink(exe); err == nil {
+		t.Exe = p
+	}
+	bi, err := buildinfo.ReadFile(exe)
+	if err != nil {
+		return t, fmt.Errorf("read build info of pid %d: %w", pid, err)
+	}
+	t.GoVersion = bi.GoVersion
+	t.ModulePath = bi.Main.Path
+	t.BuildID, _ = goBuildID(exe)
+	return t, nil
+}
+
+// goBuildID reads the Go build id from the .note.go.buildid ELF note.
+func goBuildID(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	s := f.Section(".note.go.buildid")
+	if s == nil {
+		return "", fmt.Errorf("%s: no Go build id note", path)
+	}
+	data, err := s.Data()
+	if err != nil {
+		return "", err
+	}
+	// namesz, descsz, type, name "Go\0\0", desc.
+	if len(data) < 16 {
+		return "", fmt.Errorf("%s: short build id note", path)
+	}
+	namesz := int(f.ByteOrder.Uint32(data))
+	descsz := int(f.ByteOrder.Uint32(data[4:]))
+	off := 12 + (namesz+3)&^3
+	if off+descsz > len(data) || descsz < 0 {
+		return "", fmt.Errorf("%s: bad build id note", path)
+	}
+	return string(data[off : off+descsz]), nil
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/web"
+)
+
+// sampleBundles seeds an empty data directory with sample captures; nil
+// until the samples package embeds its bundles.
+var sampleBundles fs.FS
+
+// serveOptions are the flags of `leakscope serve`.
+type serveOptions struct {
+	addr      string
+	data      string
+	token     string
+	maxUpload int64
+	maxBytes  int64
+	noSamples bool
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fsx := newFlagSet("serve", "serve [--addr 127.0.0.1:7070] [--data DIR]",
+		`Serves the workbench (captures, overview, flame graphs, ancestry, timeline,
+downloads) and its JSON API. Bound to a loopback address it answers local
+clients only; on any other address every write (upload, delete) needs the
+token, given by --token or LEAKSCOPE_TOKEN, or generated and printed.`, stderr)
+	var o serveOptions
+	fsx.StringVar(&o.addr, "addr", "127.0.0.1:7070", "listen `address` (HOST:PORT; port 0 picks a free one)")
+	fsx.StringVar(&o.data, "data", defaultDataDir(), "data `directory` holding the uploaded captures")
+	fsx.StringVar(&o.token, "token", os.Getenv("LEAKSCOPE_TOKEN"), "write `token` required on non-loopback addresses (default $LEAKSCOPE_TOKEN)")
+	fsx.Int64Var(&o.maxUpload, "max-upload", web.DefaultMaxUpload, "largest upload body in `bytes`")
+	fsx.Int64Var(&o.maxBytes, "max-unpacked", 16<<30, "largest unpacked capture in `bytes`")
+	fsx.BoolVar(&o.noSamples, "no-samples", false, "do not install the sample captures into a new data directory")
+	pos, err := parseFlags(fsx, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("serve takes no arguments (got %q)", pos)
+	}
+	return serve(ctx, o, stdout, stderr)
+}
+
+func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error {
+	loopback := web.IsLoopback(o.addr)
+	if !loopback && o.token == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		o.token = hex.EncodeToString(b[:])
+		fmt.Fprintf(stderr, "leakscope serve: %s is not a loopback address; writes need the token %s (Authorization: Bearer TOKEN)\n", o.addr, o.token)
+	}
+	seed := sampleBundles
+	if o.noSamples {
+		seed = nil
+	}
+	store, err := web.OpenStore(o.data, seed, bundle.Limits{MaxBytes: o.maxBytes}, nil)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, MaxUploadBytes: o.maxUpload}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	host := ln.Addr().String()
+	fmt.Fprintf(stdout, "leakscope workbench on http://%s/ (data %s)\n", host, store.Dir())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("serve: shut down: %w", err)
+	}
+	return nil
+}
+
+// defaultDataDir is $XDG_DATA_HOME/leakscope, else ~/.local/share/leakscope.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "leakscope")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "leakscope")
+	}
+	return "leakscope-data"
+}
