@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
@@ -72,7 +73,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	mem := memory.DefaultAllocator
-	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore})
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore, Now: time.Now()})
 	if err != nil {
 		return fmt.Errorf("analyse %s: %w", pos[0], err)
 	}
@@ -141,4 +142,3 @@ func openBundleDir(path string) (string, func(), error) {
 	}
 	return dst, func() { os.RemoveAll(tmp) }, nil
 }
-

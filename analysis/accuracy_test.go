@@ -1,0 +1,190 @@
+package analysis_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/samples"
+)
+
+var accuracy = flag.Bool("accuracy", false, "measure precision and recall over every sample program (also LEAKSCOPE_ACCURACY=1)")
+
+// sampleResult is the verdict on one sample.
+type sampleResult struct {
+	name          string
+	healthy       bool
+	leaks, found  int
+	tp, fp        int
+	patternsRight int
+	missed, extra []string
+	suspects      int
+	top           string
+}
+
+// evaluate matches a report against a sample's ground truth: a planted
+// leak is found when a suspect of its kind names its function as location
+// (and, for goroutine leaks, its creator) within the top max(2, leaks)
+// ranks. Every suspect matching no planted leak is a false positive.
+func evaluate(name string, truth samples.Truth, rep *analysis.Report) sampleResult {
+	r := sampleResult{name: name, healthy: truth.Healthy, leaks: len(truth.Leaks), suspects: len(rep.Suspects)}
+	matches := func(s analysis.Suspect, l samples.Leak) bool {
+		return s.Kind == l.Kind && s.Location == l.Function && (l.Kind == samples.KindHeap || s.Creator == l.Creator)
+	}
+	topN := max(2, len(truth.Leaks))
+	for _, l := range truth.Leaks {
+		ok := false
+		for i, s := range rep.Suspects {
+			if i < topN && matches(s, l) {
+				ok = true
+				if s.Pattern == l.Pattern {
+					r.patternsRight++
+				}
+				break
+			}
+		}
+		if ok {
+			r.found++
+		} else {
+			r.missed = append(r.missed, l.Function)
+		}
+	}
+	for _, s := range rep.Suspects {
+		hit := false
+		for _, l := range truth.Leaks {
+			hit = hit || matches(s, l)
+		}
+		if hit {
+			r.tp++
+		} else {
+			r.fp++
+			r.extra = append(r.extra, fmt.Sprintf("%s %s@%s(%.0f)", s.ID, s.Pattern, s.Location, s.Score))
+		}
+	}
+	if len(rep.Suspects) > 0 {
+		s := rep.Suspects[0]
+		r.top = fmt.Sprintf("%s %s %.0f", s.Pattern, s.Location, s.Score)
+	}
+	return r
+}
+
+// measure records, analyses and evaluates the named samples, at most
+// parallel at a time.
+func measure(t *testing.T, names []string, d, interval time.Duration, parallel int) []sampleResult {
+	root, err := samples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := samples.All(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var mu sync.Mutex
+	var out []sampleResult
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for _, s := range all {
+		if len(names) > 0 && !want[s.Name] {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t.Run(s.Name, func(t *testing.T) {
+				dir := recordSample(t, s.Dir, d, interval)
+				b, err := bundle.Open(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+				defer mem.AssertSize(t, 0)
+				rep, err := analysis.Analyze(b, mem, analysis.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dst := os.Getenv("LEAKSCOPE_ACCURACY_KEEP"); dst != "" {
+					os.MkdirAll(dst, 0o755)
+					os.Rename(dir, filepath.Join(dst, s.Name+".lsb"))
+				}
+				mu.Lock()
+				out = append(out, evaluate(s.Name, s.Truth, rep))
+				mu.Unlock()
+			})
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// summary prints the per-sample table and the totals and returns
+// precision and recall.
+func summary(t *testing.T, res []sampleResult) (precision, recall float64) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "sample\thealthy\tplanted\tfound(top2)\tpattern ok\tsuspects\tfalse pos.\ttop suspect")
+	var tp, fp, planted, found int
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t%v\t%d\t%d\t%d\t%d\t%d\t%s\n", r.name, r.healthy, r.leaks, r.found, r.patternsRight, r.suspects, r.fp, r.top)
+		tp += r.tp
+		fp += r.fp
+		planted += r.leaks
+		found += r.found
+	}
+	tw.Flush()
+	precision, recall = 1, 1
+	if tp+fp > 0 {
+		precision = float64(tp) / float64(tp+fp)
+	}
+	if planted > 0 {
+		recall = float64(found) / float64(planted)
+	}
+	fmt.Fprintf(&b, "TOTAL: %d samples, %d planted leaks, %d found in the top two, %d suspects (%d false): precision %.2f recall %.2f\n",
+		len(res), planted, found, tp+fp, fp, precision, recall)
+	t.Log("\n" + b.String())
+	for _, r := range res {
+		if len(r.missed) > 0 {
+			t.Errorf("%s: missed %v", r.name, r.missed)
+		}
+		if len(r.extra) > 0 {
+			t.Errorf("%s: false positives %v", r.name, r.extra)
+		}
+	}
+	return precision, recall
+}
+
+// TestAccuracy runs every sample for 25 s, scraping a dump and a heap
+// profile every 2.5 s, and reports precision and recall against each
+// sample's leak.json. It takes a couple of minutes, so it runs only with
+// -accuracy or LEAKSCOPE_ACCURACY=1 (make accuracy).
+func TestAccuracy(t *testing.T) {
+	if !*accuracy && os.Getenv("LEAKSCOPE_ACCURACY") != "1" {
+		t.Skip("set LEAKSCOPE_ACCURACY=1 or pass -accuracy to measure accuracy over every sample")
+	}
+	summary(t, measure(t, nil, 25*time.Second, 2500*time.Millisecond, 4))
+}
+
+// TestAccuracyQuick is the fast version in the normal test run: three
+// samples (a goroutine leak; a goroutine and a heap leak; a healthy pool)
+// for 8 s each,
+// side by side.
+func TestAccuracyQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real sample programs for 8 s")
+	}
+	summary(t, measure(t, []string{"timeout-send", "ticker-leak", "stable-pool"}, 8*time.Second, time.Second, 3))
+}

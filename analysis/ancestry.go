@@ -1,0 +1,289 @@
+package analysis
+
+import (
+	"sort"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// ancRec is one goroutine as the creation tree sees it.
+type ancRec struct {
+	parent    int64
+	entry     string
+	creatorFn string
+	alive     bool
+}
+
+// population merges goroutines from dumps, traces and eBPF by goid, and
+// knows, per function, who usually creates the goroutines running it.
+type population struct {
+	recs       map[int64]*ancRec
+	fnCreators map[string]map[string]int64 // function on a stack -> creator functions of those goroutines
+	sources    []string
+}
+
+func newPopulation() *population {
+	return &population{recs: map[int64]*ancRec{}, fnCreators: map[string]map[string]int64{}}
+}
+
+func (p *population) rec(goid int64) *ancRec {
+	r := p.recs[goid]
+	if r == nil {
+		r = &ancRec{}
+		p.recs[goid] = r
+	}
+	return r
+}
+
+// addDumps adds the goroutines of dump snapshots; those in the last
+// snapshot are alive.
+func (p *population) addDumps(d *dumpData, st *stackTable) {
+	if len(d.goroutine) == 0 {
+		return
+	}
+	p.sources = append(p.sources, "goroutines")
+	lastTS := d.snapshots[len(d.snapshots)-1]
+	entries := map[int64]string{}
+	for goid, g := range d.goroutine {
+		e, ok := entries[g.stackID]
+		if !ok {
+			e = entryFunction(st.framesOf(g.stackID))
+			entries[g.stackID] = e
+		}
+		r := p.rec(goid)
+		if r.parent == 0 {
+			r.parent = g.creator
+		}
+		r.entry, r.creatorFn = e, g.creatorFn
+		r.alive = r.alive || g.lastTS == lastTS
+	}
+	for k, g := range d.groups {
+		var n int64
+		for _, s := range g.snaps {
+			n += s.count
+		}
+		for _, f := range st.framesOf(k.stackID) {
+			m := p.fnCreators[f.Function]
+			if m == nil {
+				m = map[string]int64{}
+				p.fnCreators[f.Function] = m
+			}
+			m[k.creator] += n
+		}
+	}
+}
+
+// addTrace adds trace goroutines.
+func (p *population) addTrace(tg map[int64]*traceG, st *stackTable) {
+	if len(tg) == 0 {
+		return
+	}
+	p.sources = append(p.sources, "trace_goroutines")
+	for goid, g := range tg {
+		r := p.rec(goid)
+		if r.parent == 0 {
+			r.parent = g.parent
+		}
+		if r.entry == "" {
+			r.entry = g.startFn
+		}
+		if r.creatorFn == "" && g.creationStack != 0 {
+			if fr := st.framesOf(g.creationStack); len(fr) > 0 {
+				r.creatorFn = creatorOfCreationStack(fr)
+			}
+		}
+		if g.ended == 0 {
+			r.alive = true
+		}
+	}
+}
+
+// creatorOfCreationStack returns the function holding the go statement
+// from a creation stack (leaf first), skipping runtime frames.
+func creatorOfCreationStack(fr []Frame) string {
+	for _, f := range fr {
+		if !isRuntime(f.Function) {
+			return f.Function
+		}
+	}
+	return fr[0].Function
+}
+
+// addEBPF adds goroutines seen by eBPF probes.
+func (p *population) addEBPF(eg map[int64]*ebpfG) {
+	if len(eg) == 0 {
+		return
+	}
+	p.sources = append(p.sources, "ebpf_events")
+	for goid, g := range eg {
+		r := p.rec(goid)
+		if r.parent == 0 {
+			r.parent = g.parent
+		}
+		if g.ended == 0 && g.created != 0 {
+			r.alive = true
+		}
+	}
+}
+
+// chain returns the creator functions of goroutines created by creatorFn
+// from goroutine goid (0: unknown), nearest first, up to the root. It
+// follows goids while the bundle knows them and falls back to the usual
+// creator of the function otherwise.
+func (p *population) chain(creatorFn string, goid int64) []string {
+	var out []string
+	seen := map[string]bool{}
+	fn := creatorFn
+	for depth := 0; fn != "" && depth < 32; depth++ {
+		if seen[fn] {
+			break
+		}
+		seen[fn] = true
+		out = append(out, fn)
+		if r := p.recs[goid]; goid != 0 && r != nil {
+			if r.creatorFn == "" && r.entry != "" && r.entry != fn {
+				// A goroutine nobody created: the root (main.main).
+				fn, goid = r.entry, 0
+				if !seen[fn] {
+					out = append(out, fn)
+				}
+				break
+			}
+			fn, goid = r.creatorFn, r.parent
+			continue
+		}
+		goid = 0
+		fn = topKey(p.fnCreators[fn])
+	}
+	return out
+}
+
+func topKey(m map[string]int64) string {
+	best, bn := "", int64(-1)
+	for k, n := range m {
+		if n > bn || n == bn && k < best {
+			best, bn = k, n
+		}
+	}
+	return best
+}
+
+// tree rolls the population up by entry function along creator links.
+func (p *population) tree() *AncestryTree {
+	t := &AncestryTree{Sources: p.sources, Goroutines: len(p.recs), chains: map[int64]int64{}}
+	type nodeX struct {
+		n    *AncestryNode
+		kids map[[2]string]*nodeX
+	}
+	root := &nodeX{kids: map[[2]string]*nodeX{}}
+	memo := map[int64]*nodeX{}
+	var path []int64
+	for goid, r := range p.recs {
+		if r.parent != 0 {
+			t.chains[goid] = r.parent
+		}
+		_ = r
+	}
+	for goid := range p.recs {
+		// Walk up to a goroutine already placed (or the root), then place
+		// the path top-down.
+		path = path[:0]
+		g := goid
+		for g != 0 && memo[g] == nil && len(path) < 64 {
+			path = append(path, g)
+			r := p.recs[g]
+			if r == nil {
+				break
+			}
+			g = r.parent
+			if p.recs[g] == nil {
+				g = 0
+			}
+			for _, q := range path {
+				if q == g {
+					g = 0
+				}
+			}
+		}
+		parent := root
+		if g != 0 && memo[g] != nil {
+			parent = memo[g]
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			r := p.recs[path[i]]
+			if r == nil {
+				break
+			}
+			name := r.entry
+			if name == "" {
+				name = "?"
+			}
+			k := [2]string{name, r.creatorFn}
+			x := parent.kids[k]
+			if x == nil {
+				x = &nodeX{n: &AncestryNode{Function: name, CreatedBy: r.creatorFn}, kids: map[[2]string]*nodeX{}}
+				parent.kids[k] = x
+			}
+			x.n.Count++
+			if r.alive {
+				x.n.Alive++
+			}
+			memo[path[i]] = x
+			parent = x
+		}
+	}
+	var build func(x *nodeX) []*AncestryNode
+	build = func(x *nodeX) []*AncestryNode {
+		out := make([]*AncestryNode, 0, len(x.kids))
+		for _, k := range x.kids {
+			k.n.Children = build(k)
+			out = append(out, k.n)
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].Count != out[j].Count {
+				return out[i].Count > out[j].Count
+			}
+			return out[i].Function+out[i].CreatedBy < out[j].Function+out[j].CreatedBy
+		})
+		return out
+	}
+	t.Roots = build(root)
+	return t
+}
+
+// loadPopulation reads every goroutine source of the bundle.
+func loadPopulation(b *bundle.Bundle, mem memory.Allocator, st *stackTable, d *dumpData) (*population, map[int64]*traceG, error) {
+	p := newPopulation()
+	if d != nil {
+		p.addDumps(d, st)
+		d.goroutine = nil // copied into p; let it go before the trace is read
+	}
+	tg, err := readTraceGoroutines(b, mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.addTrace(tg, st)
+	eg, err := readEBPFGoroutines(b, mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.addEBPF(eg)
+	return p, tg, nil
+}
+
+func ancestry(b *bundle.Bundle, mem memory.Allocator) (*AncestryTree, error) {
+	st, err := loadStacks(b, mem)
+	if err != nil {
+		return nil, err
+	}
+	d, err := readDumps(b, mem, true)
+	if err != nil {
+		return nil, err
+	}
+	p, _, err := loadPopulation(b, mem, st, d)
+	if err != nil {
+		return nil, err
+	}
+	return p.tree(), nil
+}

@@ -1,0 +1,297 @@
+package analysis
+
+import "time"
+
+// Suspect kinds.
+const (
+	KindGoroutine = "goroutine"
+	KindHeap      = "heap"
+)
+
+// Options tunes [Analyze]. The zero value is ready to use.
+type Options struct {
+	// MinScore drops suspects scoring below it (0 keeps the default
+	// threshold, [DefaultMinScore]; a negative value keeps every group
+	// with any evidence at all, that is a score above 0).
+	MinScore float64
+	// Rules classify parked goroutines into patterns. Nil means the
+	// built-in rules plus the file named by LEAKSCOPE_RULES.
+	Rules []Rule
+	// Now is when the report is written; it is copied to
+	// [Report.GeneratedAt] (zero leaves it out, keeping output
+	// reproducible).
+	Now time.Time
+	// MaxGoids bounds the sample of member goids kept per suspect
+	// (0 means 20).
+	MaxGoids int
+}
+
+// DefaultMinScore is the score below which a group is not reported.
+const DefaultMinScore = 25
+
+// Report is the result of [Analyze]. Its JSON form is the stable contract
+// of `leakscope report --format json` described in docs/DESIGN.md.
+type Report struct {
+	Bundle   BundleSummary   `json:"bundle"`
+	Suspects []Suspect       `json:"suspects"` // highest score first
+	Timeline []TimelineEvent `json:"timeline"` // by time
+	Series   Series          `json:"series"`
+	Heap     HeapGrowth      `json:"heap"`
+	Spans    SpanSummary     `json:"spans"`
+	// LeakProfile compares the suspects with the runtime's goroutineleak
+	// profile when the bundle holds one.
+	LeakProfile *LeakProfileCheck `json:"goroutineleak,omitempty"`
+	Warnings    []string          `json:"warnings"`
+	// GeneratedAt is [Options.Now].
+	GeneratedAt time.Time `json:"generated_at,omitzero"`
+}
+
+// BundleSummary is the part of the manifest a report repeats, plus what
+// the analysis saw.
+type BundleSummary struct {
+	CaptureID string    `json:"capture_id"`
+	Node      string    `json:"node,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	URL       string    `json:"url,omitempty"`
+	Exe       string    `json:"exe,omitempty"`
+	GoVersion string    `json:"go_version,omitempty"`
+	Module    string    `json:"module,omitempty"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Sources   []string  `json:"sources"` // "dump (complete)", "trace (truncated: …)"
+	// GoroutineSnapshots and HeapSnapshots count the distinct snapshot
+	// times seen in the goroutines table and heap profile samples.
+	GoroutineSnapshots int   `json:"goroutine_snapshots"`
+	HeapSnapshots      int   `json:"heap_snapshots"`
+	GoroutineRows      int64 `json:"goroutine_rows"`
+	// PeakGoroutines is the largest goroutine count of any snapshot.
+	PeakGoroutines int64 `json:"peak_goroutines"`
+}
+
+// Suspect is one probable leak: a group of goroutines parked at the same
+// place (Kind "goroutine"), or a heap allocation site that keeps growing
+// (Kind "heap").
+type Suspect struct {
+	ID      string `json:"id"`   // stable within a report: "G1", "H1", …
+	Kind    string `json:"kind"` // KindGoroutine or KindHeap
+	Pattern string `json:"pattern"`
+	// Title is a one-line human description of the pattern.
+	Title string `json:"title"`
+	// State is the goroutines' wait reason ("chan send", "select", …).
+	State    string `json:"state,omitempty"`
+	Location string `json:"location"` // blocked (or allocating) function
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	// Creator is the function holding the go statement; Ancestry its
+	// chain of creators, nearest first, up to the root.
+	Creator     string   `json:"creator"`
+	CreatorFile string   `json:"creator_file,omitempty"`
+	CreatorLine int      `json:"creator_line,omitempty"`
+	Ancestry    []string `json:"ancestry"`
+	// Count is goroutines in the last snapshot (bytes in use for heap).
+	Count        int64     `json:"count"`
+	GrowthPerMin float64   `json:"growth_per_min"` // goroutines (or bytes) per minute
+	Fit          Fit       `json:"fit"`
+	FirstSeen    time.Time `json:"first_seen"`
+	// MaxWaitMinutes is the longest wait a member reported.
+	MaxWaitMinutes int64 `json:"max_wait_minutes,omitempty"`
+	// RetainedBytes is heap in use on allocation sites attributed to this
+	// group (goroutine suspects), measured from heap profiles.
+	RetainedBytes int64      `json:"retained_bytes,omitempty"`
+	Score         float64    `json:"score"` // 0..100
+	Evidence      []Evidence `json:"evidence"`
+	Description   string     `json:"description"`
+	Fix           string     `json:"fix"`
+	// StackID is the bundle stack id of a representative member (for
+	// flame graph focus); Stack its frames, leaf first.
+	StackID int64   `json:"stack_id"`
+	Stack   []Frame `json:"stack"`
+	// Goids is a sample of member goroutine ids.
+	Goids []int64 `json:"goids,omitempty"`
+	// Counts is the member count per snapshot (bytes for heap).
+	Counts []Point `json:"counts"`
+	// Span names the trace task or region that was open on the creating
+	// goroutine when members were created, when a trace shows it.
+	Span string `json:"span,omitempty"`
+	// LeakProfile is "confirmed" when the runtime's goroutineleak profile
+	// lists these goroutines, "not-reported" when the bundle has such a
+	// profile that does not, "" when there is no such profile.
+	LeakProfile string `json:"goroutineleak,omitempty"`
+}
+
+// Fit summarises a least-squares line through a series.
+type Fit struct {
+	Slope    float64 `json:"slope_per_min"`
+	R2       float64 `json:"r2"`
+	Monotone float64 `json:"monotonicity"` // share of steps that do not go down
+	Points   int     `json:"points"`
+}
+
+// Evidence is one observation supporting a suspect.
+type Evidence struct {
+	Kind   string  `json:"kind"` // "growth", "long-wait", "goroutineleak", "heap", "trace", "survival", …
+	Detail string  `json:"detail"`
+	Value  float64 `json:"value,omitempty"`
+}
+
+// Frame is one stack frame.
+type Frame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+}
+
+// Point is one sample of a time series.
+type Point struct {
+	TS    time.Time `json:"ts"`
+	Value float64   `json:"value"`
+}
+
+// TimelineEvent is one dated entry of the leak-cause timeline.
+type TimelineEvent struct {
+	TS      time.Time `json:"ts"`
+	Event   string    `json:"event"`
+	Suspect string    `json:"suspect,omitempty"`
+	Kind    string    `json:"kind,omitempty"` // "capture", "suspect", "span", "gc", "heap"
+}
+
+// Series holds the time series a report charts.
+type Series struct {
+	Goroutines []Point `json:"goroutines"` // total per snapshot or metric
+	HeapLive   []Point `json:"heap_live"`  // heap_live_bytes metric, else heap profile total
+	HeapInuse  []Point `json:"heap_inuse"` // heap profile inuse_space total per snapshot
+	GC         []Point `json:"gc"`         // gc_cycle metric
+	// Suspects maps suspect id to its count series.
+	Suspects map[string][]Point `json:"suspects"`
+}
+
+// HeapGrowth is the heap part of a report.
+type HeapGrowth struct {
+	Snapshots []time.Time  `json:"snapshots"`
+	Growers   []HeapGrower `json:"growers"` // top growing allocation sites
+	// GrowthBytes is total inuse growth from the first to the last
+	// snapshot; AttributedBytes the part on sites attributed to
+	// goroutine suspects.
+	GrowthBytes     int64 `json:"growth_bytes"`
+	AttributedBytes int64 `json:"attributed_bytes"`
+	// Diff is first versus last snapshot (see [HeapDiff] for any two).
+	Diff []HeapDiffEntry `json:"diff,omitempty"`
+}
+
+// HeapGrower is one allocation site whose in-use heap grows.
+type HeapGrower struct {
+	StackID       int64   `json:"stack_id"`
+	Location      string  `json:"location"`
+	File          string  `json:"file"`
+	Line          int     `json:"line"`
+	Stack         []Frame `json:"stack"`
+	InuseBytes    int64   `json:"inuse_bytes"`
+	InuseObjects  int64   `json:"inuse_objects"`
+	BytesPerMin   float64 `json:"bytes_per_min"`
+	ObjectsPerMin float64 `json:"objects_per_min"`
+	Fit           Fit     `json:"fit"`
+	Series        []Point `json:"series"`
+	Suspect       string  `json:"suspect,omitempty"` // goroutine suspect it is attributed to
+	Pattern       string  `json:"pattern,omitempty"`
+}
+
+// HeapDiffEntry is one allocation site's change between two snapshots.
+type HeapDiffEntry struct {
+	StackID      int64   `json:"stack_id"`
+	Location     string  `json:"location"`
+	Stack        []Frame `json:"stack,omitempty"`
+	BaseBytes    int64   `json:"base_bytes"`
+	Bytes        int64   `json:"bytes"`
+	DeltaBytes   int64   `json:"delta_bytes"`
+	DeltaObjects int64   `json:"delta_objects"`
+}
+
+// SpanSummary is the span-lifetime part of a report.
+type SpanSummary struct {
+	Tasks      int       `json:"tasks"`
+	Regions    int       `json:"regions"`
+	NeverEnded []SpanRef `json:"never_ended"`
+	// Outliving lists goroutines still alive after the span that was open
+	// on their creator when they were created had ended.
+	Outliving []Outliving `json:"outliving"`
+}
+
+// SpanRef identifies one span.
+type SpanRef struct {
+	ID    int64     `json:"id"`
+	Kind  string    `json:"kind"`
+	Name  string    `json:"name"`
+	Goid  int64     `json:"goid,omitempty"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end,omitzero"`
+}
+
+// Outliving is a set of goroutines that outlived the span creating them,
+// grouped by span name and goroutine start function.
+type Outliving struct {
+	Span     string  `json:"span"`
+	Function string  `json:"function"`
+	Count    int     `json:"count"`
+	Goids    []int64 `json:"goids"`
+	Suspect  string  `json:"suspect,omitempty"`
+}
+
+// LeakProfileCheck compares the analysis with the runtime's goroutineleak
+// profile.
+type LeakProfileCheck struct {
+	Snapshots int `json:"snapshots"`
+	// Leaked is the goroutine count the last profile reported.
+	Leaked int64 `json:"leaked"`
+	// Agree lists suspects the profile confirms; OnlyAnalysis suspects it
+	// does not list; OnlyProfile locations it lists that no suspect covers.
+	Agree        []string `json:"agree"`
+	OnlyAnalysis []string `json:"only_analysis"`
+	OnlyProfile  []string `json:"only_profile"`
+}
+
+// AncestryTree is the goroutine creation tree returned by [Ancestry],
+// rolled up by function: a node is every goroutine that started in
+// Function and was created from a goroutine of the parent node.
+type AncestryTree struct {
+	Roots []*AncestryNode `json:"roots"`
+	// Goroutines is how many distinct goroutines the tree covers.
+	Goroutines int `json:"goroutines"`
+	// Sources lists the tables that contributed ("goroutines",
+	// "trace_goroutines", "ebpf_events").
+	Sources []string `json:"sources"`
+	chains  map[int64]int64
+}
+
+// AncestryNode is one function of the creation tree.
+type AncestryNode struct {
+	// Function is where the goroutines start (their entry function);
+	// CreatedBy the function holding the go statement.
+	Function  string          `json:"function"`
+	CreatedBy string          `json:"created_by,omitempty"`
+	Count     int64           `json:"count"` // goroutines seen
+	Alive     int64           `json:"alive"` // alive at the end of the bundle
+	Children  []*AncestryNode `json:"children,omitempty"`
+}
+
+// LifetimeView holds goroutine and span bars for a timeline view, as
+// returned by [Lifetimes].
+type LifetimeView struct {
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	Bars    []Bar     `json:"bars"`
+	Total   int       `json:"total"`   // bars in range before downsampling
+	Omitted int       `json:"omitted"` // bars dropped by downsampling
+}
+
+// Bar is one lifetime: a goroutine, task or region.
+type Bar struct {
+	ID    string     `json:"id"`   // "g123", "task7", "region9"
+	Kind  string     `json:"kind"` // "goroutine", "task", "region"
+	Name  string     `json:"name"` // start function or span name
+	Goid  int64      `json:"goid,omitempty"`
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end"` // nil: still alive / never ended
+	State string     `json:"state,omitempty"`
+	// Parent is the creator goid (goroutines) or the parent span id.
+	Parent int64 `json:"parent,omitempty"`
+}

@@ -1,0 +1,76 @@
+package analysis
+
+import (
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// cols looks up record columns by name, so readers keep working when
+// producers add columns.
+type cols struct{ rec arrow.Record }
+
+func (c cols) idx(name string) int {
+	ix := c.rec.Schema().FieldIndices(name)
+	if len(ix) == 0 {
+		return -1
+	}
+	return ix[0]
+}
+
+// i64 returns an int64 reader for the column; a missing column reads as 0.
+func (c cols) i64(name string) func(int) int64 {
+	i := c.idx(name)
+	if i < 0 {
+		return func(int) int64 { return 0 }
+	}
+	switch a := c.rec.Column(i).(type) {
+	case *array.Int64:
+		return func(r int) int64 {
+			if a.IsNull(r) {
+				return 0
+			}
+			return a.Value(r)
+		}
+	case *array.Timestamp:
+		return func(r int) int64 {
+			if a.IsNull(r) {
+				return 0
+			}
+			return int64(a.Value(r))
+		}
+	case *array.Uint64:
+		return func(r int) int64 {
+			if a.IsNull(r) {
+				return 0
+			}
+			return int64(a.Value(r))
+		}
+	}
+	return func(int) int64 { return 0 }
+}
+
+func (c cols) f64(name string) func(int) float64 {
+	i := c.idx(name)
+	if i < 0 {
+		return func(int) float64 { return 0 }
+	}
+	if a, ok := c.rec.Column(i).(*array.Float64); ok {
+		return a.Value
+	}
+	return func(int) float64 { return 0 }
+}
+
+// str returns a string reader; values point into Arrow memory and must be
+// copied (see interner) before the record is released.
+func (c cols) str(name string) func(int) string {
+	i := c.idx(name)
+	if i < 0 {
+		return func(int) string { return "" }
+	}
+	switch c.rec.Column(i).(type) {
+	case *array.String, *array.Dictionary:
+		return bundle.NewStrings(c.rec.Column(i)).Value
+	}
+	return func(int) string { return "" }
+}

@@ -1,0 +1,45 @@
+package analysis
+
+import (
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// Analyze reads the bundle and returns its leak report.
+func Analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, error) {
+	return analyze(b, mem, opts)
+}
+
+// Ancestry returns the goroutine creation tree of the bundle, merged from
+// dumps ("created by … in goroutine N"), traces and eBPF events.
+func Ancestry(b *bundle.Bundle, mem memory.Allocator) (*AncestryTree, error) {
+	return ancestry(b, mem)
+}
+
+// Chain returns the creator goids of goid, nearest first, as far as the
+// bundle knows them.
+func (t *AncestryTree) Chain(goid int64) []int64 {
+	var out []int64
+	seen := map[int64]bool{goid: true}
+	for g := t.chains[goid]; g != 0 && !seen[g]; g = t.chains[g] {
+		seen[g] = true
+		out = append(out, g)
+	}
+	return out
+}
+
+// Lifetimes returns goroutine and span lifetimes overlapping [from, to]
+// (zero times mean the bundle's range), downsampled to at most limit bars
+// (0 means 2000). Spans never ended and goroutines still alive are kept
+// first.
+func Lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit int) (*LifetimeView, error) {
+	return lifetimes(b, mem, from, to, limit)
+}
+
+// HeapDiff compares the heap profile snapshots nearest base and target,
+// largest growth first.
+func HeapDiff(b *bundle.Bundle, mem memory.Allocator, base, target time.Time) ([]HeapDiffEntry, error) {
+	return heapDiff(b, mem, base, target)
+}

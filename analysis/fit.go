@@ -1,0 +1,74 @@
+package analysis
+
+import "math"
+
+// fitSeries fits a least-squares line through (ts, v) pairs, ts in Unix
+// nanoseconds, and reports the slope per minute, R² and the share of steps
+// that do not go down.
+func fitSeries(ts []int64, v []float64) Fit {
+	n := len(ts)
+	f := Fit{Points: n}
+	if n < 2 {
+		return f
+	}
+	var sx, sy float64
+	t0 := ts[0]
+	for i := range ts {
+		sx += float64(ts[i]-t0) / 60e9
+		sy += v[i]
+	}
+	mx, my := sx/float64(n), sy/float64(n)
+	var sxx, sxy, syy float64
+	for i := range ts {
+		dx := float64(ts[i]-t0)/60e9 - mx
+		dy := v[i] - my
+		sxx += dx * dx
+		sxy += dx * dy
+		syy += dy * dy
+	}
+	if sxx > 0 {
+		f.Slope = sxy / sxx
+	}
+	switch {
+	case syy == 0:
+		f.R2 = 0
+	case sxx > 0:
+		f.R2 = sxy * sxy / (sxx * syy)
+	}
+	up := 0
+	for i := 1; i < n; i++ {
+		if v[i] >= v[i-1] {
+			up++
+		}
+	}
+	f.Monotone = float64(up) / float64(n-1)
+	f.Slope = round(f.Slope, 4)
+	f.R2 = round(f.R2, 4)
+	f.Monotone = round(f.Monotone, 4)
+	return f
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+func clamp01(x float64) float64 { return math.Max(0, math.Min(1, x)) }
+
+// recentGrowth compares the rise over the last third of a series with
+// the share of the whole rise a steady trend puts there, from 0 (flat or
+// falling at the end: a pool that filled up, a burst that stopped) to 1
+// (still growing as fast). It goes by snapshot index, not time, so jitter
+// in when snapshots were taken does not count as a slowdown.
+func recentGrowth(v []float64) float64 {
+	n := len(v)
+	if n < 3 {
+		return 0
+	}
+	k := n - 1 - max(1, (n-1)/3)
+	want := (v[n-1] - v[0]) * float64(n-1-k) / float64(n-1)
+	if want <= 0 {
+		return 0
+	}
+	return clamp01((v[n-1] - v[k]) / want)
+}

@@ -1,0 +1,220 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// groupKey identifies goroutines parked identically: same wait reason,
+// same stack, same creator function.
+type groupKey struct {
+	state   string
+	stackID int64
+	creator string
+}
+
+// snapStat is one group's membership in one snapshot.
+type snapStat struct {
+	count    int64
+	maxGoid  int64
+	survived int64 // members whose goid is <= the previous snapshot's maxGoid
+}
+
+// rawGroup accumulates one groupKey over every snapshot.
+type rawGroup struct {
+	key            groupKey
+	rawState       string
+	snaps          map[int64]*snapStat // by snapshot_ts
+	maxWait        int64
+	leaked         int64 // rows the runtime marked "(leaked)"
+	creatorStackID int64
+	goids          []int64 // sample, from the latest snapshot seen
+	goidsTS        int64
+	creatorGoids   map[int64]int64
+	labels         string
+}
+
+// goRec is what the analysis remembers about one goroutine id.
+type goRec struct {
+	creator   int64
+	creatorFn string
+	stackID   int64
+	lastTS    int64
+	firstTS   int64
+}
+
+// dumpData is everything read from the goroutines table.
+type dumpData struct {
+	snapshots []int64 // sorted distinct snapshot times
+	totals    map[int64]int64
+	groups    map[groupKey]*rawGroup
+	// goroutine holds every goid (readDumps with all) or only the goids
+	// that created other goroutines (enough for creator chains).
+	goroutine map[int64]*goRec
+	creators  map[int64]bool
+	rows      int64
+	partial   error
+}
+
+const goidSample = 64
+
+// readDumps folds the goroutines table into groups: one pass for counts,
+// one for survival between consecutive snapshots. With all, it remembers
+// every goroutine id; otherwise only those that created others, so memory
+// follows the number of groups and creators, not of goroutines.
+func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, error) {
+	d := &dumpData{totals: map[int64]int64{}, groups: map[groupKey]*rawGroup{}, goroutine: map[int64]*goRec{}, creators: map[int64]bool{}}
+	in := interner{}
+	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+		c := cols{rec}
+		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
+		stateCol, waitCol := c.str(schema.ColState), c.i64(schema.ColWaitMinutes)
+		stackCol, cgCol := c.i64(schema.ColStackID), c.i64(schema.ColCreatorGoid)
+		cfCol, csCol := c.str(schema.ColCreatorFunction), c.i64(schema.ColCreatorStackID)
+		labCol := c.str(schema.ColLabels)
+		var last *rawGroup
+		for r := 0; r < int(rec.NumRows()); r++ {
+			d.rows++
+			ts, goid := tsCol(r), goidCol(r)
+			rawState := stateCol(r)
+			stack := stackCol(r)
+			creator := cfCol(r)
+			var g *rawGroup
+			if last != nil && last.key.stackID == stack && last.rawState == rawState && last.key.creator == creator {
+				g = last
+			} else {
+				rs := in.get(rawState)
+				k := groupKey{state: in.get(normState(rs)), stackID: stack, creator: in.get(creator)}
+				g = d.groups[k]
+				if g == nil {
+					g = &rawGroup{key: k, rawState: rs, snaps: map[int64]*snapStat{}, creatorGoids: map[int64]int64{}}
+					d.groups[k] = g
+				}
+				last = g
+			}
+			if strings.Contains(rawState, "(leaked)") {
+				g.leaked++
+			}
+			s := g.snaps[ts]
+			if s == nil {
+				s = &snapStat{}
+				g.snaps[ts] = s
+			}
+			s.count++
+			s.maxGoid = max(s.maxGoid, goid)
+			d.totals[ts]++
+			if w := waitCol(r); w > g.maxWait {
+				g.maxWait = w
+			}
+			if g.creatorStackID == 0 {
+				g.creatorStackID = csCol(r)
+			}
+			if g.labels == "" {
+				if l := labCol(r); l != "" {
+					g.labels = in.get(l)
+				}
+			}
+			cg := cgCol(r)
+			if cg != 0 && len(g.creatorGoids) < goidSample {
+				g.creatorGoids[cg]++
+			}
+			if ts > g.goidsTS {
+				g.goidsTS = ts
+				g.goids = g.goids[:0]
+			}
+			if ts == g.goidsTS && len(g.goids) < goidSample {
+				g.goids = append(g.goids, goid)
+			}
+			if cg != 0 {
+				d.creators[cg] = true
+			}
+			if all {
+				d.note(goid, cg, g, stack, ts)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if pe, ok := err.(*bundle.PartialError); ok {
+			d.partial = pe
+		} else {
+			return nil, fmt.Errorf("read goroutines: %w", err)
+		}
+	}
+	for ts := range d.totals {
+		d.snapshots = append(d.snapshots, ts)
+	}
+	sort.Slice(d.snapshots, func(i, j int) bool { return d.snapshots[i] < d.snapshots[j] })
+	if len(d.snapshots) < 2 && all {
+		return d, nil
+	}
+	prev := map[int64]int64{}
+	for i := 1; i < len(d.snapshots); i++ {
+		prev[d.snapshots[i]] = d.snapshots[i-1]
+	}
+	// Second pass: survival, the members of a snapshot that were already
+	// there (by goid) in the previous one.
+	err = b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+		c := cols{rec}
+		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
+		stateCol, stackCol, cfCol := c.str(schema.ColState), c.i64(schema.ColStackID), c.str(schema.ColCreatorFunction)
+		var last *rawGroup
+		cgCol := c.i64(schema.ColCreatorGoid)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			ts := tsCol(r)
+			p, ok := prev[ts]
+			goid := goidCol(r)
+			creatorRow := !all && d.creators[goid]
+			if !ok && !creatorRow {
+				continue
+			}
+			rawState, stack, creator := stateCol(r), stackCol(r), cfCol(r)
+			var g *rawGroup
+			if last != nil && last.key.stackID == stack && last.rawState == rawState && last.key.creator == creator {
+				g = last
+			} else {
+				g = d.groups[groupKey{state: normState(rawState), stackID: stack, creator: creator}]
+				last = g
+			}
+			if g == nil {
+				continue
+			}
+			if creatorRow {
+				d.note(goid, cgCol(r), g, stack, ts)
+			}
+			if !ok {
+				continue
+			}
+			ps := g.snaps[p]
+			if ps != nil && goid <= ps.maxGoid {
+				g.snaps[ts].survived++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if _, ok := err.(*bundle.PartialError); !ok {
+			return nil, fmt.Errorf("read goroutines: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// note remembers one sighting of a goroutine.
+func (d *dumpData) note(goid, creator int64, g *rawGroup, stack, ts int64) {
+	gr := d.goroutine[goid]
+	if gr == nil {
+		gr = &goRec{creator: creator, creatorFn: g.key.creator, stackID: stack, firstTS: ts, lastTS: ts}
+		d.goroutine[goid] = gr
+	}
+	if ts > gr.lastTS {
+		gr.lastTS, gr.stackID = ts, stack
+	}
+	gr.firstTS = min(gr.firstTS, ts)
+}

@@ -1,0 +1,183 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// defaultBars is the bar limit of [Lifetimes] when none is given.
+const defaultBars = 2000
+
+func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit int) (*LifetimeView, error) {
+	if limit <= 0 {
+		limit = defaultBars
+	}
+	st, err := loadStacks(b, mem)
+	if err != nil {
+		return nil, err
+	}
+	d, err := readDumps(b, mem, true)
+	if err != nil {
+		return nil, err
+	}
+	tg, err := readTraceGoroutines(b, mem)
+	if err != nil {
+		return nil, err
+	}
+	eg, err := readEBPFGoroutines(b, mem)
+	if err != nil {
+		return nil, err
+	}
+	spans, err := readSpans(b, mem)
+	if err != nil {
+		return nil, err
+	}
+	type life struct {
+		start, end int64
+		name       string
+		state      string
+		parent     int64
+	}
+	goroutines := map[int64]*life{}
+	// Dumps give presence between snapshots: from the first snapshot that
+	// shows it to the first one that no longer does.
+	next := map[int64]int64{}
+	for i := 0; i+1 < len(d.snapshots); i++ {
+		next[d.snapshots[i]] = d.snapshots[i+1]
+	}
+	stateOf := map[int64]string{}
+	for _, g := range d.groups {
+		if g.goidsTS != 0 {
+			stateOf[g.key.stackID] = g.key.state
+		}
+	}
+	entries := map[int64]string{}
+	for goid, g := range d.goroutine {
+		e, ok := entries[g.stackID]
+		if !ok {
+			e = entryFunction(st.framesOf(g.stackID))
+			entries[g.stackID] = e
+		}
+		goroutines[goid] = &life{start: g.firstTS, end: next[g.lastTS], parent: g.creator, name: e, state: stateOf[g.stackID]}
+	}
+	d.goroutine = nil
+	for goid, g := range tg {
+		l := goroutines[goid]
+		if l == nil {
+			l = &life{}
+			goroutines[goid] = l
+		}
+		if g.created != 0 && (l.start == 0 || g.created < l.start) {
+			l.start = g.created
+		}
+		if g.ended != 0 {
+			l.end = g.ended
+		}
+		if l.name == "" {
+			l.name = g.startFn
+		}
+		if l.parent == 0 {
+			l.parent = g.parent
+		}
+		if g.ended == 0 && g.lastReason != "" {
+			l.state = g.lastReason
+		}
+	}
+	for goid, g := range eg {
+		l := goroutines[goid]
+		if l == nil {
+			l = &life{}
+			goroutines[goid] = l
+		}
+		if g.created != 0 && (l.start == 0 || g.created < l.start) {
+			l.start = g.created
+		}
+		if g.ended != 0 && l.end == 0 {
+			l.end = g.ended
+		}
+		if l.parent == 0 {
+			l.parent = g.parent
+		}
+	}
+	lo, hi := from.UnixNano(), to.UnixNano()
+	if from.IsZero() {
+		lo = b.Manifest.Start.UnixNano()
+		if b.Manifest.Start.IsZero() {
+			lo = 0
+		}
+	}
+	if to.IsZero() {
+		hi = 1<<63 - 1
+		if !b.Manifest.End.IsZero() {
+			hi = b.Manifest.End.UnixNano()
+		}
+	}
+	in := func(start, end int64) bool { return (start == 0 || start <= hi) && (end == 0 || end >= lo) }
+	// Rank lightweight candidates first and build bars only for the kept
+	// ones: open-ended first (they are what a leak looks like), then
+	// longer before shorter; kind and id break ties so the order is stable.
+	type cand struct {
+		start, end, id int64
+		span           *spanRec
+	}
+	var cands []cand
+	for goid, l := range goroutines {
+		if in(l.start, l.end) {
+			cands = append(cands, cand{start: max(l.start, lo), end: l.end, id: goid})
+		}
+	}
+	for _, s := range spans {
+		if in(s.start, s.end) {
+			cands = append(cands, cand{start: max(s.start, lo), end: s.end, id: s.id, span: s})
+		}
+	}
+	dur := func(c cand) int64 {
+		if c.end == 0 {
+			return 1<<63 - 1
+		}
+		return c.end - c.start
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if da, db := dur(a), dur(b); da != db {
+			return da > db
+		}
+		if (a.span == nil) != (b.span == nil) {
+			return a.span == nil
+		}
+		return a.id < b.id
+	})
+	total := len(cands)
+	if len(cands) > limit {
+		cands = cands[:limit]
+	}
+	bars := make([]Bar, 0, len(cands))
+	for _, c := range cands {
+		var bar Bar
+		if s := c.span; s != nil {
+			bar = Bar{ID: fmt.Sprintf("%s%d", s.kind, s.id), Kind: s.kind, Name: s.name, Goid: s.goid, Start: tsTime(c.start), Parent: s.parent}
+		} else {
+			l := goroutines[c.id]
+			bar = Bar{ID: fmt.Sprintf("g%d", c.id), Kind: "goroutine", Name: l.name, Goid: c.id, Start: tsTime(c.start), State: l.state, Parent: l.parent}
+		}
+		if c.end != 0 {
+			e := tsTime(c.end)
+			bar.End = &e
+		}
+		bars = append(bars, bar)
+	}
+	v := &LifetimeView{From: tsTime(lo), To: tsTime(hi), Total: total, Omitted: total - len(bars)}
+	if hi == 1<<63-1 {
+		v.To = time.Time{}
+	}
+	sort.SliceStable(bars, func(i, j int) bool { return bars[i].Start.Before(bars[j].Start) })
+	v.Bars = bars
+	if v.Bars == nil {
+		v.Bars = []Bar{}
+	}
+	return v, nil
+}

@@ -1,0 +1,67 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// maxSeriesPoints bounds each metric series a report carries.
+const maxSeriesPoints = 2000
+
+// readMetrics returns the metric series the report charts, by name, sorted
+// by time and downsampled.
+func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, error) {
+	want := map[string]bool{schema.MetricHeapLive: true, schema.MetricGoroutines: true, schema.MetricGCCycle: true, schema.MetricHeapGoal: true}
+	raw := map[string][][2]float64{}
+	err := b.ReadTable(schema.TableMetrics, mem, func(rec arrow.Record) error {
+		c := cols{rec}
+		ts, name, val := c.i64(schema.ColTS), c.str(schema.ColName), c.f64(schema.ColValue)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			n := name(r)
+			if !want[n] {
+				continue
+			}
+			key := n
+			for k := range want {
+				if k == n {
+					key = k // a string not pointing into Arrow memory
+				}
+			}
+			raw[key] = append(raw[key], [2]float64{float64(ts(r)), val(r)})
+		}
+		return nil
+	})
+	if err := tolerate(err); err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
+	out := map[string][]Point{}
+	for name, pts := range raw {
+		sort.Slice(pts, func(i, j int) bool { return pts[i][0] < pts[j][0] })
+		out[name] = downsample(pts, maxSeriesPoints)
+	}
+	return out, nil
+}
+
+// downsample keeps at most n points, evenly spaced by index, always keeping
+// the last one.
+func downsample(pts [][2]float64, n int) []Point {
+	step := 1
+	if len(pts) > n {
+		step = (len(pts) + n - 1) / n
+	}
+	out := make([]Point, 0, min(len(pts), n)+1)
+	for i := 0; i < len(pts); i += step {
+		out = append(out, Point{TS: time.Unix(0, int64(pts[i][0])).UTC(), Value: pts[i][1]})
+	}
+	if len(pts) > 0 && (len(pts)-1)%step != 0 {
+		p := pts[len(pts)-1]
+		out = append(out, Point{TS: time.Unix(0, int64(p[0])).UTC(), Value: p[1]})
+	}
+	return out
+}

@@ -1,0 +1,97 @@
+package analysis_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/dump"
+	"github.com/leakscope/leakscope/ingest/profiles"
+	"github.com/leakscope/leakscope/samples"
+)
+
+// fetched is one scraped artifact with the time it was taken.
+type fetched struct {
+	name string
+	at   time.Time
+	body []byte
+}
+
+// recordSample runs the sample program in dir for d, scraping a goroutine
+// dump (debug=2) and a heap profile every interval, and ingests them into
+// a new bundle. It returns the bundle directory.
+func recordSample(t testing.TB, dir string, d, interval time.Duration, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p, err := samples.Start(ctx, dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	client := &http.Client{Timeout: 20 * time.Second}
+	get := func(path string) ([]byte, error) {
+		resp, err := client.Get(p.URL + path)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
+		}
+		return io.ReadAll(resp.Body)
+	}
+	var got []fetched
+	start := time.Now()
+	for i := 0; ; i++ {
+		at := time.Now()
+		dump, err := get("/debug/pprof/goroutine?debug=2")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", filepath.Base(dir), err, p.Stderr())
+		}
+		got = append(got, fetched{fmt.Sprintf("goroutine-%02d.txt", i), at, dump})
+		heap, err := get("/debug/pprof/heap?gc=1")
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(dir), err)
+		}
+		got = append(got, fetched{fmt.Sprintf("heap-%02d.pb.gz", i), time.Now(), heap})
+		if time.Since(start) >= d {
+			break
+		}
+		time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(dir)+".lsb")
+	m := bundle.NewManifest(filepath.Base(dir), "analysis-test")
+	m.Target.URL = p.URL
+	m.Target.PID = p.PID
+	w, err := bundle.Create(out, m, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range got {
+		a := bundle.Artifact{Name: f.name, Time: f.at, Size: int64(len(f.body))}
+		if strings.HasPrefix(f.name, "heap") {
+			err = profiles.Ingest(w, bytes.NewReader(f.body), &a)
+			w.Update(func(m *bundle.Manifest) { m.Source(bundle.SourcePprof) })
+		} else {
+			err = dump.Ingest(w, bytes.NewReader(f.body), &a)
+			w.Update(func(m *bundle.Manifest) { m.Source(bundle.SourceDump) })
+		}
+		if err != nil {
+			t.Fatalf("ingest %s: %v", f.name, err)
+		}
+		w.Update(func(m *bundle.Manifest) { m.Artifacts = append(m.Artifacts, a); m.Widen(f.at) })
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

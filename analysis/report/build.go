@@ -1,0 +1,369 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leakscope/leakscope/analysis"
+)
+
+// buildReport lays out the leak report.
+func buildReport(rep *analysis.Report, opts Options) *document {
+	d := &document{title: opts.Title}
+	if d.title == "" {
+		d.title = "Leak report: " + targetName(rep)
+	}
+	d.h(1, d.title)
+	d.p(bundleLine(rep))
+	d.h(2, "Suspects")
+	if len(rep.Suspects) == 0 {
+		d.p("No leak suspects: no goroutine group grew steadily or was marked leaked, and no heap allocation site grew steadily.")
+	} else {
+		d.tbl(suspectTableHead, suspectRows(rep.Suspects))
+		for i, s := range rep.Suspects {
+			if i >= opts.maxSuspects() {
+				d.p(fmt.Sprintf("%d more suspects are listed in the table above only.", len(rep.Suspects)-i))
+				break
+			}
+			suspectSection(d, s, opts, i < opts.flameGraphs(), 3)
+		}
+	}
+	timelineSection(d, rep, 2)
+	evidenceCharts(d, rep, 2, "Goroutines, heap and GC")
+	heapSection(d, rep, 2)
+	spansSection(d, rep, 2)
+	leakProfileSection(d, rep, 2)
+	warningsSection(d, rep, 2)
+	return d
+}
+
+// buildPostmortem lays out the usual postmortem: summary, impact,
+// timeline, root-cause candidates, evidence, remediation, follow-ups.
+func buildPostmortem(rep *analysis.Report, opts Options) *document {
+	d := &document{title: opts.Title}
+	if d.title == "" {
+		d.title = "Postmortem: " + leakNoun(rep) + " in " + targetName(rep)
+	}
+	d.h(1, d.title)
+	when := rep.GeneratedAt
+	if when.IsZero() {
+		when = rep.Bundle.End
+	}
+	d.p(fmt.Sprintf("*Status: draft written by leakscope on %s from capture `%s`. Review the root-cause candidates against the code before publishing.*",
+		when.UTC().Format("2006-01-02"), rep.Bundle.CaptureID))
+
+	d.h(2, "Summary")
+	if len(rep.Suspects) == 0 {
+		d.p(fmt.Sprintf("The capture (%s) shows no leak: no goroutine group grew steadily or was marked leaked by the runtime, and no heap allocation site grew steadily.", window(rep)))
+	} else {
+		var parts []string
+		for i, s := range rep.Suspects {
+			if i == 3 {
+				break
+			}
+			parts = append(parts, summarySentence(s))
+		}
+		d.p(fmt.Sprintf("During the capture (%s), %s", window(rep), strings.Join(parts, " ")))
+	}
+
+	d.h(2, "Impact")
+	d.ul(impactItems(rep)...)
+
+	timelineSection(d, rep, 2)
+
+	d.h(2, "Root-cause candidates")
+	if len(rep.Suspects) == 0 {
+		d.p("None.")
+	}
+	for i, s := range rep.Suspects {
+		if i >= opts.maxSuspects() {
+			break
+		}
+		suspectSection(d, s, opts, i < opts.flameGraphs(), 3)
+	}
+	evidenceCharts(d, rep, 2, "Evidence")
+	heapSection(d, rep, 3)
+	spansSection(d, rep, 3)
+	leakProfileSection(d, rep, 3)
+
+	d.h(2, "Remediation")
+	seen := map[string]bool{}
+	var fixes []string
+	for _, s := range rep.Suspects {
+		if seen[s.Pattern] || s.Fix == "" {
+			continue
+		}
+		seen[s.Pattern] = true
+		fixes = append(fixes, fmt.Sprintf("**%s** (%s at `%s`): %s", s.Pattern, s.ID, shortFn(s.Location), s.Fix))
+	}
+	if len(fixes) == 0 {
+		fixes = append(fixes, "Nothing to fix from this capture.")
+	}
+	d.ul(fixes...)
+
+	d.h(2, "Follow-ups")
+	d.ul(
+		"Add a regression test that runs the leaking path and checks the goroutine count returns to its baseline (for example with go.uber.org/goleak).",
+		"Alert on the goroutine count and heap in use growing steadily over hours, not only on absolute limits.",
+		"Run `leakscope report BUNDLE --fail-on 50` on a capture from a load test in CI.",
+	)
+	d.h(2, "Appendix: capture")
+	d.p(bundleLine(rep))
+	warningsSection(d, rep, 3)
+	return d
+}
+
+var suspectTableHead = []string{"#", "id", "score", "kind", "pattern", "location", "creator", "count", "growth", "first seen"}
+
+func suspectRows(sus []analysis.Suspect) [][]string {
+	var rows [][]string
+	for i, s := range sus {
+		count := fmt.Sprint(s.Count)
+		growth := rate(s.GrowthPerMin, "")
+		if s.Kind == analysis.KindHeap {
+			count = bytesStr(float64(s.Count))
+			growth = rate(s.GrowthPerMin, "bytes")
+		}
+		first := ""
+		if !s.FirstSeen.IsZero() {
+			first = s.FirstSeen.UTC().Format("15:04:05")
+		}
+		creator := ""
+		if s.Creator != "" {
+			creator = "`" + shortFn(s.Creator) + "`"
+		}
+		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, fmt.Sprintf("%.0f", s.Score), s.Kind, s.Pattern,
+			"`" + shortFn(s.Location) + "`", creator, count, growth, first})
+	}
+	return rows
+}
+
+func summarySentence(s analysis.Suspect) string {
+	if s.Kind == analysis.KindHeap {
+		return fmt.Sprintf("Heap in use at `%s` grew to %s (%s, %s).", shortFn(s.Location), bytesStr(float64(s.Count)), rate(s.GrowthPerMin, "bytes"), s.Pattern)
+	}
+	out := fmt.Sprintf("%d goroutines leaked parked at `%s` (%s, %s)", s.Count, shortFn(s.Location), s.Pattern, rate(s.GrowthPerMin, ""))
+	if s.Creator != "" {
+		out += fmt.Sprintf(", created by `%s`", shortFn(s.Creator))
+	}
+	return out + "."
+}
+
+func impactItems(rep *analysis.Report) []string {
+	var items []string
+	b := rep.Bundle
+	if b.PeakGoroutines > 0 {
+		items = append(items, fmt.Sprintf("Peak goroutine count in the capture: %d.", b.PeakGoroutines))
+	}
+	if h := rep.Series.HeapLive; len(h) >= 2 {
+		items = append(items, fmt.Sprintf("Heap in use went from %s to %s.", bytesStr(h[0].Value), bytesStr(h[len(h)-1].Value)))
+	}
+	for _, s := range rep.Suspects {
+		if s.Kind == analysis.KindGoroutine {
+			it := fmt.Sprintf("%s: %d goroutines (%s); at this rate about %.0f more per hour", s.ID, s.Count, rate(s.GrowthPerMin, ""), 60*s.GrowthPerMin)
+			if s.RetainedBytes > 0 {
+				it += fmt.Sprintf(", holding %s of heap", bytesStr(float64(s.RetainedBytes)))
+			}
+			items = append(items, it+".")
+		} else {
+			items = append(items, fmt.Sprintf("%s: %s in use at `%s` (%s); about %s more per hour.", s.ID, bytesStr(float64(s.Count)), shortFn(s.Location), rate(s.GrowthPerMin, "bytes"), bytesStr(60*s.GrowthPerMin)))
+		}
+	}
+	if len(items) == 0 {
+		items = append(items, "No measurable impact in this capture.")
+	}
+	return items
+}
+
+func timelineSection(d *document, rep *analysis.Report, level int) {
+	d.h(level, "Timeline")
+	var rows [][]string
+	for _, e := range rep.Timeline {
+		rows = append(rows, []string{e.TS.UTC().Format("2006-01-02 15:04:05.000"), e.Event})
+	}
+	if len(rows) == 0 {
+		d.p("No dated events.")
+	}
+	d.tbl([]string{"time (UTC)", "event"}, rows)
+}
+
+func evidenceCharts(d *document, rep *analysis.Report, level int, title string) {
+	g := chartSVG("Goroutines", "", []line{{name: "goroutines", points: rep.Series.Goroutines}})
+	var sl []line
+	for i, s := range rep.Suspects {
+		if i == 4 {
+			break
+		}
+		if s.Kind == analysis.KindGoroutine {
+			sl = append(sl, line{name: s.ID + " " + shortFn(s.Location), points: s.Counts})
+		}
+	}
+	sc := chartSVG("Goroutines per suspect", "", sl)
+	h := chartSVG("Heap", "bytes", []line{{name: "heap live", points: rep.Series.HeapLive}, {name: "heap profile in use", points: rep.Series.HeapInuse, color: "#9467bd"}})
+	gc := chartSVG("GC cycles", "", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f"}})
+	if g == "" && sc == "" && h == "" && gc == "" {
+		return
+	}
+	d.h(level, title)
+	d.fig(g, "Total goroutines over time")
+	d.fig(sc, "Goroutine suspects over time")
+	d.fig(h, "Heap over time")
+	d.fig(gc, "GC cycles over time")
+}
+
+func heapSection(d *document, rep *analysis.Report, level int) {
+	hg := rep.Heap
+	if len(hg.Snapshots) == 0 {
+		return
+	}
+	d.h(level, "Heap growth")
+	d.p(fmt.Sprintf("%d heap snapshots; in-use heap changed by %s between the first and the last, %s of it on allocation sites attributed to goroutine suspects.",
+		len(hg.Snapshots), bytesStr(float64(hg.GrowthBytes)), bytesStr(float64(hg.AttributedBytes))))
+	var rows [][]string
+	for i, g := range hg.Growers {
+		if i == 10 {
+			break
+		}
+		rows = append(rows, []string{"`" + shortFn(g.Location) + "`", fileLine(g.File, g.Line), bytesStr(float64(g.InuseBytes)),
+			rate(g.BytesPerMin, "bytes"), fmt.Sprintf("%.2f", g.Fit.R2), g.Suspect})
+	}
+	d.tbl([]string{"allocation site", "source", "in use", "growth", "R²", "suspect"}, rows)
+	rows = nil
+	for i, e := range hg.Diff {
+		if i == 10 {
+			break
+		}
+		rows = append(rows, []string{"`" + shortFn(e.Location) + "`", bytesStr(float64(e.BaseBytes)), bytesStr(float64(e.Bytes)), bytesStr(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
+	}
+	if len(rows) > 0 {
+		d.p("First versus last heap snapshot:")
+		d.tbl([]string{"allocation site", "first", "last", "Δ bytes", "Δ objects"}, rows)
+	}
+}
+
+func spansSection(d *document, rep *analysis.Report, level int) {
+	sp := rep.Spans
+	if sp.Tasks == 0 && sp.Regions == 0 {
+		return
+	}
+	d.h(level, "Spans")
+	d.p(fmt.Sprintf("%d tasks and %d regions in the trace; %d never ended.", sp.Tasks, sp.Regions, len(sp.NeverEnded)))
+	var rows [][]string
+	for i, o := range sp.Outliving {
+		if i == 10 {
+			break
+		}
+		rows = append(rows, []string{"`" + o.Span + "`", "`" + shortFn(o.Function) + "`", fmt.Sprint(o.Count), o.Suspect})
+	}
+	if len(rows) > 0 {
+		d.p("Goroutines that outlived the span open on their creator when they were created:")
+		d.tbl([]string{"span", "goroutine function", "count", "suspect"}, rows)
+	}
+	rows = nil
+	for i, s := range sp.NeverEnded {
+		if i == 10 {
+			break
+		}
+		rows = append(rows, []string{s.Kind, "`" + s.Name + "`", fmt.Sprint(s.Goid), s.Start.UTC().Format("15:04:05.000")})
+	}
+	if len(rows) > 0 {
+		d.p("Spans never ended:")
+		d.tbl([]string{"kind", "name", "goroutine", "start"}, rows)
+	}
+}
+
+func leakProfileSection(d *document, rep *analysis.Report, level int) {
+	c := rep.LeakProfile
+	if c == nil {
+		return
+	}
+	d.h(level, "Runtime goroutineleak profile")
+	d.ul(
+		fmt.Sprintf("The last of %d goroutineleak profiles reports %d leaked goroutines.", c.Snapshots, c.Leaked),
+		"Both agree on: "+orNone(c.Agree),
+		"Only this analysis: "+orNone(c.OnlyAnalysis),
+		"Only the runtime profile: "+orNone(c.OnlyProfile),
+	)
+}
+
+func warningsSection(d *document, rep *analysis.Report, level int) {
+	if len(rep.Warnings) == 0 {
+		return
+	}
+	d.h(level, "Warnings")
+	d.ul(rep.Warnings...)
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func targetName(rep *analysis.Report) string {
+	b := rep.Bundle
+	switch {
+	case b.Module != "":
+		return b.Module
+	case b.Exe != "":
+		return b.Exe
+	case b.URL != "":
+		return b.URL
+	case b.CaptureID != "":
+		return b.CaptureID
+	}
+	return "capture"
+}
+
+func leakNoun(rep *analysis.Report) string {
+	g, h := false, false
+	for _, s := range rep.Suspects {
+		if s.Kind == analysis.KindGoroutine {
+			g = true
+		} else {
+			h = true
+		}
+	}
+	switch {
+	case g && h:
+		return "goroutine and heap leak"
+	case g:
+		return "goroutine leak"
+	case h:
+		return "heap growth"
+	}
+	return "leak investigation"
+}
+
+func window(rep *analysis.Report) string {
+	b := rep.Bundle
+	if b.Start.IsZero() {
+		return "time range unknown"
+	}
+	return fmt.Sprintf("%s to %s UTC, %s", b.Start.UTC().Format("2006-01-02 15:04:05"), b.End.UTC().Format("15:04:05"), b.End.Sub(b.Start).Round(time.Second))
+}
+
+func bundleLine(rep *analysis.Report) string {
+	b := rep.Bundle
+	var parts []string
+	if b.CaptureID != "" {
+		parts = append(parts, "capture `"+b.CaptureID+"`")
+	}
+	if b.PID != 0 {
+		parts = append(parts, fmt.Sprintf("pid %d", b.PID))
+	}
+	if b.URL != "" {
+		parts = append(parts, b.URL)
+	}
+	if b.GoVersion != "" {
+		parts = append(parts, b.GoVersion)
+	}
+	parts = append(parts, window(rep))
+	parts = append(parts, fmt.Sprintf("%d goroutine snapshots (%d rows), %d heap snapshots", b.GoroutineSnapshots, b.GoroutineRows, b.HeapSnapshots))
+	if len(b.Sources) > 0 {
+		parts = append(parts, "sources: "+strings.Join(b.Sources, ", "))
+	}
+	return strings.Join(parts, "; ") + "."
+}

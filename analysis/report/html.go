@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/leakscope/leakscope/analysis"
+)
+
+// HTML writes the report (or, with opts.Postmortem, the postmortem) as one
+// self-contained HTML page: inline CSS, inline SVG charts and flame graphs,
+// no scripts and no external resources.
+func HTML(w io.Writer, rep *analysis.Report, opts Options) error {
+	return writeHTML(w, build(rep, opts))
+}
+
+const css = `body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#1b1b1b}
+h1{font-size:1.7em;border-bottom:2px solid #d62728;padding-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}h3{margin-top:1.5em}
+table{border-collapse:collapse;margin:.6em 0;font-size:13px}th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}th{background:#f4f4f4}
+code{background:#f3f3f3;padding:0 3px;border-radius:3px;font-size:12.5px}pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;overflow-x:auto;font-size:12px}
+figure{margin:1em 0}figcaption{color:#666;font-size:12px}svg{max-width:100%;height:auto}`
+
+var (
+	reCode = regexp.MustCompile("`([^`]+)`")
+	reBold = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+	reEm   = regexp.MustCompile(`\*([^*]+)\*`)
+)
+
+// inline escapes text and turns `code`, **bold** and *em* into tags.
+func inline(s string) string {
+	s = html.EscapeString(s)
+	s = reCode.ReplaceAllString(s, "<code>$1</code>")
+	s = reBold.ReplaceAllString(s, "<strong>$1</strong>")
+	return reEm.ReplaceAllString(s, "<em>$1</em>")
+}
+
+func writeHTML(w io.Writer, d *document) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n", html.EscapeString(d.title), css)
+	for _, b := range d.blocks {
+		switch b := b.(type) {
+		case heading:
+			id := ""
+			if b.id != "" {
+				id = fmt.Sprintf(" id=\"%s\"", html.EscapeString(b.id))
+			}
+			fmt.Fprintf(bw, "<h%d%s>%s</h%d>\n", b.level, id, inline(b.text), b.level)
+		case para:
+			fmt.Fprintf(bw, "<p>%s</p>\n", inline(b.text))
+		case bullets:
+			bw.WriteString("<ul>\n")
+			for _, it := range b.items {
+				fmt.Fprintf(bw, "<li>%s</li>\n", inline(it))
+			}
+			bw.WriteString("</ul>\n")
+		case table:
+			bw.WriteString("<table><tr>")
+			for _, h := range b.head {
+				fmt.Fprintf(bw, "<th>%s</th>", inline(h))
+			}
+			bw.WriteString("</tr>\n")
+			for _, r := range b.rows {
+				bw.WriteString("<tr>")
+				for _, c := range r {
+					fmt.Fprintf(bw, "<td>%s</td>", inline(c))
+				}
+				bw.WriteString("</tr>\n")
+			}
+			bw.WriteString("</table>\n")
+		case codeBlock:
+			fmt.Fprintf(bw, "<pre><code>%s</code></pre>\n", html.EscapeString(b.text))
+		case figure:
+			fmt.Fprintf(bw, "<figure>%s<figcaption>%s</figcaption></figure>\n", stripXMLDecl(b.svg), html.EscapeString(b.caption))
+		}
+	}
+	bw.WriteString("</body></html>\n")
+	return bw.Flush()
+}
+
+// stripXMLDecl removes an XML declaration or doctype before inlining SVG
+// in HTML.
+func stripXMLDecl(svg string) string {
+	if i := strings.Index(svg, "<svg"); i > 0 {
+		return svg[i:]
+	}
+	return svg
+}

@@ -1,0 +1,215 @@
+package analysis
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// RulesEnv names the environment variable holding a user rules file that
+// extends the built-in rules.
+const RulesEnv = "LEAKSCOPE_RULES"
+
+//go:embed rules/default.json
+var defaultRulesJSON []byte
+
+// Rule classifies a group of parked goroutines (Kind "goroutine", the
+// default) or a growing heap allocation site (Kind "heap") into a leak
+// pattern. A rule matches when every non-empty condition holds: States
+// (any regexp matches the wait reason), Frames (each regexp matches some
+// frame function of the stack) and NotFrames (no regexp matches any
+// frame), Source (any regexp matches the source line the goroutines are
+// parked at, when that file is readable). Rules are tried in order; the
+// first match wins.
+type Rule struct {
+	Pattern     string   `json:"pattern"`
+	Kind        string   `json:"kind,omitempty"`
+	States      []string `json:"states,omitempty"`
+	Frames      []string `json:"frames,omitempty"`
+	NotFrames   []string `json:"not_frames,omitempty"`
+	Source      []string `json:"source,omitempty"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Fix         string   `json:"fix"`
+	// Benign marks patterns that are not leaks by themselves (running
+	// goroutines, runtime workers): they are reported only on strong
+	// growth.
+	Benign bool `json:"benign,omitempty"`
+
+	states, frames, notFrames, source []*regexp.Regexp
+	compiled                          bool
+}
+
+// RulesFile is the JSON shape of a rules file: {"rules": [...]}.
+type RulesFile struct {
+	Rules []Rule `json:"rules"`
+}
+
+// DefaultRules returns the built-in rules, compiled.
+func DefaultRules() []Rule {
+	rs, err := ParseRules(defaultRulesJSON, "rules/default.json")
+	if err != nil {
+		panic(err) // the embedded file is tested
+	}
+	return rs
+}
+
+// ParseRules parses and compiles a rules file; name is used in errors.
+func ParseRules(data []byte, name string) ([]Rule, error) {
+	var f RulesFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a rules file: %w", name, err)
+	}
+	for i := range f.Rules {
+		if err := f.Rules[i].compile(); err != nil {
+			return nil, fmt.Errorf("%s: rule %d (%s): %w", name, i+1, f.Rules[i].Pattern, err)
+		}
+	}
+	if f.Rules == nil {
+		f.Rules = []Rule{}
+	}
+	return f.Rules, nil
+}
+
+// LoadRules returns the rules of the file at path (tried first) followed by
+// the built-in rules. An empty path uses $LEAKSCOPE_RULES, and no file at
+// all means the built-in rules alone.
+func LoadRules(path string) ([]Rule, error) {
+	if path == "" {
+		path = os.Getenv(RulesEnv)
+	}
+	def := DefaultRules()
+	if path == "" {
+		return def, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read rules: %w", err)
+	}
+	user, err := ParseRules(data, path)
+	if err != nil {
+		return nil, err
+	}
+	return append(user, def...), nil
+}
+
+func (r *Rule) compile() error {
+	if r.Pattern == "" {
+		return fmt.Errorf("missing pattern name")
+	}
+	if r.Kind == "" {
+		r.Kind = KindGoroutine
+	}
+	if r.Kind != KindGoroutine && r.Kind != KindHeap {
+		return fmt.Errorf("kind %q is not %q or %q", r.Kind, KindGoroutine, KindHeap)
+	}
+	var err error
+	if r.states, err = compileAll(r.States); err != nil {
+		return err
+	}
+	if r.frames, err = compileAll(r.Frames); err != nil {
+		return err
+	}
+	if r.notFrames, err = compileAll(r.NotFrames); err != nil {
+		return err
+	}
+	if r.source, err = compileAll(r.Source); err != nil {
+		return err
+	}
+	r.compiled = true
+	return nil
+}
+
+func compileAll(exprs []string) ([]*regexp.Regexp, error) {
+	out := make([]*regexp.Regexp, len(exprs))
+	for i, e := range exprs {
+		re, err := regexp.Compile(e)
+		if err != nil {
+			return nil, fmt.Errorf("bad regexp %q: %w", e, err)
+		}
+		out[i] = re
+	}
+	return out, nil
+}
+
+// Match reports whether the rule matches a suspect kind, a wait reason, a
+// stack's function names (leaf first) and the source line at the
+// location ("" when unknown).
+func (r *Rule) Match(kind, state string, functions []string, source string) bool {
+	if !r.compiled && r.compile() != nil {
+		return false
+	}
+	if r.Kind != kind {
+		return false
+	}
+	if len(r.source) > 0 {
+		ok := false
+		for _, re := range r.source {
+			if source != "" && re.MatchString(source) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if len(r.states) > 0 {
+		ok := false
+		for _, re := range r.states {
+			if re.MatchString(state) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, re := range r.frames {
+		if !anyMatch(re, functions) {
+			return false
+		}
+	}
+	for _, re := range r.notFrames {
+		if anyMatch(re, functions) {
+			return false
+		}
+	}
+	return true
+}
+
+func anyMatch(re *regexp.Regexp, fns []string) bool {
+	for _, f := range fns {
+		if re.MatchString(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// classify returns the first rule matching, or nil.
+func classify(rules []Rule, kind, state string, functions []string, source string) *Rule {
+	state = normState(state)
+	for i := range rules {
+		if rules[i].Match(kind, state, functions, source) {
+			return &rules[i]
+		}
+	}
+	return nil
+}
+
+// normState strips decorations the runtime adds to a wait reason:
+// " (leaked)", " (scan)", " (durable)", ", locked to thread", ", N minutes".
+func normState(s string) string {
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		s = s[:i]
+	}
+	for _, suf := range []string{" (scan)", " (leaked)", " (durable)"} {
+		s = strings.TrimSuffix(s, suf)
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,142 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+)
+
+// siteScore is the verdict on one site.
+type siteScore struct {
+	fit       Fit
+	delta     float64
+	survival  float64 // -1 when unknown
+	conf      float64
+	impact    float64
+	score     float64
+	evidence  []Evidence
+	firstSeen int64
+	growFrom  int64 // first snapshot where the count rose
+}
+
+// scoreSite weighs a site's growth, waits and the runtime's own leak
+// verdict into a score from 0 to 100.
+//
+// Confidence is the strongest of: growth (R² × monotonicity × survival of
+// members between snapshots, when the count rose by enough, discounted
+// when it stalls at the end), a trace window where such goroutines were
+// created and none ended, the runtime's goroutineleak marking, and long
+// waits of many goroutines (weaker: an idle pool also waits long). Impact grows with member count, growth rate
+// and retained heap, on log scales. Score = 100 × confidence × (0.4 + 0.6 ×
+// impact); benign patterns (running, runtime workers) count half.
+func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bool, tr *traceGroup) siteScore {
+	var sc siteScore
+	sc.survival = -1
+	n := len(s.counts)
+	for i, c := range s.counts {
+		if c > 0 {
+			sc.firstSeen = ts[i]
+			break
+		}
+	}
+	last := 0.0
+	if n > 0 {
+		last = s.counts[n-1]
+	}
+	sc.fit = fitSeries(ts, s.counts)
+	if n >= 2 {
+		first := s.counts[0]
+		sc.delta = last - first
+		for i := 1; i < n; i++ {
+			if s.counts[i] > s.counts[i-1] {
+				sc.growFrom = ts[i-1]
+				break
+			}
+		}
+	}
+	if s.prevCount > 0 && !s.fromProfile {
+		sc.survival = clamp01(float64(s.survived) / float64(s.prevCount))
+	}
+	var growth float64
+	minDelta := math.Max(3, 0.05*s.counts[0])
+	if n >= 3 && sc.fit.Slope > 0 && sc.delta >= minDelta {
+		surv := 1.0
+		if sc.survival >= 0 {
+			surv = sc.survival
+		}
+		// Few goroutines are weak evidence however clean the line.
+		growth = clamp01(sc.fit.R2) * sc.fit.Monotone * surv * math.Sqrt(clamp01(sc.delta/10))
+		// Growth that stopped before the end (a connection pool warming
+		// up) is weaker evidence than growth that goes on.
+		recent := recentGrowth(s.counts)
+		growth *= 0.3 + 0.7*recent
+		sc.evidence = append(sc.evidence, Evidence{Kind: "growth",
+			Detail: fmt.Sprintf("count rose from %.0f to %.0f over %d snapshots: %+.1f/min, R²=%.2f, %.0f%% of steps non-decreasing", s.counts[0], last, n, sc.fit.Slope, sc.fit.R2, 100*sc.fit.Monotone),
+			Value:  sc.fit.Slope})
+		if recent < 0.5 {
+			sc.evidence = append(sc.evidence, Evidence{Kind: "plateau",
+				Detail: fmt.Sprintf("growth slowed at the end: the last third of the snapshots rose %.0f%% of what a steady trend would", 100*recent), Value: recent})
+		}
+		if sc.survival >= 0 {
+			sc.evidence = append(sc.evidence, Evidence{Kind: "survival",
+				Detail: fmt.Sprintf("%.0f%% of members were still parked here in the next snapshot (leaked goroutines never leave)", 100*sc.survival),
+				Value:  sc.survival})
+		}
+	}
+	// Two snapshots show a rise but not its shape: half weight.
+	if n == 2 && sc.fit.Slope > 0 && sc.delta >= minDelta {
+		surv := 1.0
+		if sc.survival >= 0 {
+			surv = sc.survival
+		}
+		growth = 0.5 * surv * math.Sqrt(clamp01(sc.delta/10))
+		sc.evidence = append(sc.evidence, Evidence{Kind: "growth",
+			Detail: fmt.Sprintf("count rose from %.0f to %.0f between two snapshots (%+.1f/min)", s.counts[0], last, sc.fit.Slope), Value: sc.fit.Slope})
+	}
+	// A trace window in which goroutines of this kind were created and
+	// none ended.
+	var traced float64
+	if tr != nil && tr.alive >= 5 {
+		traced = 0.8 * float64(tr.alive) / float64(tr.alive+tr.ended) * math.Sqrt(clamp01(float64(tr.alive)/20))
+		if tr.ended > 0 {
+			traced *= 0.5
+		}
+	}
+	var leak float64
+	if leakConfirmed || s.leaked > 0 {
+		leak = 0.95
+		sc.evidence = append(sc.evidence, Evidence{Kind: "goroutineleak", Detail: "the Go runtime's leak detector marked these goroutines as leaked (blocked on objects no running goroutine can reach)"})
+	}
+	var wait float64
+	if s.maxWait >= 10 && last >= 10 {
+		wait = 0.35 * clamp01(float64(s.maxWait)/30) * clamp01(last/50)
+		sc.evidence = append(sc.evidence, Evidence{Kind: "long-wait", Detail: fmt.Sprintf("members have waited up to %d minutes", s.maxWait), Value: float64(s.maxWait)})
+	}
+	sc.conf = math.Max(math.Max(growth, traced), math.Max(leak, wait))
+	impCount := clamp01(math.Log10(1+last) / 4)
+	impRate := clamp01(math.Log10(1+math.Max(0, sc.fit.Slope)) / 3)
+	impHeap := clamp01(math.Log10(1+float64(retained)/(1<<20)) / 3)
+	sc.impact = math.Max(impCount, math.Max(impRate, impHeap))
+	sc.score = 100 * sc.conf * (0.4 + 0.6*sc.impact)
+	if rule != nil && rule.Benign {
+		sc.score /= 2
+	}
+	sc.score = round(sc.score, 1)
+	return sc
+}
+
+// heapScore weighs a growing allocation site the same way: confidence
+// from the fit, impact from the growth rate in bytes per minute.
+//
+// Heap series are not discounted for a flat end: heap profiles sample one
+// allocation per 512 KiB on average, so a steady leak shows up in steps.
+func heapScore(f Fit, delta float64) (conf, score float64) {
+	if f.Points < 3 || f.Slope <= 0 || delta < 1<<20 {
+		return 0, 0
+	}
+	conf = clamp01(f.R2) * f.Monotone
+	if f.R2 < 0.5 || f.Monotone < 0.6 {
+		conf *= 0.5
+	}
+	impact := clamp01(math.Log10(1+f.Slope/1024) / 5)
+	return conf, round(100*conf*(0.4+0.6*impact), 1)
+}

@@ -1,0 +1,174 @@
+package analysis
+
+import (
+	"sort"
+	"strings"
+)
+
+// site is a goroutine leak candidate: every group parked in the same
+// state at the same location with the same creator, across snapshots.
+type site struct {
+	state    string
+	rawState string
+	loc      Frame
+	creator  string
+	groups   []*rawGroup
+	counts   []float64 // per snapshot of the bundle
+	frames   []Frame   // representative stack, leaf first
+	stackID  int64
+	entry    string
+
+	survived, prevCount int64
+	maxWait, leaked     int64
+	goids               []int64
+	creatorGoids        map[int64]int64
+	creatorStackID      int64
+	labels              string
+	fromProfile         bool // built from goroutine profile counts, not dumps
+}
+
+type siteKey struct {
+	state, fn string
+	line      int
+	creator   string
+}
+
+// buildSites merges dump groups by location and creator and lays their
+// counts on the bundle's snapshot times.
+func buildSites(d *dumpData, st *stackTable) []*site {
+	idx := map[int64]int{}
+	for i, ts := range d.snapshots {
+		idx[ts] = i
+	}
+	byKey := map[siteKey]*site{}
+	var out []*site
+	for _, g := range d.groups {
+		frames := st.framesOf(g.key.stackID)
+		loc, _ := locationFrame(frames)
+		k := siteKey{g.key.state, loc.Function, loc.Line, g.key.creator}
+		s := byKey[k]
+		if s == nil {
+			s = &site{state: g.key.state, rawState: g.rawState, loc: loc, creator: g.key.creator,
+				counts: make([]float64, len(d.snapshots)), creatorGoids: map[int64]int64{}}
+			byKey[k] = s
+			out = append(out, s)
+		}
+		s.groups = append(s.groups, g)
+		for ts, ss := range g.snaps {
+			i := idx[ts]
+			s.counts[i] += float64(ss.count)
+			if i > 0 {
+				s.survived += ss.survived
+			}
+		}
+		s.maxWait = max(s.maxWait, g.maxWait)
+		s.leaked += g.leaked
+		if s.labels == "" {
+			s.labels = g.labels
+		}
+		for cg, n := range g.creatorGoids {
+			s.creatorGoids[cg] += n
+		}
+		if s.creatorStackID == 0 {
+			s.creatorStackID = g.creatorStackID
+		}
+	}
+	for _, s := range out {
+		// prevCount: members of a snapshot whose next snapshot exists, so
+		// survival compares like with like.
+		for i := 0; i+1 < len(s.counts); i++ {
+			s.prevCount += int64(s.counts[i])
+		}
+		// Representative: the group with the most members in the latest
+		// snapshot it appears in.
+		sort.Slice(s.groups, func(i, j int) bool {
+			a, b := s.groups[i], s.groups[j]
+			ca, cb := a.snaps[a.goidsTS].count, b.snaps[b.goidsTS].count
+			if a.goidsTS != b.goidsTS {
+				return a.goidsTS > b.goidsTS
+			}
+			if ca != cb {
+				return ca > cb
+			}
+			return a.key.stackID < b.key.stackID
+		})
+		rep := s.groups[0]
+		s.stackID = rep.key.stackID
+		s.frames = st.framesOf(rep.key.stackID)
+		s.entry = entryFunction(s.frames)
+		for _, g := range s.groups {
+			if g.goidsTS == rep.goidsTS {
+				s.goids = append(s.goids, g.goids...)
+			}
+		}
+		sort.Slice(s.goids, func(i, j int) bool { return s.goids[i] < s.goids[j] })
+	}
+	return out
+}
+
+// sitesFromProfile builds sites from debug=0 goroutine profile counts,
+// for bundles without dumps. The wait reason is inferred from the frames
+// and the creator is unknown.
+func sitesFromProfile(p *profileData, st *stackTable) []*site {
+	idx := map[int64]int{}
+	for i, ts := range p.gorTS {
+		idx[ts] = i
+	}
+	byKey := map[siteKey]*site{}
+	var out []*site
+	for stack, m := range p.goroutine {
+		frames := st.framesOf(stack)
+		state := stateFromFrames(frames)
+		loc, _ := locationFrame(frames)
+		k := siteKey{state, loc.Function, loc.Line, ""}
+		s := byKey[k]
+		if s == nil {
+			s = &site{state: state, rawState: state, loc: loc, counts: make([]float64, len(p.gorTS)),
+				fromProfile: true, frames: frames, stackID: stack, entry: entryFunction(frames), creatorGoids: map[int64]int64{}}
+			byKey[k] = s
+			out = append(out, s)
+		}
+		for ts, v := range m {
+			s.counts[idx[ts]] += float64(v[0])
+		}
+	}
+	return out
+}
+
+// stateFromFrames infers a wait reason from the runtime frames at the leaf
+// of a goroutine profile stack.
+func stateFromFrames(frames []Frame) string {
+	for _, f := range frames {
+		fn := f.Function
+		switch {
+		case fn == "runtime.chansend" || fn == "runtime.chansend1":
+			return "chan send"
+		case fn == "runtime.chanrecv" || fn == "runtime.chanrecv1" || fn == "runtime.chanrecv2":
+			return "chan receive"
+		case fn == "runtime.selectgo":
+			return "select"
+		case fn == "runtime.block":
+			return "select (no cases)"
+		case strings.HasPrefix(fn, "sync.(*WaitGroup).Wait"):
+			return "sync.WaitGroup.Wait"
+		case strings.HasPrefix(fn, "sync.(*RWMutex).RLock"):
+			return "sync.RWMutex.RLock"
+		case strings.HasPrefix(fn, "sync.(*RWMutex).Lock"):
+			return "sync.RWMutex.Lock"
+		case strings.HasPrefix(fn, "sync.(*Mutex).Lock"), strings.HasPrefix(fn, "internal/sync.(*Mutex).Lock"):
+			return "sync.Mutex.Lock"
+		case strings.HasPrefix(fn, "sync.(*Cond).Wait"):
+			return "sync.Cond.Wait"
+		case fn == "internal/poll.runtime_pollWait":
+			return "IO wait"
+		case fn == "time.Sleep":
+			return "sleep"
+		case fn == "syscall.Syscall" || fn == "syscall.Syscall6" || fn == "internal/runtime/syscall.Syscall6":
+			return "syscall"
+		}
+		if !isRuntime(fn) {
+			break
+		}
+	}
+	return "running"
+}

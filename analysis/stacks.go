@@ -1,0 +1,120 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// stackTable holds a bundle's frames and stacks dictionaries. Both are
+// small (distinct frames and stacks), so they are kept in memory.
+type stackTable struct {
+	frames map[int64]Frame
+	stacks map[int64][]int64
+}
+
+func loadStacks(b *bundle.Bundle, mem memory.Allocator) (*stackTable, error) {
+	st := &stackTable{frames: map[int64]Frame{}, stacks: map[int64][]int64{}}
+	if err := b.Frames(mem, func(f schema.Frame) {
+		st.frames[f.ID] = Frame{Function: strings.Clone(f.Function), File: strings.Clone(f.File), Line: int(f.Line)}
+	}); err != nil {
+		return nil, fmt.Errorf("read frames: %w", err)
+	}
+	if err := b.Stacks(mem, func(s schema.Stack) { st.stacks[s.ID] = s.FrameIDs }); err != nil {
+		return nil, fmt.Errorf("read stacks: %w", err)
+	}
+	return st, nil
+}
+
+// frames returns the frames of a stack, leaf first.
+func (st *stackTable) framesOf(id int64) []Frame {
+	ids := st.stacks[id]
+	out := make([]Frame, 0, len(ids))
+	for _, fid := range ids {
+		if f, ok := st.frames[fid]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// functions returns the function names of a stack, leaf first.
+func functions(frames []Frame) []string {
+	out := make([]string, len(frames))
+	for i, f := range frames {
+		out[i] = f.Function
+	}
+	return out
+}
+
+// isRuntime reports whether fn belongs to the runtime or to the low-level
+// packages a parked goroutine's leaf frames are in.
+func isRuntime(fn string) bool {
+	for _, p := range []string{"runtime.", "runtime/", "internal/", "sync.", "sync/atomic.", "time.Sleep", "syscall.", "reflect."} {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isStdlib reports whether fn is in the standard library: its import path
+// has no dot in its first element and is not package main.
+func isStdlib(fn string) bool {
+	if strings.HasPrefix(fn, "main.") {
+		return false
+	}
+	if i := strings.IndexByte(fn, '/'); i >= 0 {
+		return !strings.Contains(fn[:i], ".")
+	}
+	// No slash: a single-element package path like "net.(*conn).Read"
+	// or "fmt.Println"; third-party paths always contain a slash.
+	return true
+}
+
+// locationFrame picks the frame a report names as a group's location: the
+// first frame (from the leaf) outside the standard library, or failing
+// that the first outside the runtime, or the leaf.
+func locationFrame(frames []Frame) (Frame, int) {
+	for i, f := range frames {
+		if !isStdlib(f.Function) {
+			return f, i
+		}
+	}
+	for i, f := range frames {
+		if !isRuntime(f.Function) {
+			return f, i
+		}
+	}
+	if len(frames) > 0 {
+		return frames[0], 0
+	}
+	return Frame{Function: "?"}, -1
+}
+
+// entryFunction is the function a goroutine started in: its outermost
+// frame other than runtime.goexit (and runtime.main, so the main goroutine
+// is named by main.main).
+func entryFunction(frames []Frame) string {
+	for i := len(frames) - 1; i >= 0; i-- {
+		if fn := frames[i].Function; fn != "runtime.goexit" && fn != "runtime.main" && fn != "" {
+			return fn
+		}
+	}
+	return ""
+}
+
+// interner copies strings out of Arrow buffers once per distinct value.
+type interner map[string]string
+
+func (in interner) get(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	c := strings.Clone(s)
+	in[c] = c
+	return c
+}

@@ -1,0 +1,148 @@
+package analysis
+
+import (
+	"fmt"
+)
+
+// goroutineSuspect turns a scored site into a report suspect.
+func goroutineSuspect(x *scored, ts []int64, pop *population, ix *spanIndex, tg map[int64]*traceG, st *stackTable, maxGoids int, src sourceCache) *Suspect {
+	s := x.s
+	n := len(s.counts)
+	var last float64
+	if n > 0 {
+		last = s.counts[n-1]
+	}
+	sus := &Suspect{Kind: KindGoroutine, State: s.state, Location: s.loc.Function, File: s.loc.File, Line: s.loc.Line,
+		Creator: s.creator, Count: int64(last), GrowthPerMin: round(x.sc.fit.Slope, 2), Fit: x.sc.fit,
+		FirstSeen: tsTime(x.sc.firstSeen), MaxWaitMinutes: s.maxWait, RetainedBytes: x.retained,
+		Score: x.sc.score, Evidence: append([]Evidence{}, x.sc.evidence...), StackID: s.stackID, Stack: s.frames}
+	if sus.Stack == nil {
+		sus.Stack = []Frame{}
+	}
+	if x.rule != nil {
+		sus.Pattern, sus.Title, sus.Description, sus.Fix = x.rule.Pattern, x.rule.Title, x.rule.Description, x.rule.Fix
+	} else {
+		sus.Pattern, sus.Title = "blocked-other", "goroutines parked with no way out"
+	}
+	if line := src.line(s.loc.File, s.loc.Line); line != "" {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: %s", s.loc.File, s.loc.Line, line)})
+	}
+	// Creator's file and line: the frame of the creator function in the
+	// dump's "created by" stack.
+	if cs := s.creatorStackID; cs != 0 {
+		for _, f := range st.framesOf(cs) {
+			if f.Function == s.creator {
+				sus.CreatorFile, sus.CreatorLine = f.File, f.Line
+				break
+			}
+		}
+	}
+	for i, t := range ts {
+		sus.Counts = append(sus.Counts, Point{TS: tsTime(t), Value: s.counts[i]})
+	}
+	if sus.Counts == nil {
+		sus.Counts = []Point{}
+	}
+	if len(s.goids) > 0 {
+		sus.Goids = append([]int64(nil), s.goids[:min(len(s.goids), maxGoids)]...)
+	}
+	// Ancestry: follow the most common creator goroutine.
+	var topCreator int64
+	var topN int64
+	for g, c := range s.creatorGoids {
+		if c > topN || c == topN && g < topCreator {
+			topCreator, topN = g, c
+		}
+	}
+	sus.Ancestry = pop.chain(s.creator, topCreator)
+	if sus.Ancestry == nil {
+		sus.Ancestry = []string{}
+	}
+	// Span open on the creator when members were created, from the trace.
+	spanCount := map[string]int{}
+	for _, g := range s.goids {
+		t := tg[g]
+		if t == nil || t.created == 0 || t.parent == 0 {
+			continue
+		}
+		if sp := ix.openAt(t.parent, t.created); sp != nil {
+			spanCount[sp.kind+" "+sp.name]++
+		}
+	}
+	if best := topKey(toInt64(spanCount)); best != "" {
+		sus.Span = best
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "span", Detail: fmt.Sprintf("members were created inside %s (%d of %d sampled)", best, spanCount[best], len(s.goids))})
+	}
+	if x.trace != nil {
+		sus.Evidence = append(sus.Evidence, x.trace.evidence())
+	}
+	for _, h := range x.growers {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
+			Detail: fmt.Sprintf("allocation site %s holds %s and grows %s/min (R²=%.2f)", h.grower.Location, bytesStr(float64(h.grower.InuseBytes)), bytesStr(h.grower.BytesPerMin), h.grower.Fit.R2),
+			Value:  float64(h.grower.InuseBytes)})
+	}
+	if x.leakHit {
+		sus.LeakProfile = "confirmed"
+	}
+	return sus
+}
+
+// heapSuspect turns a growing allocation site into a suspect.
+func heapSuspect(h *heapSite, rules []Rule, src sourceCache) *Suspect {
+	g := h.grower
+	_, locIdx := locationFrame(g.Stack)
+	rule := classify(rules, KindHeap, "", h.funcs, src.context(g.Stack, locIdx))
+	sus := &Suspect{Kind: KindHeap, Pattern: "heap-growth", Location: g.Location, File: g.File, Line: g.Line,
+		Count: g.InuseBytes, GrowthPerMin: g.BytesPerMin, Fit: g.Fit, Score: h.score, StackID: g.StackID, Stack: g.Stack,
+		Ancestry: []string{}, Counts: g.Series}
+	if sus.Stack == nil {
+		sus.Stack = []Frame{}
+	}
+	if rule != nil {
+		sus.Pattern, sus.Title, sus.Description, sus.Fix = rule.Pattern, rule.Title, rule.Description, rule.Fix
+	}
+	for _, p := range g.Series {
+		if p.Value > 0 {
+			sus.FirstSeen = p.TS
+			break
+		}
+	}
+	sus.Evidence = []Evidence{{Kind: "heap",
+		Detail: fmt.Sprintf("in-use bytes rose by %s to %s over %d heap snapshots: %s/min, R²=%.2f, %.0f%% of steps non-decreasing; objects %+.0f/min",
+			bytesStr(h.delta), bytesStr(float64(g.InuseBytes)), g.Fit.Points, bytesStr(g.BytesPerMin), g.Fit.R2, 100*g.Fit.Monotone, g.ObjectsPerMin),
+		Value: g.BytesPerMin}}
+	if line := src.line(g.File, g.Line); line != "" {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: %s", g.File, g.Line, line)})
+	}
+	return sus
+}
+
+func toInt64(m map[string]int) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = int64(v)
+	}
+	return out
+}
+
+// bytesStr formats a byte count with a binary unit.
+func bytesStr(v float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	s := fmt.Sprintf("%.1f %s", v, units[i])
+	if i == 0 {
+		s = fmt.Sprintf("%.0f B", v)
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

@@ -1,0 +1,86 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// timeline orders what happened: the capture, each suspect's first sight,
+// the start of its growth and its last count, heap growth, and the span
+// that starts it.
+func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
+	var ev []TimelineEvent
+	if t := rep.Bundle.Start; !t.IsZero() {
+		ev = append(ev, TimelineEvent{TS: t, Event: "capture started", Kind: "capture"})
+	}
+	if t := rep.Bundle.End; !t.IsZero() {
+		ev = append(ev, TimelineEvent{TS: t, Event: "capture ended", Kind: "capture"})
+	}
+	for _, s := range rep.Suspects {
+		unit := "goroutines"
+		if s.Kind == KindHeap {
+			unit = "bytes"
+		}
+		rate := perMinute(s.GrowthPerMin)
+		if s.Kind == KindHeap {
+			rate = bytesStr(s.GrowthPerMin) + "/min"
+		}
+		cause := ""
+		if s.Creator != "" {
+			cause += ", created by " + s.Creator
+		}
+		if s.Span != "" {
+			cause += " inside " + s.Span
+		}
+		first, firstIdx := 0.0, -1
+		for i, p := range s.Counts {
+			if p.Value > 0 {
+				first, firstIdx = p.Value, i
+				break
+			}
+		}
+		// When it did not exist before, its appearance is where the growth
+		// begins: one event says both.
+		merged := firstIdx > 0 && s.GrowthPerMin > 0
+		if !s.FirstSeen.IsZero() {
+			what := fmt.Sprintf("%s first seen: %.0f %s at %s (%s)", s.ID, first, unit, s.Location, s.Pattern)
+			if s.Kind == KindHeap {
+				what = fmt.Sprintf("%s first seen: %s in use at %s (%s)", s.ID, bytesStr(first), s.Location, s.Pattern)
+			}
+			if merged {
+				what += fmt.Sprintf(", growing %s%s", rate, cause)
+			}
+			ev = append(ev, TimelineEvent{TS: s.FirstSeen, Event: what, Suspect: s.ID, Kind: "suspect"})
+		}
+		for i := max(1, firstIdx+1); !merged && i < len(s.Counts); i++ {
+			if s.Counts[i].Value > s.Counts[i-1].Value {
+				ev = append(ev, TimelineEvent{TS: s.Counts[i].TS, Event: fmt.Sprintf("%s starts growing (%s)%s", s.ID, rate, cause), Suspect: s.ID, Kind: "suspect"})
+				break
+			}
+		}
+		if n := len(s.Counts); n > 1 {
+			last := s.Counts[n-1]
+			what := fmt.Sprintf("%s reaches %.0f %s", s.ID, last.Value, unit)
+			if s.Kind == KindHeap {
+				what = fmt.Sprintf("%s reaches %s", s.ID, bytesStr(last.Value))
+			}
+			ev = append(ev, TimelineEvent{TS: last.TS, Event: what, Suspect: s.ID, Kind: "suspect"})
+		}
+	}
+	if h := rep.Series.HeapLive; len(h) >= 2 {
+		ev = append(ev, TimelineEvent{TS: h[len(h)-1].TS, Kind: "heap",
+			Event: fmt.Sprintf("heap %s → %s over the capture", bytesStr(h[0].Value), bytesStr(h[len(h)-1].Value))})
+	}
+	if gc := rep.Series.GC; len(gc) >= 2 {
+		ev = append(ev, TimelineEvent{TS: gc[len(gc)-1].TS, Kind: "gc",
+			Event: fmt.Sprintf("%.0f GC cycles during the capture", gc[len(gc)-1].Value-gc[0].Value)})
+	}
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TS.Before(ev[j].TS) })
+	if ev == nil {
+		ev = []TimelineEvent{}
+	}
+	_ = b
+	return ev
+}

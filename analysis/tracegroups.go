@@ -1,0 +1,136 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// traceGroup counts trace goroutines of one creator and start function.
+type traceGroup struct {
+	alive, ended          int64
+	firstAlive, lastAlive int64 // creation times of alive members
+	created               []int64
+	state                 string
+	lastStack             int64
+}
+
+type traceKey struct{ creator, start string }
+
+// traceGroups groups trace goroutines by creator and start function.
+func traceGroups(tg map[int64]*traceG, st *stackTable) map[traceKey]*traceGroup {
+	out := map[traceKey]*traceGroup{}
+	creators := map[int64]string{}
+	for _, g := range tg {
+		c, ok := creators[g.creationStack]
+		if !ok {
+			if fr := st.framesOf(g.creationStack); len(fr) > 0 {
+				c = creatorOfCreationStack(fr)
+			}
+			creators[g.creationStack] = c
+		}
+		k := traceKey{c, g.startFn}
+		t := out[k]
+		if t == nil {
+			t = &traceGroup{}
+			out[k] = t
+		}
+		if g.ended != 0 {
+			t.ended++
+			continue
+		}
+		t.alive++
+		if t.state == "" {
+			t.state, t.lastStack = traceState(g.lastReason, g.lastState), g.lastStack
+		}
+		if g.created != 0 {
+			if t.firstAlive == 0 || g.created < t.firstAlive {
+				t.firstAlive = g.created
+			}
+			t.lastAlive = max(t.lastAlive, g.created)
+			if len(t.created) < 100000 {
+				t.created = append(t.created, g.created)
+			}
+		}
+	}
+	return out
+}
+
+// traceState maps a trace's blocking reason to the wait reason a
+// goroutine dump would show, so the same rules apply.
+func traceState(reason, state string) string {
+	switch r := strings.ToLower(reason); {
+	case r == "network":
+		return "IO wait"
+	case r == "sync" || strings.HasPrefix(r, "sync.(*mutex)") || strings.HasPrefix(r, "sync.(*rwmutex)"):
+		return "semacquire"
+	case strings.Contains(r, "cond"):
+		return "sync.Cond.Wait"
+	case strings.Contains(r, "waitgroup"):
+		return "sync.WaitGroup.Wait"
+	case r == "forever":
+		return "select (no cases)"
+	case r == "":
+		if state == "running" || state == "runnable" {
+			return state
+		}
+		return "unknown"
+	}
+	return reason
+}
+
+// evidence describes a trace group for a suspect.
+func (t *traceGroup) evidence() Evidence {
+	d := fmt.Sprintf("trace: %d created during the window are still alive, %d ended", t.alive, t.ended)
+	if t.alive > 1 && t.lastAlive > t.firstAlive {
+		d += fmt.Sprintf("; alive ones were created at %.1f/min", float64(t.alive-1)/(float64(t.lastAlive-t.firstAlive)/60e9))
+	}
+	return Evidence{Kind: "trace", Detail: d, Value: float64(t.alive)}
+}
+
+// sitesFromTrace builds sites from goroutines alive at the end of the
+// trace, for bundles with neither dumps nor goroutine profiles. Counts are
+// cumulative creations of the alive members over ten steps of the trace.
+func sitesFromTrace(groups map[traceKey]*traceGroup, st *stackTable) ([]*site, []int64) {
+	var lo, hi int64
+	for _, t := range groups {
+		if t.alive == 0 || t.firstAlive == 0 {
+			continue
+		}
+		if lo == 0 || t.firstAlive < lo {
+			lo = t.firstAlive
+		}
+		hi = max(hi, t.lastAlive)
+	}
+	if lo == 0 || hi <= lo {
+		return nil, nil
+	}
+	const steps = 10
+	ts := make([]int64, steps)
+	for i := range ts {
+		ts[i] = lo + (hi-lo)*int64(i+1)/steps
+	}
+	var out []*site
+	for k, t := range groups {
+		if t.alive == 0 {
+			continue
+		}
+		frames := st.framesOf(t.lastStack)
+		loc, _ := locationFrame(frames)
+		s := &site{state: t.state, rawState: t.state, loc: loc, creator: k.creator, frames: frames,
+			stackID: t.lastStack, entry: k.start, counts: make([]float64, steps), creatorGoids: map[int64]int64{}}
+		sort.Slice(t.created, func(i, j int) bool { return t.created[i] < t.created[j] })
+		j := 0
+		for i, at := range ts {
+			for j < len(t.created) && t.created[j] <= at {
+				j++
+			}
+			s.counts[i] = float64(j)
+		}
+		// Survival: the share of this kind of goroutine that never ended
+		// during the trace (a leak's members never leave).
+		s.survived, s.prevCount = t.alive, t.alive+t.ended
+		out = append(out, s)
+	}
+	return out, ts
+}
