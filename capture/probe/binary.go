@@ -23,6 +23,7 @@ type Binary struct {
 	table     *gosym.Table
 	syms      map[string]elf.Symbol // function symbols from .symtab, nil when stripped
 	offsets   Offsets
+	inl       *inlineIndex // nil without DWARF
 	notes     []string
 }
 
@@ -51,18 +52,23 @@ func OpenBinary(path string) (b *Binary, err error) {
 	b = &Binary{path: path, file: f, elf: ef, pie: ef.Type == elf.ET_DYN}
 	bi, err := buildinfo.Read(f)
 	if err != nil {
-		return nil, fmt.Errorf("parse binary %s: no Go build info: %w", path, err)
+		return nil, fmt.Errorf("parse binary %s: not a Go executable (%v): %w", path, err, ErrNotSupported)
 	}
 	b.goVersion = bi.GoVersion
 	b.module = bi.Main.Path
 	if err := b.loadSymbols(); err != nil {
 		return nil, fmt.Errorf("parse binary %s: %w", path, err)
 	}
-	off, notes, err := readOffsets(ef, b.goVersion)
+	off, d, notes, err := readOffsets(ef, b.goVersion)
 	if err != nil {
 		return nil, fmt.Errorf("parse binary %s: %w", path, err)
 	}
 	b.offsets = off
+	if d != nil {
+		b.inl = newInlineIndex(d)
+	} else {
+		b.notes = append(b.notes, "no DWARF: symbolised stacks do not expand inlined calls")
+	}
 	b.notes = append(b.notes, notes...)
 	return b, nil
 }

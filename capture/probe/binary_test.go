@@ -2,6 +2,7 @@ package probe
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -153,6 +154,44 @@ func TestOpenBinaryErrors(t *testing.T) {
 		if b != nil || err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: got %v, %v; want an error naming the file", name, b, err)
 		}
+	}
+}
+
+// TestCorruptPclntab overwrites parts of a real binary's function table:
+// opening and symbolising must fail cleanly or succeed, never panic.
+func TestCorruptPclntab(t *testing.T) {
+	path := buildSpawner(t, "stripped")
+	b, err := OpenBinary(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := b.elf.Section(".gopclntab")
+	fn, _ := b.Func("main.parked")
+	b.Close()
+	exe, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// Each case overwrites n bytes at offset at of the section; the 8 at +8
+	// are the function count alone.
+	for i, c := range []struct{ at, n uint64 }{{0, 256}, {8, 8}, {8, 256}, {64, 256}, {sec.Size / 3, 256}, {sec.Size / 2, 256}} {
+		at := c.at
+		bad := slices.Clone(exe)
+		for j := sec.Offset + at; j < sec.Offset+at+c.n && j < uint64(len(bad)); j++ {
+			bad[j] = 0xff
+		}
+		p := filepath.Join(dir, fmt.Sprintf("bad%d", i))
+		if err := os.WriteFile(p, bad, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, err := OpenBinary(p)
+		if err != nil {
+			t.Logf("corruption at +%#x: %v", at, err)
+			continue
+		}
+		NewSymbolizer(b, 0).Frames([]uint64{fn.Addr, fn.Addr + 5, 0x401000})
+		b.Close()
 	}
 }
 

@@ -32,6 +32,25 @@
 // Entry probes sit just after the JBE to morestack so that a function that
 // grows its stack is not counted twice (see docs/EBPF.md).
 //
+// # Stacks
+//
+// Stacks come from bpf_get_stack(BPF_F_USER_STACK), the kernel's
+// frame-pointer walk, written into the ring buffer record. At a RET probe
+// (and at entry probes on kernels that do not recognise a function entry)
+// BP still or again points at the caller's frame, so the walk skips the
+// immediate caller; each program also saves the return address at SP and
+// the decoder puts it back when missing. The walk from newproc1 on g0
+// crosses systemstack back into the creating goroutine's stack, so
+// go_create stacks reach the go statement's function.
+//
+// # Cost
+//
+// BenchmarkProbeOverhead measures about 2 µs per probe hit (uprobe trap
+// plus program) on a 2-core VM, about 3 µs for go_create with a stack.
+// Goroutine creation and exit is where a busy service pays: creation
+// stacks are therefore off by default ([Options.CreateStacks]). Alloc
+// probes fire at the runtime's MemProfileRate only.
+//
 // Only linux/amd64 is supported; elsewhere [Attach] returns an error
 // wrapping [ErrNotSupported]. Binary inspection ([OpenBinary]) and
 // symbolisation ([Symbolizer]) work on any platform.

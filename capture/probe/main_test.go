@@ -28,8 +28,9 @@ var (
 	buildCache = map[string]string{}
 )
 
-// buildSpawner builds testdata/spawner once per flavour ("" or "stripped")
-// and returns the executable's path.
+// buildSpawner builds testdata/spawner once per flavour ("", "stripped"
+// for -s -w, or "pie" for a position-independent executable) and returns
+// the executable's path.
 func buildSpawner(tb testing.TB, flavour string) string {
 	tb.Helper()
 	buildMu.Lock()
@@ -39,8 +40,11 @@ func buildSpawner(tb testing.TB, flavour string) string {
 	}
 	out := filepath.Join(buildDir, "spawner"+flavour)
 	args := []string{"build", "-o", out}
-	if flavour == "stripped" {
+	switch flavour {
+	case "stripped":
 		args = append(args, "-ldflags=-s -w")
+	case "pie":
+		args = append(args, "-buildmode=pie")
 	}
 	cmd := exec.Command("go", append(args, "./testdata/spawner")...)
 	if b, err := cmd.CombinedOutput(); err != nil {

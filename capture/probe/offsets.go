@@ -48,28 +48,28 @@ var offsetTable = map[string]Offsets{
 // readOffsets finds the runtime.g and runtime.m field offsets, from DWARF
 // when present and from offsetTable otherwise. It also checks, when DWARF
 // allows, that the probed functions take the arguments the programs read.
-func readOffsets(f *elf.File, goVersion string) (Offsets, []string, error) {
+func readOffsets(f *elf.File, goVersion string) (Offsets, *dwarf.Data, []string, error) {
 	lang := version.Lang(goVersion)
 	if lang == "" {
-		return Offsets{}, nil, fmt.Errorf("unrecognised Go version %q", goVersion)
+		return Offsets{}, nil, nil, fmt.Errorf("unrecognised Go version %q", goVersion)
 	}
 	if version.Compare(lang, MinGoVersion) < 0 || version.Compare(lang, MaxGoVersion) > 0 {
-		return Offsets{}, nil, fmt.Errorf("built with %s, probes support %s to %s: %w", goVersion, MinGoVersion, MaxGoVersion, ErrNotSupported)
+		return Offsets{}, nil, nil, fmt.Errorf("built with %s, probes support %s to %s: %w", goVersion, MinGoVersion, MaxGoVersion, ErrNotSupported)
 	}
 	d, err := f.DWARF()
 	if err != nil {
 		off, ok := offsetTable[lang]
 		if !ok {
-			return Offsets{}, nil, fmt.Errorf("no DWARF (%v) and no built-in offsets for %s; rebuild without -ldflags=-w: %w", err, lang, ErrNotSupported)
+			return Offsets{}, nil, nil, fmt.Errorf("no DWARF (%v) and no built-in offsets for %s; rebuild without -ldflags=-w: %w", err, lang, ErrNotSupported)
 		}
 		off.Source = "table:" + lang
-		return off, []string{fmt.Sprintf("no DWARF in binary: runtime offsets taken from the built-in %s table", lang)}, nil
+		return off, nil, []string{fmt.Sprintf("no DWARF in binary: runtime offsets taken from the built-in %s table", lang)}, nil
 	}
 	off, notes, err := dwarfOffsets(d)
 	if err != nil {
-		return Offsets{}, nil, fmt.Errorf("read DWARF: %w", err)
+		return Offsets{}, nil, nil, fmt.Errorf("read DWARF: %w", err)
 	}
-	return off, notes, nil
+	return off, d, notes, nil
 }
 
 // wantArgs lists, per probed function whose arguments the programs read,

@@ -3,6 +3,7 @@ package probe
 import (
 	"debug/elf"
 	"debug/gosym"
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -49,6 +50,9 @@ func (b *Binary) loadSymbols() error {
 	data, err := pcln.Data()
 	if err != nil {
 		return fmt.Errorf("read .gopclntab: %w", err)
+	}
+	if err := checkPclntab(data); err != nil {
+		return fmt.Errorf("section .gopclntab at file offset %#x: %w", pcln.Offset, err)
 	}
 	var textStart uint64
 	if t := b.elf.Section(".text"); t != nil {
@@ -108,4 +112,33 @@ func (b *Binary) code(fn Func) ([]byte, error) {
 		return nil, fmt.Errorf("read code of %s at file offset %#x: %w", fn.Name, fn.FileOffset, err)
 	}
 	return buf, nil
+}
+
+// checkPclntab validates the header of a Go 1.18+ 64-bit pclntab before
+// debug/gosym trusts it: gosym sizes its function slice from the header's
+// count, so a corrupt count would exhaust memory rather than fail.
+func checkPclntab(data []byte) error {
+	const words = 8 // nfunc, nfiles, textStart, then five table offsets
+	if len(data) < 8+8*words {
+		return fmt.Errorf("header truncated (%d bytes)", len(data))
+	}
+	le := binary.LittleEndian
+	if m := le.Uint32(data); m != 0xfffffff1 && m != 0xfffffff0 {
+		return fmt.Errorf("magic %#x: not a Go 1.18+ little-endian pclntab", m)
+	}
+	if data[4] != 0 || data[5] != 0 || (data[6] != 1 && data[6] != 2 && data[6] != 4) || data[7] != 8 {
+		return fmt.Errorf("header bytes % x: bad padding, PC quantum or pointer size", data[4:8])
+	}
+	word := func(i int) uint64 { return le.Uint64(data[8+8*i:]) }
+	n := uint64(len(data))
+	for i := 3; i < words; i++ {
+		if word(i) > n {
+			return fmt.Errorf("table offset %d (%#x) beyond the section's %d bytes", i, word(i), n)
+		}
+	}
+	// The function table holds 2*nfunc+1 uint32 words.
+	if nfunc := word(0); nfunc == 0 || nfunc > (n-word(7))/8 {
+		return fmt.Errorf("function count %d does not fit in the section", nfunc)
+	}
+	return nil
 }

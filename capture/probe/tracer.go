@@ -36,6 +36,7 @@ type Tracer struct {
 	decodeErrs atomic.Int64
 	closeOnce  sync.Once
 	closeErr   error
+	closed     atomic.Pointer[Stats] // final counters, set by Close
 	runMu      sync.Mutex
 }
 
@@ -60,6 +61,9 @@ func Attach(pid int, opts Options) (_ *Tracer, err error) {
 	exe := fmt.Sprintf("/proc/%d/exe", pid)
 	bin, err := OpenBinary(exe)
 	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return nil, classify(fmt.Sprintf("attach to pid %d", pid), err)
+		}
 		return nil, fmt.Errorf("attach to pid %d: %w", pid, err)
 	}
 	t := &Tracer{pid: pid, bin: bin, info: bin.Info()}
@@ -173,8 +177,8 @@ func classify(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// Run reads events and calls fn for each, in ring buffer order (per CPU
-// order; events from different CPUs may interleave out of time order),
+// Run reads events and calls fn for each, in ring buffer order (nearly
+// time order: the timestamp is taken just after the record is reserved),
 // until ctx is done; it then delivers the records already buffered at that
 // moment and returns nil. It returns early only on a reader failure or
 // Close. Only one Run may be active at a time; fn must not block for long
@@ -236,8 +240,11 @@ func kindCode(kind string) int {
 	return 0
 }
 
-// Stats returns the current counters.
+// Stats returns the current counters; after Close, the final ones.
 func (t *Tracer) Stats() Stats {
+	if s := t.closed.Load(); s != nil {
+		return *s
+	}
 	s := Stats{Events: map[string]int64{}, Drops: map[string]int64{},
 		StackErrors: t.stackErrs.Load(), DecodeErrors: t.decodeErrs.Load()}
 	for k := 1; k < numKinds; k++ {
@@ -265,6 +272,8 @@ func (t *Tracer) Symbolizer() *Symbolizer { return t.sym }
 // call more than once and concurrently with Run, which then returns.
 func (t *Tracer) Close() error {
 	t.closeOnce.Do(func() {
+		final := t.Stats()
+		t.closed.Store(&final)
 		var errs []error
 		for _, l := range t.links {
 			errs = append(errs, l.Close())

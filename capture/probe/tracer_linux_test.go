@@ -180,7 +180,7 @@ func TestTraceSpawner(t *testing.T) {
 		t.Skip("builds and traces a program for 2 s")
 	}
 	requirePrivileged(t)
-	for _, flavour := range []string{"", "stripped"} {
+	for _, flavour := range []string{"", "stripped", "pie"} {
 		t.Run("flavour="+flavour, func(t *testing.T) {
 			run := traceSpawner(t, flavour, Options{CreateStacks: true})
 			checkSpawnerRun(t, run)
@@ -190,7 +190,10 @@ func TestTraceSpawner(t *testing.T) {
 
 func checkSpawnerRun(t *testing.T, run spawnerRun) {
 	info := run.tracer.Info()
-	t.Logf("binary %s %s offsets from %s, %d probes, notes %q", info.GoVersion, info.Module, info.Offsets.Source, len(info.Probes), info.Notes)
+	t.Logf("binary %s %s pie=%v offsets from %s, %d probes, notes %q", info.GoVersion, info.Module, info.PIE, info.Offsets.Source, len(info.Probes), info.Notes)
+	if len(info.Probes) != 5 {
+		t.Errorf("probes %+v, want newproc1's one RET and four entries", info.Probes)
+	}
 	st := run.tracer.Stats()
 	t.Logf("stats %+v; spawner %s", st, strings.TrimSpace(run.stdout))
 	for kind, n := range st.Drops {
@@ -233,7 +236,7 @@ func checkSpawnerRun(t *testing.T, run spawnerRun) {
 			exited[ev.Goid] = true
 		case schema.EventAlloc:
 			allocs++
-			if ev.Size <= 0 || ev.Size > 1<<30 || ev.Goid <= 0 || ev.Addr == 0 {
+			if ev.Size <= 0 || ev.Size > 1<<30 || ev.Goid < 0 || ev.Addr == 0 {
 				t.Errorf("implausible alloc event %+v", ev)
 				continue
 			}
@@ -241,6 +244,14 @@ func checkSpawnerRun(t *testing.T, run spawnerRun) {
 				bigAllocs++
 			}
 			frames := sym.Frames(ev.Stack)
+			if ev.Goid == 0 {
+				// The runtime allocating on g0 with no user goroutine
+				// (allocm after gosched_m dropped curg, say).
+				if hasPrefixFunc(frames, "main.") {
+					t.Errorf("alloc from main code without a goroutine: %s", formatFrames(frames))
+				}
+				continue
+			}
 			if frames[0].Function != "runtime.profilealloc" || len(frames) < 3 ||
 				!strings.HasPrefix(frames[1].Function, "runtime.mallocgc") || frames[1] == frames[2] {
 				t.Errorf("alloc stack does not start profilealloc then mallocgc, without repeats: %s", formatFrames(frames))
@@ -323,4 +334,128 @@ func formatFrames(frames []bundle.StackFrame) string {
 		b.WriteString(f.Function)
 	}
 	return b.String()
+}
+
+func TestAttachErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	requirePrivileged(t)
+	if _, err := Attach(1<<30, Options{}); err == nil || !strings.Contains(err.Error(), "attach to pid") {
+		t.Errorf("attach to a missing pid: %v", err)
+	}
+	sh, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep binary")
+	}
+	cmd := exec.Command(sh, "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	_, err = Attach(cmd.Process.Pid, Options{})
+	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "not a Go executable") {
+		t.Errorf("attach to %s: %v, want ErrNotSupported naming a non-Go executable", sh, err)
+	}
+}
+
+// TestDrops fills a one-page ring buffer without reading it: the lost
+// records must be counted, and counted plus read must cover every hit.
+func TestDrops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("attaches probes")
+	}
+	requirePrivileged(t)
+	tr, err := Attach(os.Getpid(), Options{Goroutines: true, RingBufferBytes: 4096})
+	skipIfNotSupported(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	const n = 2000
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go wg.Done()
+	}
+	wg.Wait()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	read := 0
+	if err := tr.Run(ctx, func(ev Event) {
+		if ev.Kind == schema.EventGoCreate {
+			read++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st := tr.Stats()
+	dropped := st.Drops[schema.EventGoCreate]
+	t.Logf("go_create: %d read, %d dropped (%d spawned)", read, dropped, n)
+	if dropped == 0 || int64(read)+dropped < n || int64(read) != st.Events[schema.EventGoCreate] {
+		t.Errorf("go_create: %d read (stats %d), %d dropped, want drops and at least %d in all", read, st.Events[schema.EventGoCreate], dropped, n)
+	}
+}
+
+func hasPrefixFunc(frames []bundle.StackFrame, prefix string) bool {
+	for _, f := range frames {
+		if strings.HasPrefix(f.Function, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAttachUnprivileged re-runs this test binary as user nobody with no
+// capabilities (via setpriv) and expects Attach to fail with ErrPermission.
+func TestAttachUnprivileged(t *testing.T) {
+	if os.Getenv("PROBE_UNPRIVILEGED_CHILD") == "1" {
+		_, err := Attach(os.Getpid(), Options{})
+		if !errors.Is(err, ErrPermission) || !strings.Contains(err.Error(), "CAP_BPF") {
+			t.Fatalf("unprivileged Attach: %v, want ErrPermission mentioning CAP_BPF", err)
+		}
+		t.Logf("unprivileged Attach: %v", err)
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	requirePrivileged(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv not installed")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child must be able to read its own executable.
+	dir, err := os.MkdirTemp("", "probe-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyExe := filepath.Join(dir, "probe.test")
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyExe, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+		copyExe, "-test.run=^TestAttachUnprivileged$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROBE_UNPRIVILEGED_CHILD=1")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("unprivileged child: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "unprivileged Attach:") {
+		t.Fatalf("child did not run the check:\n%s", out)
+	}
+	t.Logf("%s", out)
 }
