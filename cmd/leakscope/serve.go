@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/samples/bundles"
 	"github.com/leakscope/leakscope/web"
 )
 
-// sampleBundles seeds an empty data directory with sample captures; nil
-// until the samples package embeds its bundles.
-var sampleBundles fs.FS
+// sampleBundles seeds a new data directory with the sample captures.
+var sampleBundles fs.FS = bundles.FS
 
 // serveOptions are the flags of `leakscope serve`.
 type serveOptions struct {

@@ -1,0 +1,335 @@
+package gotrace
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// The two high-volume tables (trace_transitions, one row per state change,
+// and trace_goroutines) are built column by column here and handed to the
+// bundle as whole record batches, instead of row by row through
+// bundle.Writer.Append: that skips boxing each row in an interface and
+// hashing every dictionary string, which would otherwise cost more than
+// parsing the trace does.
+
+// dictCol is a dictionary-encoded string column whose dictionary grows as
+// new values arrive. The dictionary array is rebuilt only when it grew, so
+// consecutive batches share it and the IPC stream writes it once (then as
+// a delta or replacement).
+type dictCol struct {
+	mem    memory.Allocator
+	idx    *array.Int32Builder
+	values []string
+	index  map[string]int32
+	dict   arrow.Array // cached dictionary of values, nil when stale
+}
+
+func newDictCol(mem memory.Allocator, initial ...string) *dictCol {
+	d := &dictCol{mem: mem, idx: array.NewInt32Builder(mem), index: map[string]int32{}}
+	for _, v := range initial {
+		d.id(v)
+	}
+	return d
+}
+
+// id returns the dictionary index of v, adding it when new.
+func (d *dictCol) id(v string) int32 {
+	if i, ok := d.index[v]; ok {
+		return i
+	}
+	i := int32(len(d.values))
+	d.values = append(d.values, v)
+	d.index[v] = i
+	if d.dict != nil {
+		d.dict.Release()
+		d.dict = nil
+	}
+	return i
+}
+
+func (d *dictCol) append(v string) { d.idx.Append(d.id(v)) }
+
+// appendID appends a value by its index (for columns with fixed values).
+func (d *dictCol) appendID(i int32) { d.idx.Append(i) }
+
+// dictionary returns the dictionary of the values seen so far (owned by
+// d; arrays made from it retain it).
+func (d *dictCol) dictionary() arrow.Array {
+	if d.dict == nil {
+		b := array.NewStringBuilder(d.mem)
+		b.AppendValues(d.values, nil)
+		d.dict = b.NewArray()
+		b.Release()
+	}
+	return d.dict
+}
+
+// array returns the column built so far and resets the builder.
+func (d *dictCol) array() arrow.Array {
+	idx := d.idx.NewArray()
+	defer idx.Release()
+	return array.NewDictionaryArray(schema.DictString, idx, d.dictionary())
+}
+
+func (d *dictCol) release() {
+	d.idx.Release()
+	if d.dict != nil {
+		d.dict.Release()
+		d.dict = nil
+	}
+}
+
+// optInt64 appends v, or null for 0.
+func optInt64(b *array.Int64Builder, v int64) {
+	if v == 0 {
+		b.AppendNull()
+		return
+	}
+	b.Append(v)
+}
+
+func optTime(b *array.TimestampBuilder, v int64) {
+	if v == 0 {
+		b.AppendNull()
+		return
+	}
+	b.Append(arrow.Timestamp(v))
+}
+
+// assemble makes a record of sc from named columns; columns the schema has
+// but cols lacks are all null. It releases the arrays in cols.
+func assemble(mem memory.Allocator, sc *arrow.Schema, n int, cols map[string]arrow.Array) (arrow.Record, error) {
+	arrs := make([]arrow.Array, len(sc.Fields()))
+	for i, f := range sc.Fields() {
+		a, ok := cols[f.Name]
+		if !ok {
+			a = array.MakeArrayOfNull(mem, f.Type, n)
+		}
+		if !arrow.TypeEqual(a.DataType(), f.Type) {
+			return nil, fmt.Errorf("column %s: built %s, schema says %s", f.Name, a.DataType(), f.Type)
+		}
+		arrs[i] = a
+	}
+	rec := array.NewRecord(sc, arrs, int64(n))
+	for _, a := range arrs {
+		a.Release()
+	}
+	return rec, nil
+}
+
+// stateIDs are the dictionary indexes of goStateNames in state columns.
+func stateDict(mem memory.Allocator) *dictCol { return newDictCol(mem, goStateNames[:]...) }
+
+// transitionCols builds trace_transitions batches in plain Go slices,
+// which become the record's buffers without a copy. A batch's slices go
+// back to the pool once the sink has written (encoded) its record.
+type transitionCols struct {
+	mem      memory.Allocator
+	cur      *transitionBatch
+	pool     chan *transitionBatch
+	from, to *dictCol
+	reason   *dictCol
+	// one-entry cache of the last non-empty reason: most rows repeat it.
+	lastReason string
+	lastID     int32
+}
+
+type transitionBatch struct {
+	ts, mono, goid, stack []int64
+	from, to, reason      []int32
+	valid                 []byte
+}
+
+func newTransitionBatch() *transitionBatch {
+	return &transitionBatch{
+		ts: make([]int64, 0, colBatchRows), mono: make([]int64, 0, colBatchRows),
+		goid: make([]int64, 0, colBatchRows), stack: make([]int64, 0, colBatchRows),
+		from: make([]int32, 0, colBatchRows), to: make([]int32, 0, colBatchRows),
+		reason: make([]int32, 0, colBatchRows),
+	}
+}
+
+func (b *transitionBatch) reset() {
+	b.ts, b.mono, b.goid, b.stack = b.ts[:0], b.mono[:0], b.goid[:0], b.stack[:0]
+	b.from, b.to, b.reason = b.from[:0], b.to[:0], b.reason[:0]
+}
+
+func newTransitionCols(mem memory.Allocator) *transitionCols {
+	return &transitionCols{
+		mem:    mem,
+		cur:    newTransitionBatch(),
+		pool:   make(chan *transitionBatch, 2),
+		from:   stateDict(mem),
+		to:     stateDict(mem),
+		reason: newDictCol(mem, ""),
+	}
+}
+
+func (c *transitionCols) len() int { return len(c.cur.ts) }
+
+func (c *transitionCols) append(ts, mono, goid int64, from, to int32, reason string, stack int64) {
+	b := c.cur
+	b.ts = append(b.ts, ts)
+	b.mono = append(b.mono, mono)
+	b.goid = append(b.goid, goid)
+	b.from = append(b.from, from)
+	b.to = append(b.to, to)
+	var rid int32
+	if reason != "" {
+		if reason != c.lastReason {
+			c.lastReason, c.lastID = reason, c.reason.id(reason)
+		}
+		rid = c.lastID
+	}
+	b.reason = append(b.reason, rid)
+	b.stack = append(b.stack, stack)
+}
+
+// record turns the current batch into a record and starts a new batch;
+// recycle must be called with the returned batch once the record has been
+// written and released.
+func (c *transitionCols) record() (arrow.Record, *transitionBatch, error) {
+	b := c.cur
+	select {
+	case c.cur = <-c.pool:
+		c.cur.reset()
+	default:
+		c.cur = newTransitionBatch()
+	}
+	n := len(b.ts)
+	// Null stack ids (0) get a validity bitmap.
+	b.valid = b.valid[:0]
+	nulls := 0
+	for i := 0; i < n; i += 8 {
+		var bits byte
+		for j := i; j < i+8 && j < n; j++ {
+			if b.stack[j] != 0 {
+				bits |= 1 << (j - i)
+			} else {
+				nulls++
+			}
+		}
+		b.valid = append(b.valid, bits)
+	}
+	rec, err := assemble(c.mem, schema.TraceTransitionsSchema, n, map[string]arrow.Array{
+		schema.ColTS:      i64Array(schema.Timestamp, b.ts, nil, 0),
+		schema.ColMonoNS:  i64Array(arrow.PrimitiveTypes.Int64, b.mono, nil, 0),
+		schema.ColGoid:    i64Array(arrow.PrimitiveTypes.Int64, b.goid, nil, 0),
+		schema.ColFrom:    dictArray(c.from, b.from),
+		schema.ColTo:      dictArray(c.to, b.to),
+		schema.ColReason:  dictArray(c.reason, b.reason),
+		schema.ColStackID: i64Array(arrow.PrimitiveTypes.Int64, b.stack, b.valid, nulls),
+	})
+	return rec, b, err
+}
+
+// recycle returns a written batch's slices for reuse.
+func (c *transitionCols) recycle(b *transitionBatch) {
+	select {
+	case c.pool <- b:
+	default:
+	}
+}
+
+func (c *transitionCols) release() {
+	c.from.release()
+	c.to.release()
+	c.reason.release()
+}
+
+// i64Array wraps vals (and an optional validity bitmap) as an array of
+// type t without copying.
+func i64Array(t arrow.DataType, vals []int64, valid []byte, nulls int) arrow.Array {
+	var vb *memory.Buffer
+	if nulls > 0 {
+		vb = memory.NewBufferBytes(valid)
+	}
+	d := array.NewData(t, len(vals), []*memory.Buffer{vb, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(vals))}, nil, nulls, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// dictArray wraps dictionary indexes as a dictionary array of d's values.
+func dictArray(d *dictCol, idx []int32) arrow.Array {
+	data := array.NewData(arrow.PrimitiveTypes.Int32, len(idx), []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(idx))}, nil, 0, 0)
+	defer data.Release()
+	ia := array.MakeFromData(data)
+	defer ia.Release()
+	return array.NewDictionaryArray(schema.DictString, ia, d.dictionary())
+}
+
+// goroutineCols builds trace_goroutines batches.
+type goroutineCols struct {
+	mem                                    memory.Allocator
+	goid, parent                           *array.Int64Builder
+	created, ended                         *array.TimestampBuilder
+	createdMono, endedMono, creation, last *array.Int64Builder
+	start, state, reason                   *dictCol
+	n                                      int
+}
+
+func newGoroutineCols(mem memory.Allocator) *goroutineCols {
+	return &goroutineCols{
+		mem:         mem,
+		goid:        array.NewInt64Builder(mem),
+		parent:      array.NewInt64Builder(mem),
+		created:     array.NewTimestampBuilder(mem, schema.Timestamp),
+		ended:       array.NewTimestampBuilder(mem, schema.Timestamp),
+		createdMono: array.NewInt64Builder(mem),
+		endedMono:   array.NewInt64Builder(mem),
+		creation:    array.NewInt64Builder(mem),
+		last:        array.NewInt64Builder(mem),
+		start:       newDictCol(mem, ""),
+		state:       stateDict(mem),
+		reason:      newDictCol(mem, ""),
+	}
+}
+
+func (c *goroutineCols) append(r *schema.TraceGoroutine) {
+	c.goid.Append(r.Goid)
+	optInt64(c.parent, r.ParentGoid)
+	optTime(c.created, r.CreatedTS)
+	optTime(c.ended, r.EndedTS)
+	optInt64(c.createdMono, r.CreatedMonoNS)
+	optInt64(c.endedMono, r.EndedMonoNS)
+	optInt64(c.creation, r.CreationStackID)
+	c.start.append(r.StartFunction)
+	c.state.append(r.LastState)
+	c.reason.append(r.LastReason)
+	optInt64(c.last, r.LastStackID)
+	c.n++
+}
+
+func (c *goroutineCols) len() int { return c.n }
+
+func (c *goroutineCols) record() (arrow.Record, error) {
+	n := c.n
+	c.n = 0
+	return assemble(c.mem, schema.TraceGoroutinesSchema, n, map[string]arrow.Array{
+		schema.ColGoid:            c.goid.NewArray(),
+		schema.ColParentGoid:      c.parent.NewArray(),
+		schema.ColCreatedTS:       c.created.NewArray(),
+		schema.ColEndedTS:         c.ended.NewArray(),
+		schema.ColCreatedMonoNS:   c.createdMono.NewArray(),
+		schema.ColEndedMonoNS:     c.endedMono.NewArray(),
+		schema.ColCreationStackID: c.creation.NewArray(),
+		schema.ColStartFunction:   c.start.array(),
+		schema.ColLastState:       c.state.array(),
+		schema.ColLastReason:      c.reason.array(),
+		schema.ColLastStackID:     c.last.NewArray(),
+	})
+}
+
+func (c *goroutineCols) release() {
+	for _, b := range []interface{ Release() }{c.goid, c.parent, c.created, c.ended, c.createdMono, c.endedMono, c.creation, c.last} {
+		b.Release()
+	}
+	c.start.release()
+	c.state.release()
+	c.reason.release()
+}

@@ -1,0 +1,338 @@
+package gotrace
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+func byGoid(gs []schema.TraceGoroutine) map[int64][]schema.TraceGoroutine {
+	m := map[int64][]schema.TraceGoroutine{}
+	for _, g := range gs {
+		m[g.Goid] = append(m[g.Goid], g)
+	}
+	return m
+}
+
+func TestIngestProgram(t *testing.T) {
+	rec := record(t)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	before := time.Now()
+	dir, arts := ingestFiles(t, mem, Options{}, rec.window1)
+	tb := readTables(t, dir, mem)
+	sum := rec.sum
+
+	a := arts[0]
+	if a.Kind != bundle.SourceTrace || a.Status != bundle.StatusComplete || a.Detail != "" || a.Rows == 0 {
+		t.Fatalf("artifact %+v", a)
+	}
+	src := tb.manifest.Source(bundle.SourceTrace)
+	if src.Settings[SettingClock] != ClockSnapshot || src.Settings[SettingFormat] != "go 1.26" || src.Settings[SettingWindows] != "1" {
+		t.Errorf("trace source settings %v", src.Settings)
+	}
+	if src.Counters[CounterGenerations] < 2 {
+		t.Errorf("generations %d, want several (GODEBUG=traceadvanceperiod)", src.Counters[CounterGenerations])
+	}
+	if len(tb.clockSync) < 2 || tb.clockSync[0].Source != bundle.SourceTrace {
+		t.Errorf("clock_sync rows %v, want one per generation", tb.clockSync)
+	}
+	// Wall times: the trace was recorded moments ago.
+	st, end := tb.manifest.Start, tb.manifest.End
+	if st.After(end) || before.Sub(st) > 10*time.Minute || st.Sub(before) > time.Minute {
+		t.Errorf("time range %v .. %v, test started %v", st, end, before)
+	}
+
+	gs := byGoid(tb.goroutines)
+	for goid, rows := range gs {
+		if len(rows) != 1 {
+			t.Errorf("goroutine %d has %d rows in one window", goid, len(rows))
+		}
+	}
+	one := func(goid int64) schema.TraceGoroutine {
+		t.Helper()
+		rows := gs[goid]
+		if len(rows) == 0 {
+			t.Fatalf("goroutine %d missing", goid)
+		}
+		return rows[0]
+	}
+	inRange := func(ts int64) bool { return ts >= st.UnixNano() && ts <= end.UnixNano() }
+	checkLeak := func(goid, parent int64, start, reason string) {
+		t.Helper()
+		g := one(goid)
+		if g.ParentGoid != parent || g.StartFunction != start || g.EndedTS != 0 ||
+			g.LastState != "waiting" || g.LastReason != reason || !inRange(g.CreatedTS) {
+			t.Errorf("leaked goroutine %d: %+v, want parent %d start %s waiting on %q", goid, g, parent, start, reason)
+		}
+		if fns := tb.stacks[g.LastStackID]; !slices.Contains(fns, start) {
+			t.Errorf("goroutine %d last stack %v lacks %s", goid, fns, start)
+		}
+	}
+	for _, id := range sum.ChanLeakers {
+		checkLeak(id, sum.Main, "main.leakChan", "chan receive")
+		if fns := tb.stacks[one(id).CreationStackID]; len(fns) == 0 || fns[0] != "main.work" {
+			t.Errorf("creation stack of %d: %v, want main.work first", id, fns)
+		}
+	}
+	for _, id := range sum.SelectLeakers {
+		checkLeak(id, sum.Main, "main.leakSelect", "select")
+	}
+	for _, id := range sum.Spawned {
+		checkLeak(id, sum.Spawner, "main.leakChan", "chan receive")
+	}
+	ended := append(slices.Clone(sum.Enders), sum.Spawner)
+	for _, id := range ended {
+		g := one(id)
+		if g.ParentGoid != sum.Main || g.EndedTS == 0 || g.EndedTS < g.CreatedTS || !inRange(g.EndedTS) || g.LastState != "notexist" || g.EndedMonoNS <= g.CreatedMonoNS {
+			t.Errorf("ended goroutine %d: %+v", id, g)
+		}
+	}
+	if m := one(sum.Main); m.EndedTS != 0 || m.CreatedTS != 0 || m.StartFunction == "" {
+		t.Errorf("main goroutine (alive before and after the trace): %+v", m)
+	}
+	// Every goroutine that ended in the trace has a transition to notexist.
+	var toNotExist, blocks int
+	for _, tr := range tb.transitions {
+		if tr.To == "notexist" {
+			toNotExist++
+		}
+		if tr.To == "waiting" && tr.Reason == "chan receive" && slices.Contains(sum.ChanLeakers, tr.Goid) {
+			blocks++
+			if fns := tb.stacks[tr.StackID]; !slices.Contains(fns, "main.leakChan") {
+				t.Errorf("block stack %v", fns)
+			}
+		}
+	}
+	var endedRows int
+	for _, g := range tb.goroutines {
+		if g.EndedTS != 0 {
+			endedRows++
+		}
+	}
+	if toNotExist != endedRows || endedRows < len(ended) {
+		t.Errorf("%d transitions to notexist, %d ended goroutines (want >= %d)", toNotExist, endedRows, len(ended))
+	}
+	if blocks != len(sum.ChanLeakers) {
+		t.Errorf("%d chan-receive blocks of the leakers, want %d", blocks, len(sum.ChanLeakers))
+	}
+
+	checkSpans(t, tb.spans, sum.Main)
+
+	for _, name := range []string{schema.MetricHeapLive, schema.MetricHeapGoal, schema.MetricGoroutines, schema.MetricGCCycle, schema.MetricSTWPause, schema.MetricGCPause} {
+		if len(tb.metrics[name]) == 0 {
+			t.Errorf("no %s metric", name)
+		}
+	}
+	if n := len(tb.metrics[schema.MetricGCCycle]); n < 2 {
+		t.Errorf("%d GC cycles, the program ran runtime.GC twice", n)
+	}
+	gm := tb.metrics[schema.MetricGoroutines]
+	// At the end: main, 5+3+4 leakers and runtime goroutines.
+	if last := gm[len(gm)-1].Value; last < 13 || last > 40 {
+		t.Errorf("final goroutine count %v", last)
+	}
+}
+
+// checkSpans checks the tasks, regions and logs testdata/prog made.
+func checkSpans(t *testing.T, spans []schema.Span, mainG int64) {
+	t.Helper()
+	byName := map[string][]schema.Span{}
+	ids := map[int64]schema.Span{}
+	for _, s := range spans {
+		byName[s.Kind+":"+s.Name] = append(byName[s.Kind+":"+s.Name], s)
+		if _, dup := ids[s.ID]; dup {
+			t.Errorf("duplicate span id %d", s.ID)
+		}
+		ids[s.ID] = s
+	}
+	get := func(key string, n int) []schema.Span {
+		t.Helper()
+		if len(byName[key]) != n {
+			t.Fatalf("%d spans %s, want %d (all: %v)", len(byName[key]), key, n, spans)
+		}
+		return byName[key]
+	}
+	root := get("task:root", 1)[0]
+	if root.ParentID != 0 || root.StartTS == 0 || root.EndTS <= root.StartTS || root.Goid != mainG {
+		t.Errorf("root task %+v", root)
+	}
+	for _, name := range []string{"child1", "child2"} {
+		c := get("task:"+name, 1)[0]
+		if c.ParentID != root.ID || c.EndTS == 0 || c.StartTS < root.StartTS || c.EndTS > root.EndTS {
+			t.Errorf("task %s %+v (root %d)", name, c, root.ID)
+		}
+	}
+	for _, outer := range get("region:outer", 2) {
+		if p := ids[outer.ParentID]; p.Kind != schema.SpanTask || !strings.HasPrefix(p.Name, "child") || outer.TaskID != p.ID {
+			t.Errorf("region outer %+v has parent %+v", outer, p)
+		}
+	}
+	for _, inner := range get("region:inner", 2) {
+		p := ids[inner.ParentID]
+		if p.Name != "outer" || inner.StartTS < p.StartTS || inner.EndTS > p.EndTS || inner.EndTS == 0 {
+			t.Errorf("region inner %+v not nested in %+v", inner, p)
+		}
+	}
+	logs := get("log:step", 2)
+	for _, l := range logs {
+		p := ids[l.ParentID]
+		if p.Name != "inner" || l.StartTS != l.EndTS || l.StartTS < p.StartTS || l.StartTS > p.EndTS {
+			t.Errorf("log %+v not inside %+v", l, p)
+		}
+		if parentTask := ids[ids[p.ParentID].ParentID]; l.Message != parentTask.Name {
+			t.Errorf("log message %q in task %q", l.Message, parentTask.Name)
+		}
+	}
+	forever := get("task:forever", 1)[0]
+	if forever.EndTS != 0 || forever.StartTS == 0 || forever.ParentID != 0 {
+		t.Errorf("never-ended task %+v", forever)
+	}
+	open := get("region:open-region", 1)[0]
+	if open.EndTS != 0 || open.ParentID != forever.ID || open.StartTS < forever.StartTS {
+		t.Errorf("open region %+v", open)
+	}
+}
+
+// mergeWindows applies the documented merge rule (doc.go) to the rows of
+// several windows.
+func mergeWindows(rows []schema.TraceGoroutine) map[int64]schema.TraceGoroutine {
+	out := map[int64]schema.TraceGoroutine{}
+	for _, r := range rows {
+		m, ok := out[r.Goid]
+		if !ok {
+			out[r.Goid] = r
+			continue
+		}
+		if m.CreatedTS == 0 && r.CreatedTS != 0 {
+			m.CreatedTS, m.CreatedMonoNS, m.ParentGoid, m.CreationStackID = r.CreatedTS, r.CreatedMonoNS, r.ParentGoid, r.CreationStackID
+			m.StartFunction = r.StartFunction
+		}
+		if m.StartFunction == "" {
+			m.StartFunction = r.StartFunction
+		}
+		if r.EndedTS != 0 {
+			m.EndedTS, m.EndedMonoNS = r.EndedTS, r.EndedMonoNS
+		}
+		// rows come in window order: the later row has the last state.
+		if r.LastReason != "" || r.LastState != "waiting" {
+			m.LastReason = r.LastReason
+		}
+		m.LastState, m.LastStackID = r.LastState, r.LastStackID
+		out[r.Goid] = m
+	}
+	return out
+}
+
+func TestIngestWindows(t *testing.T) {
+	rec := record(t)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	dir, arts := ingestFiles(t, mem, Options{}, rec.window1, rec.window2)
+	tb := readTables(t, dir, mem)
+	sum := rec.sum
+	for _, a := range arts {
+		if a.Status != bundle.StatusComplete {
+			t.Fatalf("artifact %+v", a)
+		}
+	}
+	if w := tb.manifest.Source(bundle.SourceTrace).Settings[SettingWindows]; w != "2" {
+		t.Errorf("windows setting %q", w)
+	}
+	gs := byGoid(tb.goroutines)
+	// Leaked goroutines appear in both windows; in the second they have no
+	// creation (they existed when it began) but keep their start function.
+	for _, id := range append(slices.Clone(sum.ChanLeakers), sum.Spawned...) {
+		rows := gs[id]
+		if len(rows) != 2 {
+			t.Fatalf("leaker %d: %d rows, want one per window", id, len(rows))
+		}
+		w1, w2 := rows[0], rows[1]
+		if w1.CreatedTS == 0 || w2.CreatedTS != 0 || w2.ParentGoid != 0 || w2.StartFunction != "main.leakChan" || w2.LastState != "waiting" {
+			t.Errorf("leaker %d rows %+v / %+v", id, w1, w2)
+		}
+	}
+	// Ended goroutines appear only in the first window.
+	for _, id := range sum.Enders {
+		if len(gs[id]) != 1 {
+			t.Errorf("ender %d: %d rows", id, len(gs[id]))
+		}
+	}
+	w2 := gs[sum.Window2Leaker]
+	if len(w2) != 1 || w2[0].ParentGoid != sum.Main || w2[0].CreatedTS == 0 {
+		t.Errorf("window-2 goroutine %d rows %+v", sum.Window2Leaker, w2)
+	}
+
+	merged := mergeWindows(tb.goroutines)
+	for _, id := range sum.ChanLeakers {
+		g := merged[id]
+		if g.ParentGoid != sum.Main || g.CreatedTS == 0 || g.EndedTS != 0 || g.LastReason != "chan receive" {
+			t.Errorf("merged leaker %d: %+v", id, g)
+		}
+	}
+	for _, id := range sum.Spawned {
+		if g := merged[id]; g.ParentGoid != sum.Spawner {
+			t.Errorf("merged spawned %d: parent %d, want %d", id, g.ParentGoid, sum.Spawner)
+		}
+	}
+	// Window 2 follows window 1 on the timeline.
+	var end1, start2 int64
+	for _, g := range tb.goroutines {
+		if g.Goid == sum.Window2Leaker {
+			start2 = g.CreatedTS
+		}
+		if slices.Contains(sum.Enders, g.Goid) {
+			end1 = max(end1, g.EndedTS)
+		}
+	}
+	if start2 <= end1 {
+		t.Errorf("window 2 creation %d not after window 1 ends %d", start2, end1)
+	}
+	// Span ids stay unique across windows.
+	seen := map[int64]bool{}
+	for _, s := range tb.spans {
+		if seen[s.ID] {
+			t.Errorf("span id %d repeated", s.ID)
+		}
+		seen[s.ID] = true
+	}
+	// The second window reports the task and region still open.
+	var open int
+	for _, s := range tb.spans {
+		if s.Name == "forever" || s.Name == "open-region" {
+			open++
+		}
+	}
+	if open < 2 {
+		t.Errorf("%d open spans over both windows", open)
+	}
+}
+
+func TestSchedulingTransitions(t *testing.T) {
+	rec := record(t)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	count := func(opts Options) (starts, all int) {
+		dir, _ := ingestFiles(t, mem, opts, rec.window1)
+		for _, tr := range readTables(t, dir, mem).transitions {
+			all++
+			if tr.From == "runnable" && tr.To == "running" {
+				starts++
+			}
+		}
+		return starts, all
+	}
+	if starts, _ := count(Options{}); starts != 0 {
+		t.Errorf("%d runnable→running rows by default, want none", starts)
+	}
+	starts, all := count(Options{SchedulingTransitions: true})
+	if starts == 0 || starts >= all {
+		t.Errorf("with SchedulingTransitions: %d runnable→running of %d rows", starts, all)
+	}
+}

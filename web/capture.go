@@ -1,0 +1,145 @@
+package web
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/flame"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// maxCachedAnswers bounds the flame-graph and timeline answers kept per
+// capture.
+const maxCachedAnswers = 32
+
+// capture is one bundle of the store with its analysis results, computed
+// on first use and kept until the capture is deleted. Its methods are safe
+// for concurrent use.
+type capture struct {
+	id string
+	b  *bundle.Bundle
+	s  *Store
+	// use is held for reading by every request on the capture and for
+	// writing by Delete while it removes the files.
+	use sync.RWMutex
+
+	report   lazy[*analysis.Report]
+	ancestry lazy[*analysis.AncestryTree]
+	stacks   lazy[*flame.Stacks]
+	profiles lazy[map[string][]int64]
+	dumps    lazy[[]int64]
+	tables   lazy[[]bundle.TableInfo]
+
+	answers answerCache
+}
+
+func newCapture(id string, b *bundle.Bundle, s *Store) *capture {
+	return &capture{id: id, b: b, s: s, answers: answerCache{max: maxCachedAnswers}}
+}
+
+// Report returns the capture's leak report.
+func (c *capture) Report() (*analysis.Report, error) {
+	return c.report.get(func() (*analysis.Report, error) {
+		return analysis.Analyze(c.b, c.s.mem, c.s.opts)
+	})
+}
+
+// Ancestry returns the capture's goroutine creation tree.
+func (c *capture) Ancestry() (*analysis.AncestryTree, error) {
+	return c.ancestry.get(func() (*analysis.AncestryTree, error) {
+		return analysis.Ancestry(c.b, c.s.mem)
+	})
+}
+
+// Stacks returns the capture's frame and stack dictionaries.
+func (c *capture) Stacks() (*flame.Stacks, error) {
+	return c.stacks.get(func() (*flame.Stacks, error) {
+		return flame.LoadStacks(c.b, c.s.mem)
+	})
+}
+
+// Profiles returns the snapshot times of every profile in the samples
+// table.
+func (c *capture) Profiles() (map[string][]int64, error) {
+	return c.profiles.get(func() (map[string][]int64, error) {
+		return flame.Profiles(c.b, c.s.mem)
+	})
+}
+
+// DumpSnapshots returns the snapshot times of the goroutines table.
+func (c *capture) DumpSnapshots() ([]int64, error) {
+	return c.dumps.get(func() ([]int64, error) {
+		return flame.DumpSnapshots(c.b, c.s.mem)
+	})
+}
+
+// Tables returns the row counts of the capture's tables.
+func (c *capture) Tables() ([]bundle.TableInfo, error) {
+	return c.tables.get(func() ([]bundle.TableInfo, error) {
+		return c.b.Tables(c.s.mem)
+	})
+}
+
+// lazy computes a value once, on first use; concurrent callers wait for
+// the same computation. An error is kept like a value.
+type lazy[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+func (l *lazy[T]) get(fn func() (T, error)) (T, error) {
+	l.once.Do(func() { l.v, l.err = fn() })
+	return l.v, l.err
+}
+
+// answerCache keeps the encoded answers of recent queries, least recently
+// used dropped first. Concurrent callers of the same key share one
+// computation.
+type answerCache struct {
+	max   int
+	mu    sync.Mutex
+	order list.List // of *answer, most recent first
+	byKey map[string]*list.Element
+}
+
+type answer struct {
+	key    string
+	once   sync.Once
+	body   []byte
+	status int
+}
+
+// get returns the answer for key, computing it with fn on a miss. Answers
+// with a status of 500 or more are not kept.
+func (a *answerCache) get(key string, fn func() ([]byte, int)) ([]byte, int) {
+	a.mu.Lock()
+	if a.byKey == nil {
+		a.byKey = map[string]*list.Element{}
+	}
+	el, ok := a.byKey[key]
+	if ok {
+		a.order.MoveToFront(el)
+	} else {
+		el = a.order.PushFront(&answer{key: key})
+		a.byKey[key] = el
+		for a.order.Len() > a.max {
+			last := a.order.Back()
+			a.order.Remove(last)
+			delete(a.byKey, last.Value.(*answer).key)
+		}
+	}
+	ans := el.Value.(*answer)
+	a.mu.Unlock()
+	ans.once.Do(func() { ans.body, ans.status = fn() })
+	if ans.status >= 500 {
+		a.mu.Lock()
+		if cur, ok := a.byKey[key]; ok && cur == el {
+			a.order.Remove(el)
+			delete(a.byKey, key)
+		}
+		a.mu.Unlock()
+	}
+	return ans.body, ans.status
+}

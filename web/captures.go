@@ -1,0 +1,183 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// captureSummary is one row of GET /api/captures.
+type captureSummary struct {
+	ID        string          `json:"id"`
+	CaptureID string          `json:"capture_id"`
+	Node      string          `json:"node"`
+	Process   process         `json:"process"`
+	Start     time.Time       `json:"start"`
+	End       time.Time       `json:"end"`
+	Sources   []bundle.Source `json:"sources"`
+	// Suspects is how many leak suspects the analysis found; null (with
+	// AnalysisError set) when the analysis failed.
+	Suspects      *int   `json:"suspects"`
+	TopSuspect    string `json:"top_suspect,omitempty"`
+	AnalysisError string `json:"analysis_error,omitempty"`
+}
+
+// process identifies the captured process.
+type process struct {
+	PID       int    `json:"pid,omitempty"`
+	Exe       string `json:"exe,omitempty"`
+	URL       string `json:"url,omitempty"`
+	GoVersion string `json:"go_version,omitempty"`
+	Module    string `json:"module,omitempty"`
+}
+
+// captureDetail is the answer of GET /api/captures/{id}.
+type captureDetail struct {
+	captureSummary
+	Manifest bundle.Manifest    `json:"manifest"`
+	Tables   []bundle.TableInfo `json:"tables"`
+	Raw      []string           `json:"raw"`
+	// Profiles maps each profile to its snapshot times and Dumps lists the
+	// goroutines table's snapshot times, as decimal strings of Unix ns
+	// (JavaScript numbers cannot hold them exactly).
+	Profiles map[string][]string `json:"profiles"`
+	Dumps    []string            `json:"dump_snapshots"`
+}
+
+func summarize(c *capture) captureSummary {
+	m := c.b.Manifest
+	out := captureSummary{
+		ID: c.id, CaptureID: m.CaptureID, Node: m.Node,
+		Process: process{PID: m.Target.PID, Exe: m.Target.Exe, URL: m.Target.URL, GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath},
+		Start:   m.Start, End: m.End, Sources: m.Sources,
+	}
+	if out.Sources == nil {
+		out.Sources = []bundle.Source{}
+	}
+	rep, err := c.Report()
+	if err != nil {
+		out.AnalysisError = err.Error()
+		return out
+	}
+	n := len(rep.Suspects)
+	out.Suspects = &n
+	if n > 0 {
+		s := rep.Suspects[0]
+		out.TopSuspect = fmt.Sprintf("%s %s (%d)", s.Pattern, s.Location, s.Count)
+	}
+	return out
+}
+
+// listHandler answers GET /api/captures: every capture, newest first.
+func listHandler(s *Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		out := []captureSummary{}
+		for _, c := range s.List() {
+			// Hold each capture while summarizing it; one deleted meanwhile
+			// is left out.
+			c, release, err := s.Acquire(c.id)
+			if err != nil {
+				continue
+			}
+			out = append(out, summarize(c))
+			release()
+		}
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// captureHandler answers GET /api/captures/{id}.
+func captureHandler(w http.ResponseWriter, r *http.Request, c *capture) {
+	d := captureDetail{captureSummary: summarize(c), Manifest: c.b.Manifest}
+	var err error
+	if d.Tables, err = c.Tables(); err != nil {
+		writeError(w, statusOf(err), "read tables: "+err.Error())
+		return
+	}
+	if d.Raw, err = c.b.RawFiles(); err != nil {
+		writeError(w, statusOf(err), "list raw artifacts: "+err.Error())
+		return
+	}
+	profiles, err := c.Profiles()
+	if err != nil {
+		writeError(w, statusOf(err), "list profiles: "+err.Error())
+		return
+	}
+	d.Profiles = map[string][]string{}
+	for p, ts := range profiles {
+		d.Profiles[p] = decimal(ts)
+	}
+	dumps, err := c.DumpSnapshots()
+	if err != nil {
+		writeError(w, statusOf(err), "list dump snapshots: "+err.Error())
+		return
+	}
+	d.Dumps = decimal(dumps)
+	if d.Raw == nil {
+		d.Raw = []string{}
+	}
+	if d.Tables == nil {
+		d.Tables = []bundle.TableInfo{}
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// uploadHandler answers POST /api/captures: the body is a bundle archive
+// (.tar.zst or .tar.gz); the answer is 201 {"id": ...}.
+func uploadHandler(s *Store, maxBytes int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > maxBytes {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload of %d bytes exceeds the limit of %d bytes", r.ContentLength, maxBytes))
+			return
+		}
+		if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
+			writeError(w, http.StatusUnsupportedMediaType, "send the bundle archive itself as the request body, not a multipart form")
+			return
+		}
+		body := http.MaxBytesReader(w, r.Body, maxBytes)
+		id, err := s.Add(body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload exceeds the limit of %d bytes", maxBytes))
+				return
+			}
+			status := statusOf(err)
+			if status == http.StatusInternalServerError && !errors.Is(err, bundle.ErrArchive) {
+				writeError(w, status, "store upload: "+err.Error())
+				return
+			}
+			writeError(w, status, "upload refused: "+err.Error())
+			return
+		}
+		w.Header().Set("Location", "/api/captures/"+id)
+		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+	}
+}
+
+// deleteHandler answers DELETE /api/captures/{id}.
+func deleteHandler(s *Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := mux.Vars(r)["id"]
+		if err := s.Delete(id); err != nil {
+			writeError(w, statusOf(err), err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"deleted": id})
+	}
+}
+
+// decimal formats Unix ns times as decimal strings.
+func decimal(ts []int64) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = strconv.FormatInt(t, 10)
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/samples"
+)
+
+func TestWorkbench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped with -short")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("no Chromium at %s (apt-get install -y chromium)", chromium)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	if _, err := os.Stat("node_modules/playwright-core"); err != nil {
+		run(t, ctx, ".", "npm", "ci", "--no-audit", "--no-fund")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "leakscope")
+	run(t, ctx, "../..", "go", "build", "-o", bin, "./cmd/leakscope")
+
+	// A real capture of a leaky service.
+	root, err := samples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := samples.Start(ctx, filepath.Join(root, "ticker-leak"), "-rate", "50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "ticker.lsb")
+	run(t, ctx, ".", bin, "capture", "--url", p.URL, "--duration", "8s", "--interval", "2s", "--no-ebpf", "-o", dir)
+	p.Stop()
+	archive := filepath.Join(tmp, "ticker.tar.zst")
+	f, err := os.Create(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.Pack(dir, f, bundle.FormatTarZstd); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	// The server, on a free port, with an empty data directory.
+	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read serve banner: %v", err)
+	}
+	_, rest, ok := strings.Cut(line, "http://")
+	if !ok {
+		t.Fatalf("serve banner %q has no URL", line)
+	}
+	url := "http://" + strings.Fields(rest)[0]
+	url = strings.TrimSuffix(url, "/")
+
+	shots, _ := filepath.Abs("screenshots")
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "workbench.test.mjs")
+	cmd.Env = append(os.Environ(), "LEAKSCOPE_URL="+url, "LEAKSCOPE_BUNDLE_ARCHIVE="+archive, "LEAKSCOPE_SCREENSHOTS="+shots, "CHROMIUM="+chromium)
+	outb, err := cmd.CombinedOutput()
+	t.Logf("node --test workbench.test.mjs:\n%s", outb)
+	if err != nil {
+		t.Fatalf("end-to-end tests failed: %v", err)
+	}
+}
+
+func run(t *testing.T, ctx context.Context, dir, name string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}

@@ -1,0 +1,209 @@
+// End-to-end test of the workbench in headless Chromium (Debian's
+// /usr/bin/chromium driven by playwright-core). It is started by
+// e2e_test.go, which runs `leakscope serve` on a free loopback port with
+// an empty data directory and makes a real capture bundle; the variables
+// below say where. Every view is opened, what it shows is checked against
+// the API's JSON, and a screenshot of each is written to
+// LEAKSCOPE_SCREENSHOTS (web/e2e/screenshots by default).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+
+const base = process.env.LEAKSCOPE_URL;
+const archive = process.env.LEAKSCOPE_BUNDLE_ARCHIVE;
+const shots = process.env.LEAKSCOPE_SCREENSHOTS || new URL('./screenshots/', import.meta.url).pathname;
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+if (!base || !archive) throw new Error('LEAKSCOPE_URL and LEAKSCOPE_BUNDLE_ARCHIVE must be set (run through go test ./web/e2e/)');
+mkdirSync(shots, { recursive: true });
+
+let browser, page, id;
+const consoleErrors = [];
+
+const getJSON = async (path) => {
+  const res = await fetch(base + path);
+  const text = await res.text();
+  assert.equal(res.status, 200, `${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+};
+const nf = new Intl.NumberFormat('en-US');
+const shot = (name) => page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  // The workbench must work offline: refuse every request not to the server.
+  await page.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+});
+
+after(async () => {
+  if (browser) await browser.close();
+});
+
+test('captures: upload through the page, list shows it', async () => {
+  await page.goto(base + '/');
+  await page.waitForSelector('#dropzone');
+  const before = await getJSON('/api/captures');
+  await page.setInputFiles('#upload-input', archive);
+  await page.waitForFunction((n) => document.querySelectorAll('#captures-table tbody tr').length > n, before.length, { timeout: 60000 });
+  const after = await getJSON('/api/captures');
+  const added = after.filter((c) => !before.some((b) => b.id === c.id));
+  assert.equal(added.length, 1, 'exactly one new capture');
+  id = added[0].id;
+  const row = page.locator(`#captures-table tr[data-id="${id}"]`);
+  await row.waitFor();
+  const text = await row.innerText();
+  assert.ok(text.includes(added[0].node), `row shows node ${added[0].node}: ${text}`);
+  assert.ok(added[0].suspects > 0, 'the leaky sample has suspects');
+  assert.equal(await row.locator('.suspects .count').innerText(), String(added[0].suspects));
+  await shot('captures');
+});
+
+test('overview: series chart and ranked suspects match the report', async () => {
+  const rep = await getJSON(`/api/captures/${id}/report`);
+  await page.goto(`${base}/#/c/${id}/overview`);
+  await page.waitForSelector('#suspects-table');
+  await page.waitForSelector('#overview-chart canvas');
+  assert.equal(await page.locator('#suspect-total').innerText(), String(rep.suspects.length));
+  assert.equal(await page.locator('#peak-goroutines').innerText(), nf.format(rep.bundle.peak_goroutines));
+  const ids = await page.locator('#suspects-table tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.suspect));
+  assert.deepEqual(ids, rep.suspects.map((s) => s.id), 'suspects in report order');
+  const top = rep.suspects[0];
+  const topRow = page.locator(`#suspects-table tr[data-suspect="${top.id}"]`);
+  assert.ok((await topRow.innerText()).includes(top.location), 'top row names the location');
+  const count = top.kind === 'heap' ? null : nf.format(top.count);
+  if (count) assert.equal(await topRow.locator('.suspect-count').innerText(), count);
+  await shot('overview');
+  await topRow.click();
+  await page.waitForSelector('#suspect-panel');
+  const chain = await page.locator('#suspect-chain').innerText();
+  assert.ok(chain.includes(top.location), 'chain starts at the location');
+  if (top.creator) assert.ok(chain.includes(top.creator), 'chain names the creator');
+  const tl = await page.locator('#suspect-timeline li').count();
+  assert.equal(tl, rep.timeline.filter((e) => !e.suspect || e.suspect === top.id).length, 'leak-cause timeline entries');
+  await shot('overview-suspect');
+});
+
+test('flame graph: totals equal the API, search, focus, invert, sandwich, diff, suspect', async () => {
+  const rep = await getJSON(`/api/captures/${id}/report`);
+  const api = await getJSON(`/api/captures/${id}/flamegraph?profile=goroutine`);
+  await page.goto(`${base}/#/c/${id}/flame?profile=goroutine`);
+  await page.waitForSelector('.flame svg');
+  assert.equal(await page.locator('.flame-total').first().getAttribute('data-total'), String(api.total));
+  const frames = await page.locator('.flame svg g').count();
+  assert.ok(frames > 3, `flame graph draws frames (${frames})`);
+  await page.fill('#flame-search', 'main\\.');
+  await page.waitForFunction(() => document.querySelector('#flame-search-info').textContent.includes('search:'));
+  await shot('flame');
+
+  // Click a frame, then focus on it: the total becomes that frame's total.
+  const top = rep.suspects.find((s) => s.kind === 'goroutine') || rep.suspects[0];
+  const frame = page.locator('.flame svg g', { hasText: top.location.split('.').pop() }).first();
+  await frame.click();
+  await page.waitForSelector('#frame-info button[data-action="focus"]');
+  await page.click('#frame-info button[data-action="focus"]');
+  await page.waitForFunction(() => location.hash.includes('focus='));
+  const focused = await getJSON(`/api/captures/${id}/flamegraph?${page.url().split('?')[1]}`);
+  await page.waitForSelector(`#flame-focus[value*="poll"]`).catch(() => {});
+  await page.waitForSelector(`.flame-total[data-total="${focused.total}"]`);
+  assert.ok(focused.total <= api.total);
+  await shot('flame-focus');
+
+  // Sandwich of the suspect's location: callers and callees.
+  await page.goto(`${base}/#/c/${id}/flame?profile=goroutine&sandwich=${encodeURIComponent(top.location)}`);
+  await page.waitForFunction(() => document.querySelectorAll('.flame svg').length === 2);
+  await shot('flame-sandwich');
+
+  // Invert.
+  await page.goto(`${base}/#/c/${id}/flame?profile=goroutine&invert=1`);
+  await page.waitForFunction(() => document.querySelectorAll('.flame svg').length === 1);
+  await page.waitForSelector(`.flame-total[data-total="${api.total}"]`);
+  assert.ok(await page.locator('#flame-invert').isChecked(), 'invert is on');
+
+  // Diff of two heap snapshots.
+  const detail = await getJSON(`/api/captures/${id}`);
+  const heapSnaps = detail.profiles.heap || [];
+  if (heapSnaps.length >= 2) {
+    const q = `profile=heap&base=${heapSnaps[0]}&snapshot=${heapSnaps[heapSnaps.length - 1]}`;
+    const diff = await getJSON(`/api/captures/${id}/flamegraph?${q}`);
+    await page.goto(`${base}/#/c/${id}/flame?${q}&mode=diff`);
+    await page.waitForSelector(`.flame-head:has-text("change vs") .flame-total[data-total="${diff.total}"]`);
+    await shot('flame-diff');
+  }
+
+  // One suspect's goroutines.
+  const sq = await getJSON(`/api/captures/${id}/flamegraph?suspect=${top.id}`);
+  await page.goto(`${base}/#/c/${id}/flame?suspect=${top.id}`);
+  await page.waitForSelector(`.flame-total[data-total="${sq.total}"]`);
+  if (top.kind === 'goroutine') assert.equal(sq.total, top.count, 'suspect flame graph holds its goroutines');
+  await shot('flame-suspect');
+});
+
+test('ancestry: tree counts, search and the suspect chain', async () => {
+  const tree = await getJSON(`/api/captures/${id}/ancestry`);
+  const rep = await getJSON(`/api/captures/${id}/report`);
+  await page.goto(`${base}/#/c/${id}/ancestry`);
+  await page.waitForSelector('#ancestry-tree');
+  const rootCounts = await page.locator('#ancestry-tree > li > .row .count').evaluateAll((els) => els.map((e) => Number(e.dataset.count)));
+  assert.deepEqual(rootCounts, tree.roots.map((r) => r.count));
+  await page.fill('#ancestry-search', 'main.');
+  await page.waitForFunction(() => /match/.test(document.querySelector('#ancestry-status').textContent));
+  assert.ok((await page.locator('#ancestry-tree .row.match').count()) > 0);
+  await shot('ancestry');
+  const top = rep.suspects.find((s) => s.kind === 'goroutine');
+  if (top) {
+    await page.goto(`${base}/#/c/${id}/overview?suspect=${top.id}`);
+    await page.click('#suspect-ancestry');
+    await page.waitForSelector('#ancestry-suspect');
+    const marked = await page.locator('#ancestry-tree .row.match').allInnerTexts();
+    assert.ok(marked.some((t) => t.includes(top.creator || top.location)), `chain of ${top.id} is marked: ${marked.slice(0, 3)}`);
+    await shot('ancestry-suspect');
+  }
+});
+
+test('timeline: lifetimes drawn with series beneath, click-through to a stack', async () => {
+  const tl = await getJSON(`/api/captures/${id}/timeline?limit=100000`);
+  await page.goto(`${base}/#/c/${id}/timeline`);
+  await page.waitForSelector('#timeline-canvas');
+  assert.equal(await page.locator('#timeline-count').getAttribute('data-bars'), String(tl.lifetimes.bars.length));
+  if (Object.values(tl.series).some((s) => s && s.length)) await page.waitForSelector('#timeline-chart canvas');
+  // Click through the lanes until a goroutine bar is hit.
+  const box = await page.locator('#timeline-canvas').boundingBox();
+  let hit = false;
+  for (let y = 20; y < Math.min(box.height, 400) && !hit; y += 3) {
+    await page.mouse.click(box.x + box.width * 0.5, box.y + y);
+    hit = (await page.locator('#timeline-info b').count()) > 0;
+  }
+  assert.ok(hit, 'a click on a bar shows it');
+  await page.locator('#timeline-stack:not([hidden])').waitFor({ timeout: 10000 }).catch(() => {});
+  await shot('timeline');
+});
+
+test('downloads: raw artifacts and reports', async () => {
+  const detail = await getJSON(`/api/captures/${id}`);
+  await page.goto(`${base}/#/c/${id}/downloads`);
+  await page.waitForSelector('#report-downloads');
+  const names = await page.locator('#raw-table .raw-link').allInnerTexts();
+  assert.deepEqual(names, detail.raw);
+  const rows = await page.locator('#tables-table td[data-rows]').evaluateAll((els) => els.map((e) => Number(e.dataset.rows)));
+  assert.deepEqual(rows, detail.tables.map((t) => t.rows));
+  for (const href of await page.locator('#report-downloads a').evaluateAll((as) => as.map((a) => a.getAttribute('href')))) {
+    const res = await fetch(base + href);
+    assert.equal(res.status, 200, href);
+    assert.match(res.headers.get('content-disposition') || '', /attachment/);
+    assert.ok((await res.text()).length > 100, href);
+  }
+  const raw = await fetch(`${base}/api/captures/${id}/raw/${encodeURIComponent(detail.raw[0])}`);
+  assert.equal(raw.status, 200);
+  await shot('downloads');
+});
+
+test('no errors in the page console', () => {
+  assert.deepEqual(consoleErrors, []);
+});

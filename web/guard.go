@@ -1,0 +1,95 @@
+package web
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// TokenHeader is the header (besides "Authorization: Bearer TOKEN") that
+// carries the write token.
+const TokenHeader = "X-Leakscope-Token"
+
+// guard applies the server's access rules before any handler:
+//   - Loopback servers answer only loopback clients whose Host header names
+//     a loopback host (a page on another site cannot reach them through DNS
+//     rebinding).
+//   - Writes (any method but GET and HEAD) are refused when they come from a
+//     page of another origin, and need the token when one is set.
+func guard(opts Options, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if opts.Loopback {
+			if !loopbackAddr(r.RemoteAddr) {
+				writeError(w, http.StatusForbidden, "this workbench is bound to a loopback address and answers local clients only")
+				return
+			}
+			if !loopbackHost(r.Host) {
+				writeError(w, http.StatusForbidden, "host "+r.Host+" is not a loopback name; open the workbench as http://127.0.0.1:PORT or http://localhost:PORT")
+				return
+			}
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
+				writeError(w, http.StatusForbidden, "cross-origin write refused (origin "+o+")")
+				return
+			}
+			if opts.Token != "" && !tokenOK(r, opts.Token) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="leakscope"`)
+				writeError(w, http.StatusUnauthorized, "this write needs the server's token (header \"Authorization: Bearer TOKEN\" or "+TokenHeader+")")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func tokenOK(r *http.Request, token string) bool {
+	got := r.Header.Get(TokenHeader)
+	if auth := r.Header.Get("Authorization"); got == "" && strings.HasPrefix(auth, "Bearer ") {
+		got = strings.TrimPrefix(auth, "Bearer ")
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}
+
+// IsLoopback reports whether a listen address (HOST:PORT) binds only
+// loopback interfaces. An empty host (all interfaces) is not loopback.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func loopbackAddr(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
+}

@@ -1,0 +1,68 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+)
+
+// DefaultMaxUpload is the largest upload body accepted when
+// Options.MaxUploadBytes is zero.
+const DefaultMaxUpload = 2 << 30
+
+// Options configures the router.
+type Options struct {
+	// Token, when non-empty, is required on every write (upload, delete).
+	// A server on a non-loopback address must set one.
+	Token string
+	// Loopback restricts the server to loopback clients and Host names;
+	// set it when the listen address is a loopback one.
+	Loopback bool
+	// MaxUploadBytes caps an upload body (0: DefaultMaxUpload).
+	MaxUploadBytes int64
+}
+
+// idRoute matches capture ids only (see idPattern), so no id can name a
+// path outside the data directory.
+const idRoute = "/api/captures/{id:[a-z0-9][a-z0-9_-]{0,63}}"
+
+// NewRouter returns the workbench's routes: the JSON API of
+// docs/DESIGN.md under /api/ and the embedded single-page application.
+func NewRouter(s *Store, opts Options) http.Handler {
+	if opts.MaxUploadBytes <= 0 {
+		opts.MaxUploadBytes = DefaultMaxUpload
+	}
+	r := mux.NewRouter()
+	r.HandleFunc("/api/captures", listHandler(s)).Methods(http.MethodGet)
+	r.HandleFunc("/api/captures", uploadHandler(s, opts.MaxUploadBytes)).Methods(http.MethodPost)
+	r.HandleFunc(idRoute, withCapture(s, captureHandler)).Methods(http.MethodGet)
+	r.HandleFunc(idRoute, deleteHandler(s)).Methods(http.MethodDelete)
+	r.HandleFunc(idRoute+"/report", withCapture(s, reportHandler)).Methods(http.MethodGet)
+	r.HandleFunc(idRoute+"/flamegraph", withCapture(s, flamegraphHandler)).Methods(http.MethodGet)
+	r.HandleFunc(idRoute+"/ancestry", withCapture(s, ancestryHandler)).Methods(http.MethodGet)
+	r.HandleFunc(idRoute+"/timeline", withCapture(s, timelineHandler)).Methods(http.MethodGet)
+	r.HandleFunc(idRoute+"/raw/{name}", withCapture(s, rawHandler)).Methods(http.MethodGet)
+	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no API endpoint "+r.Method+" "+r.URL.Path)
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
+	})
+	r.PathPrefix("/api/").Handler(notFound)
+	r.PathPrefix("/").Handler(staticHandler())
+	return guard(opts, r)
+}
+
+// withCapture resolves the {id} of the route, holds the capture for the
+// duration of the request and answers 404 for an unknown id.
+func withCapture(s *Store, h func(w http.ResponseWriter, r *http.Request, c *capture)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, release, err := s.Acquire(mux.Vars(r)["id"])
+		if err != nil {
+			writeError(w, statusOf(err), err.Error())
+			return
+		}
+		defer release()
+		h(w, r, c)
+	}
+}

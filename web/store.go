@@ -1,0 +1,259 @@
+package web
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// ErrNotFound is returned for a capture id the store does not hold.
+var ErrNotFound = errors.New("no such capture")
+
+// idPattern is what a capture id looks like; the router only routes ids
+// that match it, so an id can never name a path outside the data dir.
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Store keeps the captures of a data directory: DATA/captures/ID is the
+// bundle of capture ID. It is safe for concurrent use by multiple
+// goroutines.
+type Store struct {
+	dir    string // DATA/captures
+	mem    memory.Allocator
+	limits bundle.Limits
+	opts   analysis.Options
+
+	mu   sync.RWMutex
+	caps map[string]*capture
+}
+
+// OpenStore opens (creating it if needed) the data directory. On first use
+// of a data directory (no DATA/captures yet), every bundle directory at the
+// top of seed (NAME.lsb) is installed as a capture, so a new workbench has
+// something to show; seed may be nil.
+func OpenStore(dataDir string, seed fs.FS, limits bundle.Limits, mem memory.Allocator) (*Store, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	s := &Store{dir: filepath.Join(dataDir, "captures"), mem: mem, limits: limits, caps: map[string]*capture{}}
+	_, err := os.Stat(s.dir)
+	first := errors.Is(err, fs.ErrNotExist)
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open data dir: %w", err)
+	}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	if first && seed != nil {
+		if err := s.Seed(seed); err != nil {
+			return nil, fmt.Errorf("install sample captures: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Dir returns the directory holding the capture bundles.
+func (s *Store) Dir() string { return s.dir }
+
+// load registers every bundle under s.dir and removes what interrupted
+// uploads or deletes left (dot-named entries).
+func (s *Store) load() error {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("read data dir: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			os.RemoveAll(filepath.Join(s.dir, name))
+			continue
+		}
+		if !e.IsDir() || !idPattern.MatchString(name) {
+			continue
+		}
+		b, err := bundle.Open(filepath.Join(s.dir, name))
+		if err != nil {
+			log.Printf("leakscope serve: skipping %s: %v", filepath.Join(s.dir, name), err)
+			continue
+		}
+		s.caps[name] = newCapture(name, b, s)
+	}
+	return nil
+}
+
+// Seed installs every top-level NAME.lsb directory of fsys as capture
+// "sample-NAME" (lower-cased), skipping ids already present.
+func (s *Store) Seed(fsys fs.FS) error {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		base, ok := strings.CutSuffix(e.Name(), ".lsb")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		id := sanitizeID("sample-" + base)
+		s.mu.RLock()
+		_, exists := s.caps[id]
+		s.mu.RUnlock()
+		if exists {
+			continue
+		}
+		sub, err := fs.Sub(fsys, e.Name())
+		if err != nil {
+			return err
+		}
+		if err := s.install(id, func(tmp string) error { return os.CopyFS(tmp, sub) }); err != nil {
+			return fmt.Errorf("sample %s: %w", e.Name(), err)
+		}
+	}
+	return nil
+}
+
+// install fills a temporary directory with fill, validates it as a bundle
+// and renames it to the capture id.
+func (s *Store) install(id string, fill func(tmp string) error) error {
+	tmp, err := os.MkdirTemp(s.dir, ".seed-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	inner := filepath.Join(tmp, "b")
+	if err := fill(inner); err != nil {
+		return err
+	}
+	if _, err := bundle.Validate(inner); err != nil {
+		return err
+	}
+	dst := filepath.Join(s.dir, id)
+	if err := os.Rename(inner, dst); err != nil {
+		return err
+	}
+	b, err := bundle.Open(dst)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.caps[id] = newCapture(id, b, s)
+	s.mu.Unlock()
+	return nil
+}
+
+func sanitizeID(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	id := strings.Trim(b.String(), "-_")
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	if id == "" {
+		id = "capture"
+	}
+	return id
+}
+
+func newID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Add unpacks a bundle archive (.tar.zst or .tar.gz) read from r as a new
+// capture and returns its id. The archive is validated before it becomes
+// visible; on error nothing is left in the data directory. Refused
+// archives give errors wrapping bundle.ErrArchive.
+func (s *Store) Add(r io.Reader) (string, error) {
+	id := newID()
+	dst := filepath.Join(s.dir, id)
+	if _, err := bundle.Unpack(r, dst, s.limits); err != nil {
+		return "", err
+	}
+	b, err := bundle.Open(dst)
+	if err != nil {
+		os.RemoveAll(dst)
+		return "", err
+	}
+	c := newCapture(id, b, s)
+	s.mu.Lock()
+	s.caps[id] = c
+	s.mu.Unlock()
+	return id, nil
+}
+
+// Acquire returns the capture with the given id, held for reading: its
+// files stay in place until release is called. Every successful Acquire
+// must be followed by exactly one release.
+func (s *Store) Acquire(id string) (c *capture, release func(), err error) {
+	s.mu.RLock()
+	c = s.caps[id]
+	if c != nil {
+		c.use.RLock()
+	}
+	s.mu.RUnlock()
+	if c == nil {
+		return nil, nil, fmt.Errorf("capture %q: %w", id, ErrNotFound)
+	}
+	return c, c.use.RUnlock, nil
+}
+
+// List returns the captures ordered by start time, newest first.
+func (s *Store) List() []*capture {
+	s.mu.RLock()
+	out := make([]*capture, 0, len(s.caps))
+	for _, c := range s.caps {
+		out = append(out, c)
+	}
+	s.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].b.Manifest.Start, out[j].b.Manifest.Start
+		if !a.Equal(b) {
+			return a.After(b)
+		}
+		return out[i].id < out[j].id
+	})
+	return out
+}
+
+// Delete removes a capture: it disappears from the store at once, its
+// files are removed once the reads in flight on it have finished, and its
+// cached analysis is dropped.
+func (s *Store) Delete(id string) error {
+	s.mu.Lock()
+	c := s.caps[id]
+	delete(s.caps, id)
+	s.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("capture %q: %w", id, ErrNotFound)
+	}
+	c.use.Lock() // wait for readers; no new ones can find c
+	defer c.use.Unlock()
+	trash := filepath.Join(s.dir, ".deleted-"+id+"-"+newID())
+	if err := os.Rename(c.b.Dir, trash); err != nil {
+		return fmt.Errorf("delete capture %s: %w", id, err)
+	}
+	if err := os.RemoveAll(trash); err != nil {
+		return fmt.Errorf("delete capture %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+// Ancestry: the goroutine creation tree, collapsible, with counts per
+// creator, search, and a jump from a suspect to its chain.
+import { api, h, clear, fmtNum, debounce } from '../util.js';
+
+export async function ancestryView(main, ctx) {
+  const tree = await api(`/api/captures/${ctx.id}/ancestry`);
+  let suspect = null;
+  const sid = ctx.params.get('suspect');
+  if (sid) {
+    const rep = await api(`/api/captures/${ctx.id}/report`);
+    suspect = rep.suspects.find((s) => s.id === sid) || null;
+  }
+  const search = h('input', { type: 'search', id: 'ancestry-search', placeholder: 'search functions', value: ctx.params.get('q') || '' });
+  const status = h('span', { class: 'sub', id: 'ancestry-status' });
+  const root = h('ul', { class: 'tree', id: 'ancestry-tree' });
+  main.append(h('section', { class: 'panel' },
+    h('div', { class: 'toolbar' },
+      h('b', {}, `${fmtNum(tree.goroutines)} goroutines`), h('span', { class: 'sub' }, ` from ${(tree.sources || []).join(', ') || 'no source'}`),
+      search, status,
+      h('button', { type: 'button', onclick: () => setAll(true) }, 'expand all'),
+      h('button', { type: 'button', onclick: () => setAll(false) }, 'collapse all')),
+    suspect ? h('p', { class: 'chip active', id: 'ancestry-suspect' }, `chain of suspect ${suspect.id}: `, [...new Set([suspect.location, suspect.creator, ...(suspect.ancestry || [])].filter(Boolean))].join(' ← ')) : null,
+    root));
+
+  // Build DOM nodes lazily: children are rendered when first expanded.
+  const items = [];
+  const build = (node, parentItem, depth) => {
+    const li = h('li', { class: 'node' });
+    const item = { node, li, parent: parentItem, open: false, built: false, kids: h('ul', {}) };
+    items.push(item);
+    const toggle = h('button', { type: 'button', class: 'toggle', 'aria-label': 'expand' }, node.children && node.children.length ? '▸' : '·');
+    const row = h('div', { class: 'row' },
+      toggle,
+      h('span', { class: 'fn mono' }, node.function),
+      node.created_by ? h('span', { class: 'sub' }, ` created by ${node.created_by}`) : null,
+      h('span', { class: 'count', 'data-count': String(node.count) }, fmtNum(node.count)),
+      h('span', { class: node.alive ? 'alive bad' : 'alive' }, `${fmtNum(node.alive)} alive`));
+    toggle.addEventListener('click', () => setOpen(item, !item.open));
+    li.append(row, item.kids);
+    item.row = row;
+    item.toggle = toggle;
+    item.depth = depth;
+    return item;
+  };
+  const ensureBuilt = (item) => {
+    if (item.built) return;
+    item.built = true;
+    for (const c of item.node.children || []) item.kids.append(build(c, item, item.depth + 1).li);
+  };
+  const setOpen = (item, open) => {
+    if (!(item.node.children || []).length) return;
+    if (open) ensureBuilt(item);
+    item.open = open;
+    item.kids.hidden = !open;
+    item.toggle.textContent = open ? '▾' : '▸';
+  };
+  const topItems = (tree.roots || []).map((n) => build(n, null, 0));
+  topItems.forEach((it) => { root.append(it.li); it.kids.hidden = true; });
+  const buildAll = () => {
+    for (let i = 0; i < items.length; i++) ensureBuilt(items[i]);
+  };
+  const setAll = (open) => {
+    buildAll();
+    items.forEach((it) => setOpen(it, open));
+  };
+
+  const reveal = (match) => {
+    buildAll();
+    let n = 0, first = null;
+    for (const it of items) {
+      it.row.classList.remove('match');
+      it.kids.hidden = true;
+      it.open = false;
+      it.toggle.textContent = (it.node.children || []).length ? '▸' : '·';
+    }
+    for (const it of items) {
+      if (!match(it.node)) continue;
+      n++;
+      it.row.classList.add('match');
+      first = first || it;
+      for (let p = it.parent; p; p = p.parent) setOpen(p, true);
+    }
+    return { n, first };
+  };
+  const doSearch = () => {
+    const term = search.value.trim().toLowerCase();
+    if (!term) { status.textContent = ''; items.forEach((it) => it.row.classList.remove('match')); return; }
+    const { n, first } = reveal((node) => node.function.toLowerCase().includes(term) || (node.created_by || '').toLowerCase().includes(term));
+    status.textContent = `${n} match${n === 1 ? '' : 'es'}`;
+    if (first) first.row.scrollIntoView({ block: 'center' });
+  };
+  search.addEventListener('input', debounce(doSearch, 200));
+  if (suspect) {
+    const fns = new Set([suspect.creator, ...(suspect.ancestry || [])].filter(Boolean));
+    const { n, first } = reveal((node) => fns.has(node.created_by) || fns.has(node.function));
+    status.textContent = `${n} node${n === 1 ? '' : 's'} on the chain`;
+    if (first) first.row.scrollIntoView({ block: 'center' });
+  } else if (search.value) {
+    doSearch();
+  } else if (topItems.length <= 3) {
+    topItems.forEach((it) => setOpen(it, true));
+  }
+  return null;
+}

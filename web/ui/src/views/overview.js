@@ -1,0 +1,91 @@
+// Overview: goroutines, live heap and GC over time; leak suspects ranked,
+// each opening its leak-cause timeline and ancestry chain.
+import { api, h, clear, fmtNum, fmtBytes, fmtTime, fmtTimeShort, basename, enc } from '../util.js';
+import { seriesChart } from './chart.js';
+
+export async function overviewView(main, ctx) {
+  const rep = await api(`/api/captures/${ctx.id}/report`);
+  const b = rep.bundle;
+  const chartEl = h('div', { class: 'chart', id: 'overview-chart' });
+  const detailEl = h('div', { id: 'suspect-detail' });
+  const heapCount = (s) => (s.kind === 'heap' ? fmtBytes(s.count) : fmtNum(s.count));
+  const rows = rep.suspects.map((s, i) => h('tr', {
+    'data-suspect': s.id, class: 'clickable',
+    onclick: () => { location.hash = `#/c/${ctx.id}/overview?suspect=${enc(s.id)}`; },
+  },
+  h('td', {}, String(i + 1)),
+  h('td', {}, h('b', {}, s.id)),
+  h('td', {}, h('div', { class: 'pattern' }, s.pattern), h('div', { class: 'sub' }, s.title)),
+  h('td', { class: 'mono' }, s.location, h('div', { class: 'sub' }, `${basename(s.file)}:${s.line}`)),
+  h('td', { class: 'num suspect-count' }, heapCount(s)),
+  h('td', { class: 'num' }, s.kind === 'heap' ? fmtBytes(s.growth_per_min) + '/min' : fmtNum(s.growth_per_min) + '/min'),
+  h('td', { class: 'num' }, h('span', { class: 'score', style: `--score:${s.score}` }, fmtNum(s.score))),
+  h('td', {}, fmtTimeShort(s.first_seen))));
+
+  main.append(
+    h('section', { class: 'panel summary' },
+      h('h1', {}, b.capture_id || ctx.id),
+      h('div', { class: 'facts' },
+        fact('node', b.node || '–'),
+        fact('process', [basename(b.exe) || b.url, b.pid ? `pid ${b.pid}` : ''].filter(Boolean).join(' · ') || '–'),
+        fact('Go', b.go_version || '–'),
+        fact('from', fmtTime(b.start)), fact('to', fmtTime(b.end)),
+        fact('peak goroutines', fmtNum(b.peak_goroutines), 'peak-goroutines'),
+        fact('suspects', String(rep.suspects.length), 'suspect-total'),
+        fact('sources', (b.sources || []).join(', ') || '–')),
+      (rep.warnings || []).length ? h('ul', { class: 'warnings' }, rep.warnings.map((w) => h('li', {}, w))) : null),
+    h('section', { class: 'panel' }, h('h2', {}, 'Goroutines, live heap and GC'), chartEl),
+    h('section', { class: 'panel' }, h('h2', {}, 'Leak suspects'),
+      rep.suspects.length
+        ? h('table', { class: 'grid', id: 'suspects-table' },
+          h('thead', {}, h('tr', {}, ['#', 'id', 'pattern', 'location', 'count', 'growth', 'score', 'first seen'].map((t) => h('th', {}, t)))),
+          h('tbody', {}, rows))
+        : h('p', { class: 'empty' }, 'No leak suspects: nothing grows or waits long enough to be reported.')),
+    detailEl);
+
+  const hasSeries = ['goroutines', 'heap_live', 'heap_inuse', 'gc'].some((k) => (rep.series[k] || []).length);
+  let chart = null;
+  if (hasSeries) chart = seriesChart(chartEl, rep.series);
+  else chartEl.append(h('p', { class: 'empty' }, 'This capture has no time series (a single snapshot).'));
+
+  const sel = ctx.params.get('suspect');
+  const s = rep.suspects.find((x) => x.id === sel);
+  if (s) {
+    main.querySelector(`tr[data-suspect="${CSS.escape(s.id)}"]`)?.classList.add('selected');
+    suspectDetail(detailEl, ctx, rep, s);
+    detailEl.scrollIntoView({ block: 'start' });
+  }
+  return () => { if (chart) { chart.disconnect(); chart.destroy(); } };
+}
+
+function fact(label, value, id) {
+  return h('div', { class: 'fact' }, h('span', { class: 'label' }, label), h('span', { class: 'value', id }, value));
+}
+
+// suspectDetail shows one suspect: what, why, its leak-cause timeline and
+// its ancestry chain, with jumps to its flame graph and creation tree.
+function suspectDetail(el, ctx, rep, s) {
+  clear(el);
+  const events = rep.timeline.filter((e) => !e.suspect || e.suspect === s.id);
+  const chain = [s.location, ...(s.creator ? [s.creator] : []), ...(s.ancestry || []).filter((f) => f !== s.creator)];
+  el.append(h('section', { class: 'panel detail', id: 'suspect-panel', 'data-suspect': s.id },
+    h('h2', {}, `${s.id} · ${s.title || s.pattern}`),
+    h('p', {}, s.description),
+    s.fix ? h('p', { class: 'fix' }, h('b', {}, 'Usual fix: '), s.fix) : null,
+    h('div', { class: 'actions' },
+      h('a', { class: 'button', href: `#/c/${ctx.id}/flame?suspect=${enc(s.id)}`, id: 'suspect-flame' }, 'Flame graph of these ' + (s.kind === 'heap' ? 'allocations' : 'goroutines')),
+      h('a', { class: 'button', href: `#/c/${ctx.id}/ancestry?suspect=${enc(s.id)}`, id: 'suspect-ancestry' }, 'Show in ancestry tree')),
+    h('div', { class: 'columns' },
+      h('div', {},
+        h('h3', {}, 'Ancestry chain'),
+        h('ol', { class: 'chain', id: 'suspect-chain' }, chain.map((f, i) => h('li', { class: 'mono' },
+          i === 0 ? h('span', { class: 'tag' }, s.kind === 'heap' ? 'allocates' : 'parked in') : i === 1 && s.creator ? h('span', { class: 'tag' }, 'created by') : h('span', { class: 'tag' }, 'from'), ' ', f))),
+        h('h3', {}, 'Evidence'),
+        h('ul', {}, (s.evidence || []).map((e) => h('li', {}, h('span', { class: 'tag' }, e.kind), ' ', e.detail))),
+        h('h3', {}, 'Stack'),
+        h('pre', { class: 'stack' }, (s.stack || []).map((f) => `${f.function}\n    ${f.file}:${f.line}`).join('\n'))),
+      h('div', {},
+        h('h3', {}, 'Leak-cause timeline'),
+        h('ol', { class: 'events', id: 'suspect-timeline' }, events.map((e) => h('li', { class: e.suspect ? 'mine' : '' },
+          h('time', {}, fmtTime(e.ts)), ' ', h('span', { class: `tag ${e.kind || ''}` }, e.kind || 'event'), ' ', e.event)))))));
+}

@@ -1,0 +1,269 @@
+// Timeline: goroutine and span lifetimes over time on a canvas (packed into
+// lanes per function or span name, drawn only where visible, so 100,000
+// bars stay smooth), with the goroutine count and heap aligned beneath
+// (uPlot), and click-through to a goroutine's stack.
+//
+// No pinned library draws lifetimes packed into lanes on a canvas:
+// flame-chart-js and d3-flame-graph lay bars out by call depth, and the
+// DOM timelines (vis-timeline) are not smooth at 100,000 items; so the
+// lanes are drawn here and the series use uPlot.
+import { api, h, clear, fmtNum, fmtTime, fmtDur, enc } from '../util.js';
+import { seriesChart } from './chart.js';
+
+const LANE = 5; // px per lane
+const GAP = 1;
+const HEAD = 16; // px per group header
+const COLORS = { goroutine: '#1565c0', alive: '#c62828', task: '#2e7d32', region: '#ef6c00' };
+
+export async function timelineView(main, ctx) {
+  const detail = await ctx.detail();
+  const data = await api(`/api/captures/${ctx.id}/timeline?limit=100000`);
+  const lv = data.lifetimes;
+  const t0 = new Date(lv.from).getTime();
+  const t1 = Math.max(new Date(lv.to).getTime(), t0 + 1);
+  const groups = pack(lv.bars, t1);
+  const rows = [];
+  for (const g of groups) {
+    rows.push({ head: g });
+    for (const lane of g.lanes) rows.push({ lane, group: g });
+  }
+  const rowY = [];
+  let y = 0;
+  for (const r of rows) { rowY.push(y); y += r.head ? HEAD : LANE + GAP; }
+  const totalH = y;
+
+  const canvas = h('canvas', { id: 'timeline-canvas', class: 'timeline-canvas' });
+  const wrap = h('div', { class: 'timeline-wrap' }, canvas);
+  const chartEl = h('div', { class: 'chart', id: 'timeline-chart' });
+  const info = h('div', { class: 'frame-info', id: 'timeline-info' }, 'Drag to pan, Ctrl+wheel (or the buttons) to zoom, wheel to scroll; click a bar for its stack.');
+  const stackEl = h('pre', { class: 'stack', id: 'timeline-stack', hidden: true });
+  const legend = h('span', { class: 'legend' }, ...Object.entries({ 'goroutine (ended)': COLORS.goroutine, 'goroutine alive at end': COLORS.alive, task: COLORS.task, region: COLORS.region })
+    .map(([l, c]) => h('span', {}, h('i', { style: `background:${c}` }), l)));
+  const view = { a: t0, b: t1, scroll: 0 };
+  const zoom = (f, at) => {
+    const c = at ?? (view.a + view.b) / 2;
+    const span = Math.max(1e-3, Math.min(t1 - t0, (view.b - view.a) * f));
+    view.a = Math.max(t0, c - (c - view.a) * (span / (view.b - view.a)));
+    view.b = Math.min(t1, view.a + span);
+    view.a = Math.max(t0, view.b - span);
+    changed();
+  };
+  main.append(h('section', { class: 'panel' },
+    h('div', { class: 'toolbar' },
+      h('b', { id: 'timeline-count', 'data-bars': String(lv.bars.length) }, `${fmtNum(lv.bars.length)} lifetimes`),
+      lv.omitted ? h('span', { class: 'sub' }, ` (${fmtNum(lv.omitted)} of ${fmtNum(lv.total)} left out)`) : null,
+      h('span', { class: 'sub' }, ` in ${fmtNum(groups.length)} groups · ${fmtTime(lv.from)} … ${fmtTime(lv.to)}`),
+      h('button', { type: 'button', onclick: () => zoom(0.5) }, 'zoom in'),
+      h('button', { type: 'button', onclick: () => zoom(2) }, 'zoom out'),
+      h('button', { type: 'button', onclick: () => { view.a = t0; view.b = t1; changed(); } }, 'reset'),
+      legend),
+    wrap, chartEl, info, stackEl));
+
+  const hasSeries = ['goroutines', 'heap_live', 'heap_inuse', 'gc'].some((k) => (data.series[k] || []).length);
+  const chart = hasSeries ? seriesChart(chartEl, data.series, { height: 180, onSelect: (a, b) => { view.a = a * 1000; view.b = b * 1000; changed(); } }) : null;
+  const dpr = window.devicePixelRatio || 1;
+  const plotBox = () => {
+    const w = wrap.clientWidth || 900;
+    if (chart) return { left: chart.bbox.left / dpr, width: chart.bbox.width / dpr, w };
+    return { left: 60, width: w - 140, w };
+  };
+  let frame = 0;
+  const draw = () => {
+    frame = 0;
+    const { left, width, w } = plotBox();
+    const H = 420;
+    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(H * dpr)) {
+      canvas.width = Math.round(w * dpr);
+      canvas.height = Math.round(H * dpr);
+      canvas.style.width = w + 'px';
+      canvas.style.height = H + 'px';
+    }
+    const g = canvas.getContext('2d');
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, H);
+    const k = width / (view.b - view.a);
+    const first = lowerBound(rowY, view.scroll) - 1;
+    g.font = '11px system-ui, sans-serif';
+    for (let i = Math.max(0, first); i < rows.length; i++) {
+      const ry = rowY[i] - view.scroll;
+      if (ry > H) break;
+      const r = rows[i];
+      if (r.head) {
+        g.fillStyle = '#f3f5f8';
+        g.fillRect(0, ry, w, HEAD);
+        g.fillStyle = '#333';
+        g.fillText(`${r.head.kind} ${r.head.name} · ${fmtNum(r.head.count)}${r.head.alive ? ` (${fmtNum(r.head.alive)} alive)` : ''}`, 4, ry + 12);
+        continue;
+      }
+      const { starts, ends, bars } = r.lane;
+      let j = lowerBound(ends, view.a);
+      let lastX = -1;
+      for (; j < starts.length && starts[j] <= view.b; j++) {
+        const x0 = left + Math.max(0, (starts[j] - view.a) * k);
+        const x1 = left + Math.min(width, (ends[j] - view.a) * k);
+        if (x1 < lastX + 0.5 && x0 >= lastX - 1) continue; // sub-pixel: already covered
+        const b = bars[j];
+        g.fillStyle = b.kind === 'goroutine' ? (b.end ? COLORS.goroutine : COLORS.alive) : COLORS[b.kind] || '#555';
+        g.fillRect(x0, ry, Math.max(1, x1 - x0), LANE);
+        lastX = Math.max(lastX, x1);
+      }
+    }
+    g.strokeStyle = '#ccc';
+    g.strokeRect(left + 0.5, 0.5, width, H - 1);
+  };
+  const changed = () => {
+    if (chart) chart.setScale('x', { min: view.a / 1000, max: view.b / 1000 });
+    if (!frame) frame = requestAnimationFrame(draw);
+  };
+
+  let dragging = null;
+  canvas.addEventListener('wheel', (e) => {
+    e.preventDefault();
+    if (e.ctrlKey || e.metaKey || e.altKey) {
+      const { left, width } = plotBox();
+      const at = view.a + ((e.offsetX - left) / width) * (view.b - view.a);
+      zoom(e.deltaY > 0 ? 1.25 : 0.8, at);
+    } else {
+      view.scroll = Math.max(0, Math.min(totalH - 100, view.scroll + e.deltaY));
+      changed();
+    }
+  }, { passive: false });
+  canvas.addEventListener('mousedown', (e) => { dragging = { x: e.clientX, a: view.a, b: view.b, moved: false }; });
+  window.addEventListener('mouseup', onUp);
+  window.addEventListener('mousemove', onMove);
+  function onMove(e) {
+    if (!dragging) return;
+    const { width } = plotBox();
+    const dx = e.clientX - dragging.x;
+    if (Math.abs(dx) > 2) dragging.moved = true;
+    const dt = (-dx / width) * (dragging.b - dragging.a);
+    const span = dragging.b - dragging.a;
+    view.a = Math.min(Math.max(t0, dragging.a + dt), t1 - span);
+    view.b = view.a + span;
+    changed();
+  }
+  function onUp(e) {
+    if (dragging && !dragging.moved && e.target === canvas) pick(e.offsetX, e.offsetY);
+    dragging = null;
+  }
+  const pick = (x, y0) => {
+    const { left, width } = plotBox();
+    const yy = y0 + view.scroll;
+    const i = lowerBound(rowY, yy + 0.001) - 1;
+    const r = rows[i];
+    if (!r || r.head) return;
+    const t = view.a + ((x - left) / width) * (view.b - view.a);
+    const tol = (3 / width) * (view.b - view.a);
+    const { starts, ends, bars } = r.lane;
+    const j = lowerBound(ends, t - tol);
+    if (j >= starts.length || starts[j] > t + tol) return;
+    showBar(bars[j]);
+  };
+  const showBar = async (b) => {
+    clear(info).append(h('span', {}, h('b', { class: 'mono' }, `${b.kind} ${b.name}`), ' ',
+      b.goid ? h('span', {}, `goroutine ${b.goid} · `) : null,
+      h('span', {}, `${fmtTime(b.start)} … ${b.end ? fmtTime(b.end) : 'still alive at end'} (${fmtDur((b.end ? new Date(b.end) : new Date(lv.to)) - new Date(b.start))})`),
+      b.state ? h('span', { class: 'tag' }, b.state) : null, ' ',
+      b.goid ? h('a', { href: `#/c/${ctx.id}/flame?source=goroutines&profile=goroutine&goid=${b.goid}` }, 'flame graph') : null));
+    stackEl.hidden = true;
+    if (!b.goid || !(detail.dump_snapshots || []).length) return;
+    try {
+      const t = await api(`/api/captures/${ctx.id}/flamegraph?source=goroutines&goid=${enc(b.goid)}`);
+      const frames = [];
+      for (let n = t.root; n && n.c && n.c.length; n = n.c[0]) frames.push(`${n.c[0].n}\n    ${n.c[0].f || ''}${n.c[0].ln ? ':' + n.c[0].ln : ''}`);
+      stackEl.textContent = frames.length ? `goroutine ${b.goid} in the latest dump (outermost first):\n` + frames.join('\n') : `goroutine ${b.goid} is not in the latest dump.`;
+    } catch (err) {
+      stackEl.textContent = `goroutine ${b.goid}: ${err.message}`;
+    }
+    stackEl.hidden = false;
+  };
+  const ro = new ResizeObserver(() => changed());
+  ro.observe(wrap);
+  changed();
+  return () => {
+    ro.disconnect();
+    window.removeEventListener('mouseup', onUp);
+    window.removeEventListener('mousemove', onMove);
+    if (chart) { chart.disconnect(); chart.destroy(); }
+  };
+}
+
+// pack groups bars by kind and name and packs each group into lanes of
+// non-overlapping bars (greedy by start, with a min-heap of lane ends).
+function pack(bars, tEnd) {
+  const byKey = new Map();
+  for (const b of bars) {
+    const key = b.kind + '\u0000' + b.name;
+    let g = byKey.get(key);
+    if (!g) { g = { kind: b.kind, name: b.name, items: [], count: 0, alive: 0 }; byKey.set(key, g); }
+    const s = new Date(b.start).getTime();
+    const e = b.end ? new Date(b.end).getTime() : tEnd;
+    g.items.push({ s, e: Math.max(e, s), b });
+    g.count++;
+    if (!b.end) g.alive++;
+  }
+  const order = { task: 0, region: 1, goroutine: 2 };
+  const groups = [...byKey.values()].sort((x, y) => (order[x.kind] ?? 3) - (order[y.kind] ?? 3) || y.count - x.count || (x.name < y.name ? -1 : 1));
+  for (const g of groups) {
+    g.items.sort((x, y) => x.s - y.s);
+    const heap = []; // [end, laneIndex]
+    g.lanes = [];
+    for (const it of g.items) {
+      let lane;
+      if (heap.length && heap[0][0] <= it.s) {
+        const top = heapPop(heap);
+        lane = g.lanes[top[1]];
+        heapPush(heap, [it.e, top[1]]);
+      } else {
+        lane = { starts: [], ends: [], bars: [] };
+        g.lanes.push(lane);
+        heapPush(heap, [it.e, g.lanes.length - 1]);
+      }
+      lane.starts.push(it.s);
+      lane.ends.push(it.e);
+      lane.bars.push(it.b);
+    }
+    delete g.items;
+  }
+  return groups;
+}
+
+function heapPush(a, v) {
+  a.push(v);
+  let i = a.length - 1;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (a[p][0] <= a[i][0]) break;
+    [a[p], a[i]] = [a[i], a[p]];
+    i = p;
+  }
+}
+
+function heapPop(a) {
+  const top = a[0];
+  const last = a.pop();
+  if (a.length) {
+    a[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1, r = l + 1;
+      let m = i;
+      if (l < a.length && a[l][0] < a[m][0]) m = l;
+      if (r < a.length && a[r][0] < a[m][0]) m = r;
+      if (m === i) break;
+      [a[m], a[i]] = [a[i], a[m]];
+      i = m;
+    }
+  }
+  return top;
+}
+
+// lowerBound returns the first index whose value is >= x.
+function lowerBound(arr, x) {
+  let lo = 0, hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (arr[mid] < x) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
