@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -52,8 +53,12 @@ func heapTrends(p *profileData, st *stackTable) []*heapSite {
 		}
 		fo := fitSeries(ts, objs)
 		frames := st.framesOf(stack)
+		funcs := functions(frames)
+		if observerStack(funcs) {
+			continue
+		}
 		loc, _ := locationFrame(frames)
-		hs := &heapSite{delta: delta, funcs: functions(frames)}
+		hs := &heapSite{delta: delta, funcs: funcs}
 		if runtimeOnly(hs.funcs) && goroutineCreation(hs.funcs) {
 			for _, f := range frames {
 				if f.Function == "runtime.malg" || f.Function == "runtime.newproc1" {
@@ -80,6 +85,20 @@ func heapTrends(p *profileData, st *stackTable) []*heapSite {
 		return out[i].grower.StackID < out[j].grower.StackID
 	})
 	return out
+}
+
+// observerStack reports whether an allocation was made by the profiling
+// endpoints a capture calls (net/http/pprof: trace buffers, profile
+// encoding). Growth there is the capture's own footprint, not a leak of the
+// service. Code that merely runs under pprof.Do or trace.WithRegion is the
+// service's own and is kept.
+func observerStack(funcs []string) bool {
+	for _, f := range funcs {
+		if strings.HasPrefix(f, "net/http/pprof.") {
+			return true
+		}
+	}
+	return false
 }
 
 // heapTotals sums inuse bytes per heap snapshot.

@@ -18,16 +18,21 @@ func TestWorkbench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped with -short")
 	}
+	// Under CI the browser test must run: a missing browser is a failure.
+	skip := t.Skipf
+	if os.Getenv("CI") != "" {
+		skip = t.Fatalf
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not installed")
+		skip("node not installed")
 	}
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
 	}
 	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("no Chromium at %s (apt-get install -y chromium)", chromium)
+		skip("no Chromium at %s (apt-get install -y chromium)", chromium)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
