@@ -179,12 +179,14 @@ func TestAccuracy(t *testing.T) {
 }
 
 // TestAccuracyQuick is the fast version in the normal test run: three
-// samples (a goroutine leak; a goroutine and a heap leak; a healthy pool)
-// for 8 s each,
-// side by side.
+// samples (two goroutine leaks of different patterns and a healthy pool)
+// recorded live for 8 s each, side by side. Heap leaks need more heap
+// snapshots than 8 s give at the runtime's 512 KiB sampling (one in five
+// runs missed one), so they are checked here on the committed sample
+// bundles (TestCommittedSampleBundles) and live by make accuracy.
 func TestAccuracyQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real sample programs for 8 s")
 	}
-	summary(t, measure(t, []string{"timeout-send", "ticker-leak", "stable-pool"}, 8*time.Second, time.Second, 3))
+	summary(t, measure(t, []string{"timeout-send", "reconcile-no-cancel", "stable-pool"}, 8*time.Second, time.Second, 3))
 }

@@ -163,12 +163,21 @@ func analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, err
 		}
 		sus = append(sus, goroutineSuspect(x, ts, pop, ix, tg, st, maxGoids, src))
 	}
-	// Heap suspects: growers no goroutine group explains.
+	// Heap suspects: growers no goroutine group explains, one per
+	// allocating line (call paths to the same line are merged).
+	byLine := map[string]*Suspect{}
 	for _, h := range growers {
 		if attributed[h] != nil || h.score < minScore || h.score == 0 || runtimeOnly(h.funcs) {
 			continue
 		}
-		sus = append(sus, heapSuspect(h, rules, src))
+		hs := heapSuspect(h, rules, src)
+		key := fmt.Sprintf("%s\x00%s:%d", hs.Location, hs.File, hs.Line)
+		if first := byLine[key]; first != nil {
+			mergeHeapSuspect(first, hs)
+			continue
+		}
+		byLine[key] = hs
+		sus = append(sus, hs)
 	}
 	sort.SliceStable(sus, func(i, j int) bool { return sus[i].Score > sus[j].Score })
 	ng, nh := 0, 0

@@ -117,6 +117,23 @@ func heapSuspect(h *heapSite, rules []Rule, src sourceCache) *Suspect {
 	return sus
 }
 
+// mergeHeapSuspect folds another call path to the same allocating line
+// into dst: bytes and growth add up, and the evidence says so.
+func mergeHeapSuspect(dst, other *Suspect) {
+	dst.Count += other.Count
+	dst.GrowthPerMin = round(dst.GrowthPerMin+other.GrowthPerMin, 1)
+	if len(dst.Counts) == len(other.Counts) {
+		for i := range dst.Counts {
+			if dst.Counts[i].TS.Equal(other.Counts[i].TS) {
+				dst.Counts[i].Value += other.Counts[i].Value
+			}
+		}
+	}
+	dst.Evidence = append(dst.Evidence, Evidence{Kind: "heap",
+		Detail: fmt.Sprintf("also allocated here through another call path (stack %d): %s in use, %s/min", other.StackID, bytesStr(float64(other.Count)), bytesStr(other.GrowthPerMin)),
+		Value:  other.GrowthPerMin})
+}
+
 func toInt64(m map[string]int) map[string]int64 {
 	out := make(map[string]int64, len(m))
 	for k, v := range m {

@@ -37,7 +37,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "    note: not root, so no eBPF (capture will say so and record pprof and traces only)"
 fi
 echo "==> capturing for $DURATION"
-"$BIN" capture --pid "$target" --url "$url" --duration "$DURATION" -o "$bundle"
+"$BIN" capture --pid "$target" --url "$url" --duration "$DURATION" --interval 5s --trace-window 2s --cpu-window 2s -o "$bundle"
 kill "$target" 2>/dev/null || true
 
 echo "==> writing reports"
@@ -53,8 +53,8 @@ for _ in $(seq 50); do
 	curl -fsS "http://$ADDR/api/captures" >/dev/null 2>&1 && break
 	sleep 0.2
 done
-id=$("$BIN" upload "$bundle" --to "http://$ADDR" | sed -n 's/.*id[ :=]*\([A-Za-z0-9._-]*\).*/\1/p' | tail -1)
+id=$("$BIN" upload "$bundle" --to "http://$ADDR" | sed -n 's/.*capture id //p' | tail -1)
 echo
-echo "    open http://$ADDR/#/captures/$id"
+echo "    open http://$ADDR/#/c/$id/overview"
 echo "    (Ctrl-C stops the workbench)"
 wait "$server"
