@@ -238,7 +238,14 @@ func analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, err
 	}
 
 	// Series.
-	rep.Series.Goroutines = metrics["goroutines"]
+	// Goroutines over time: the snapshots (dumps or goroutine profiles)
+	// count exactly the goroutines the suspects are counted from, over the
+	// whole capture; trace windows only cover part of it and add the
+	// runtime's own goroutines, so they serve only when there are fewer
+	// than two snapshots.
+	if len(d.snapshots) < 2 && len(prof.gorTS) < 2 {
+		rep.Series.Goroutines = metrics["goroutines"]
+	}
 	if len(rep.Series.Goroutines) == 0 {
 		totals := d.totals
 		times := d.snapshots

@@ -43,6 +43,14 @@ func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, er
 	out := map[string][]Point{}
 	for name, pts := range raw {
 		sort.Slice(pts, func(i, j int) bool { return pts[i][0] < pts[j][0] })
+		if name == schema.MetricGCCycle {
+			// Each trace window counts its GC cycles from 1, and every
+			// point is one cycle's start, so the i-th point in time order
+			// is cycle i of the whole capture.
+			for i := range pts {
+				pts[i][1] = float64(i + 1)
+			}
+		}
 		out[name] = downsample(pts, maxSeriesPoints)
 	}
 	return out, nil
@@ -65,3 +73,4 @@ func downsample(pts [][2]float64, n int) []Point {
 	}
 	return out
 }
+

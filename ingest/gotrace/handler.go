@@ -189,6 +189,10 @@ func (h *handler) sync(r *rec) {
 	if h.syncs == 1 {
 		h.first = r.ts
 	}
+	if h.syncs == 2 {
+		// Every goroutine alive has now reported its status.
+		h.metrics.emitGoroutines(h, r.ts, true)
+	}
 	if r.hasSnap && !h.opts.ignoreSnapshots {
 		h.clk.setSnapshot(&r.snap)
 		h.append(schema.ClockSync{MonoNS: int64(r.snap.Mono), TS: r.snap.Wall.UnixNano(), Source: bundle.SourceTrace})

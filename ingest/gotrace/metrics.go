@@ -49,7 +49,15 @@ func (m *metricState) goroutinesChanged(h *handler, ts int64) {
 
 // emitGoroutines writes the goroutine count, unless unchanged and recent
 // (and not forced).
+//
+// Nothing is written during the trace's first generation: the runtime
+// reports a parked goroutine's status only when it first acts or when the
+// generation ends, so until then the live set is an undercount (a window
+// opening on 300 parked goroutines would show 2).
 func (m *metricState) emitGoroutines(h *handler, ts int64, force bool) {
+	if h.syncs < 2 {
+		return
+	}
 	if !force && m.gCountValid && len(h.live) == m.lastGCount && ts-m.lastGTS < goroutineMetricEvery {
 		return
 	}
