@@ -73,4 +73,3 @@ func downsample(pts [][2]float64, n int) []Point {
 	}
 	return out
 }
-
