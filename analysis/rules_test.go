@@ -27,6 +27,7 @@ func TestDefaultRulesClassify(t *testing.T) {
 		{"sync.Cond.Wait", "cond-never-signalled", []string{"sync.(*Cond).Wait", "main.f"}, ""},
 		{"IO wait", "network-no-deadline", []string{"internal/poll.runtime_pollWait", "main.f"}, ""},
 		{"IO wait, 5 minutes", "network-no-deadline", []string{"main.f"}, ""},
+		{"IO wait", "idle-keepalive-connection", []string{"internal/poll.runtime_pollWait", "net.(*netFD).Read", "bufio.(*Reader).Peek", "net/http.(*conn).serve"}, ""},
 		{"sleep", "sleep-loop-no-exit", []string{"time.Sleep", "main.f"}, ""},
 		{"chan send (nil chan)", "chan-send-nil", []string{"main.f"}, ""},
 		{"select (no cases)", "select-no-cases", []string{"main.f"}, ""},
