@@ -85,13 +85,13 @@ func Parse(r io.Reader) (*profile.Profile, error) {
 		return nil, fmt.Errorf("empty file: not a pprof profile")
 	}
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		// Check the gzip stream ourselves first: pprof reports a truncated
+		// Decompress here rather than in pprof: it reports a truncated
 		// stream only as a generic parse failure.
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, fmt.Errorf("corrupt gzip header: %w", err)
 		}
-		if _, err := io.Copy(io.Discard, zr); err != nil {
+		if data, err = io.ReadAll(zr); err != nil {
 			return nil, fmt.Errorf("corrupt or truncated gzip stream: %w", err)
 		}
 	}
