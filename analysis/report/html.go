@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis"
@@ -26,16 +27,29 @@ figure{margin:1em 0}figcaption{color:#666;font-size:12px}svg{max-width:100%;heig
 
 var (
 	reCode = regexp.MustCompile("`([^`]+)`")
+	reSlot = regexp.MustCompile("\x00[0-9]+\x00")
 	reBold = regexp.MustCompile(`\*\*([^*]+)\*\*`)
-	reEm   = regexp.MustCompile(`\*([^*]+)\*`)
+	// reEm matches *em* only at word boundaries, as Markdown does, so the
+	// asterisks of Go names such as main.(*T).f are left alone.
+	reEm = regexp.MustCompile(`(^|\s)\*([^*\s](?:[^*]*[^*\s])?)\*($|[\s.,;:!?)])`)
 )
 
-// inline escapes text and turns `code`, **bold** and *em* into tags.
+// inline escapes text and turns `code`, **bold** and *em* into tags. Code
+// spans are literal.
 func inline(s string) string {
-	s = html.EscapeString(s)
-	s = reCode.ReplaceAllString(s, "<code>$1</code>")
-	s = reBold.ReplaceAllString(s, "<strong>$1</strong>")
-	return reEm.ReplaceAllString(s, "<em>$1</em>")
+	// Set code spans aside first so nothing inside them is taken for a
+	// mark, then mark up the rest and put them back.
+	var codes []string
+	s = reCode.ReplaceAllStringFunc(s, func(m string) string {
+		codes = append(codes, "<code>"+html.EscapeString(m[1:len(m)-1])+"</code>")
+		return fmt.Sprintf("\x00%d\x00", len(codes)-1)
+	})
+	s = reBold.ReplaceAllString(html.EscapeString(s), "<strong>$1</strong>")
+	s = reEm.ReplaceAllString(s, "$1<em>$2</em>$3")
+	return reSlot.ReplaceAllStringFunc(s, func(m string) string {
+		n, _ := strconv.Atoi(m[1 : len(m)-1])
+		return codes[n]
+	})
 }
 
 func writeHTML(w io.Writer, d *document) error {
