@@ -20,9 +20,15 @@
 //
 // # Probe placement (amd64, Go ABIInternal)
 //
-//   - go_create: a plain uprobe on every RET of runtime.newproc1, where AX
+//   - go_create: a plain uprobe at the end of runtime.newproc1, where AX
 //     is the new g with goid, parentGoid, gopc and startpc already set.
-//     Uretprobes are never used: they corrupt goroutine stacks.
+//     Uretprobes are never used: they corrupt goroutine stacks. The probe
+//     sits on the last JMP/Jcc that every path to a RET crosses with AX
+//     untouched after it (releasem's preemption check, see retsite.go),
+//     not on the RET: the kernel emulates branches but single-steps a RET
+//     out of line, a second trap that made the probe cost about 3.4 µs
+//     instead of 0.3 µs per hit. It falls back to the RET when no such
+//     branch exists (noted in [BinaryInfo.Notes]).
 //   - go_exit: runtime.goexit1 after its stack-check prologue; R14 is g.
 //   - alloc: runtime.profilealloc(mp, x, size) after the prologue; BX=x,
 //     CX=size, the goroutine from R14 via g.m.curg.
@@ -30,7 +36,9 @@
 //     runtime.gcMarkTermination, both after the prologue.
 //
 // Entry probes sit just after the JBE to morestack so that a function that
-// grows its stack is not counted twice (see docs/EBPF.md).
+// grows its stack is not counted twice (see docs/EBPF.md). That
+// instruction is the frame's PUSHQ BP, which kernels since 6.x emulate
+// too.
 //
 // # Stacks
 //
@@ -45,11 +53,19 @@
 //
 // # Cost
 //
-// BenchmarkProbeOverhead measures about 2 µs per probe hit (uprobe trap
-// plus program) on a 2-core VM, about 3 µs for go_create with a stack.
-// Goroutine creation and exit is where a busy service pays: creation
-// stacks are therefore off by default ([Options.CreateStacks]). Alloc
-// probes fire at the runtime's MemProfileRate only.
+// BenchmarkProbeOverhead measures, on a 2-core 6.18 VM, about 0.5-0.7 µs
+// per goroutine event (uprobe trap plus program; 2.1 µs before the
+// go_create probe left the RET), 1.5-2 µs for go_create or alloc with a
+// stack (bpf_get_stack's frame walk). Goroutine creation and exit is where
+// a busy service pays: creation stacks are therefore off by default
+// ([Options.CreateStacks]). Alloc probes fire at the runtime's
+// MemProfileRate only (one per 512 KiB allocated by default).
+//
+// Records are submitted with BPF_RB_NO_WAKEUP while the ring buffer is
+// less than a quarter full, and with BPF_RB_FORCE_WAKEUP beyond: a wakeup
+// per record costs the traced thread an irq_work and a reader wakeup,
+// which in a capture cost more than the probe itself. [Tracer.Run] polls
+// every 50 ms instead.
 //
 // Only linux/amd64 is supported; elsewhere [Attach] returns an error
 // wrapping [ErrNotSupported]. Binary inspection ([OpenBinary]) and

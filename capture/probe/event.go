@@ -34,8 +34,9 @@ type Event struct {
 	// Addr is the allocated object's address (alloc), else 0.
 	Addr uint64
 	// Stack is the user stack at the probe, leaf first, when collected:
-	// Stack[0] is the exact PC of the probe, the rest return addresses.
-	// Pass it to [Symbolizer.Frames].
+	// Stack[0] is the exact PC of the probe (for go_create, the RET of
+	// newproc1 the probe stands for), the rest return addresses. Pass it
+	// to [Symbolizer.Frames].
 	Stack []uint64
 	// StackErr is the negative errno of bpf_get_stack when stack
 	// collection was requested and failed, else 0.

@@ -19,6 +19,13 @@ const (
 // bpfUserStack is BPF_F_USER_STACK.
 const bpfUserStack = 1 << 8
 
+// bpf_ringbuf_submit flags and the bpf_ringbuf_query selector.
+const (
+	rbNoWakeup    = 1 // BPF_RB_NO_WAKEUP
+	rbForceWakeup = 2 // BPF_RB_FORCE_WAKEUP
+	rbAvailData   = 0 // BPF_RB_AVAIL_DATA
+)
+
 // progLicense must be GPL-compatible for bpf_probe_read_user and
 // bpf_get_stack.
 const progLicense = "Dual MIT/GPL"
@@ -30,6 +37,14 @@ type progConfig struct {
 	drops   *ebpf.Map // array[numKinds] of u64: failed reservations per kind
 	offsets Offsets
 	depth   int // stack PCs per record, 0 to skip bpf_get_stack
+	// wakeAt is the unread byte count past which a record wakes the
+	// reader; below it records are written with BPF_RB_NO_WAKEUP and the
+	// reader finds them when it polls (see Tracer.Run).
+	wakeAt int
+	// inFrame is set when the probe sits inside the function's frame (a
+	// branch before a RET): BP is then the function's own frame and the
+	// word at SP is not a return address, so it is not saved.
+	inFrame bool
 }
 
 // body emits the kind-specific part of a program. On entry R6 = ctx
@@ -65,11 +80,18 @@ func buildProgram(kind uint32, c progConfig, b body) *ebpf.ProgramSpec {
 	}
 	insns = append(insns, b(c)...)
 	if c.depth > 0 {
-		insns = append(insns, stackInsns(c.depth)...)
+		insns = append(insns, stackInsns(c.depth, !c.inFrame)...)
 	}
+	// Waking the reader per record costs the traced thread an irq_work
+	// and a wakeup each time: do it only when the ring is filling up.
 	insns = append(insns,
-		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Mov.Imm(asm.R2, 0),
+		asm.LoadMapPtr(asm.R1, c.events.FD()),
+		asm.Mov.Imm(asm.R2, rbAvailData),
+		asm.FnRingbufQuery.Call(),
+		asm.Mov.Imm(asm.R2, rbNoWakeup),
+		asm.JLT.Imm(asm.R0, int32(c.wakeAt), "submit"),
+		asm.Mov.Imm(asm.R2, rbForceWakeup),
+		asm.Mov.Reg(asm.R1, asm.R7).WithSymbol("submit"),
 		asm.FnRingbufSubmit.Call(),
 		asm.Mov.Imm(asm.R0, 0),
 		asm.Return(),
@@ -111,13 +133,44 @@ func loadReg(dst asm.Register, reg int16) asm.Instruction {
 	return asm.LoadMem(dst, asm.R6, reg, asm.DWord)
 }
 
-// gFields reads goid, parentGoid, gopc and startpc of the g in R8.
+// maxGSpan bounds the slice of runtime.g that gFields copies in one read.
+const maxGSpan = 256
+
+// gFields reads goid, parentGoid, gopc and startpc of the g in R8. When
+// the four lie within maxGSpan bytes (152-312 in Go 1.26), one
+// bpf_probe_read_user copies that slice of the g to the BPF stack and the
+// fields are moved from there, instead of one helper call per field.
 func gFields(o Offsets) asm.Instructions {
+	fields := []struct {
+		dst int16
+		off int64
+	}{{offGoid, o.GGoid}, {offParent, o.GParentGoid}, {offPC, o.GGopc}, {offStartPC, o.GStartPC}}
+	lo, hi, aligned := fields[0].off, fields[0].off+8, true
+	for _, f := range fields {
+		lo, hi = min(lo, f.off), max(hi, f.off+8)
+		aligned = aligned && (f.off-fields[0].off)%8 == 0
+	}
 	var out asm.Instructions
-	out = append(out, readUser(offGoid, asm.R8, o.GGoid)...)
-	out = append(out, readUser(offParent, asm.R8, o.GParentGoid)...)
-	out = append(out, readUser(offPC, asm.R8, o.GGopc)...)
-	out = append(out, readUser(offStartPC, asm.R8, o.GStartPC)...)
+	if lo < 0 || hi-lo > maxGSpan || !aligned {
+		for _, f := range fields {
+			out = append(out, readUser(f.dst, asm.R8, f.off)...)
+		}
+		return out
+	}
+	span := int32(hi - lo)
+	out = asm.Instructions{
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, -span),
+		asm.Mov.Imm(asm.R2, span),
+		asm.Mov.Reg(asm.R3, asm.R8),
+		asm.Add.Imm(asm.R3, int32(lo)),
+		asm.FnProbeReadUser.Call(),
+	}
+	for _, f := range fields {
+		out = append(out,
+			asm.LoadMem(asm.R1, asm.RFP, int16(int64(-span)+f.off-lo), asm.DWord),
+			asm.StoreMem(asm.R7, f.dst, asm.R1, asm.DWord))
+	}
 	return out
 }
 
@@ -143,11 +196,15 @@ func curGoid(o Offsets) asm.Instructions {
 	return out
 }
 
-// stackInsns saves the return address at SP (the frame walk misses the
-// caller at entry and RET probes) and the user stack after the header.
-func stackInsns(depth int) asm.Instructions {
-	out := asm.Instructions{loadReg(asm.R8, regSP)}
-	out = append(out, readUser(offCaller, asm.R8, 0)...)
+// stackInsns saves the return address at SP when asked (the frame walk
+// misses the caller at entry and RET probes) and the user stack after the
+// header.
+func stackInsns(depth int, caller bool) asm.Instructions {
+	var out asm.Instructions
+	if caller {
+		out = append(out, loadReg(asm.R8, regSP))
+		out = append(out, readUser(offCaller, asm.R8, 0)...)
+	}
 	out = append(out,
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.Mov.Reg(asm.R2, asm.R7),

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -30,6 +31,9 @@ type Tracer struct {
 	progs  []*ebpf.Program
 	links  []link.Link
 	rd     *ringbuf.Reader
+	bias   uint64            // PIE load bias, 0 when unknown
+	leaf   map[uint64]uint64 // in-frame return site PC -> its RET's PC
+	wakeAt int               // see progConfig.wakeAt
 
 	counts     [numKinds]atomic.Int64
 	stackErrs  atomic.Int64
@@ -76,8 +80,10 @@ func Attach(pid int, opts Options) (_ *Tracer, err error) {
 		t.info.Notes = append(t.info.Notes, fmt.Sprintf("symbolisation may be wrong: %v", err))
 		t.sym = NewSymbolizer(bin, 0)
 	} else {
+		t.bias = bias
 		t.sym = NewSymbolizer(bin, bias)
 	}
+	t.wakeAt = opts.RingBufferBytes / wakeFraction
 	if err := rlimit.RemoveMemlock(); err != nil {
 		return nil, classify("raise memlock limit", err)
 	}
@@ -124,16 +130,30 @@ func probeSet(opts Options) []probeSpec {
 	return ps
 }
 
-// attach loads one program and puts it on every location of p.
+// probeSite is one uprobe location of a probeSpec.
+type probeSite struct {
+	off     uint64 // from the function start
+	ret     uint64 // the RET an in-frame site stands for
+	inFrame bool
+}
+
+// attach loads the program of p and puts it on every location of p.
 func (t *Tracer) attach(ex *link.Executable, p probeSpec, opts Options) error {
 	fn, err := t.bin.Func(p.symbol)
 	if err != nil {
 		return fmt.Errorf("locate probe: %v: %w", err, ErrNotSupported)
 	}
-	var offs []uint64
+	var sites []probeSite
 	if p.ret {
-		if offs, err = t.bin.RetOffsets(fn); err != nil {
+		rs, err := t.bin.retSites(fn)
+		if err != nil {
 			return fmt.Errorf("locate probe: %w", err)
+		}
+		for _, r := range rs {
+			sites = append(sites, probeSite{off: r.Offset, ret: r.Ret, inFrame: r.Offset != r.Ret})
+			if r.Offset == r.Ret {
+				t.info.Notes = append(t.info.Notes, fmt.Sprintf("%s: no branch before the RET at +%#x: probe on the RET (slower)", p.symbol, r.Ret))
+			}
 		}
 	} else {
 		off, ok, err := t.bin.PrologueEnd(fn)
@@ -143,24 +163,35 @@ func (t *Tracer) attach(ex *link.Executable, p probeSpec, opts Options) error {
 		if !ok {
 			t.info.Notes = append(t.info.Notes, fmt.Sprintf("%s has no stack check: probe at entry", p.symbol))
 		}
-		offs = []uint64{off}
+		sites = []probeSite{{off: off}}
 	}
-	cfg := progConfig{events: t.events, drops: t.drops, offsets: t.bin.offsets}
-	if p.stack {
-		cfg.depth = opts.StackDepth
-	}
-	prog, err := ebpf.NewProgram(buildProgram(p.kind, cfg, p.body))
-	if err != nil {
-		return classify("load "+kindNames[p.kind]+" program", err)
-	}
-	t.progs = append(t.progs, prog)
-	for _, off := range offs {
-		l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: fn.FileOffset, Offset: off, PID: t.pid})
+	progs := map[bool]*ebpf.Program{} // by inFrame
+	for _, s := range sites {
+		prog := progs[s.inFrame]
+		if prog == nil {
+			cfg := progConfig{events: t.events, drops: t.drops, offsets: t.bin.offsets, wakeAt: t.wakeAt, inFrame: s.inFrame}
+			if p.stack {
+				cfg.depth = opts.StackDepth
+			}
+			prog, err = ebpf.NewProgram(buildProgram(p.kind, cfg, p.body))
+			if err != nil {
+				return classify("load "+kindNames[p.kind]+" program", err)
+			}
+			progs[s.inFrame] = prog
+			t.progs = append(t.progs, prog)
+		}
+		l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: fn.FileOffset, Offset: s.off, PID: t.pid})
 		if err != nil {
-			return classify(fmt.Sprintf("attach uprobe %s+%#x", p.symbol, off), err)
+			return classify(fmt.Sprintf("attach uprobe %s+%#x", p.symbol, s.off), err)
 		}
 		t.links = append(t.links, l)
-		t.info.Probes = append(t.info.Probes, ProbeInfo{Kind: kindNames[p.kind], Symbol: p.symbol, Offset: off, FileOffset: fn.FileOffset + off})
+		t.info.Probes = append(t.info.Probes, ProbeInfo{Kind: kindNames[p.kind], Symbol: p.symbol, Offset: s.off, FileOffset: fn.FileOffset + s.off})
+		if s.inFrame {
+			if t.leaf == nil {
+				t.leaf = map[uint64]uint64{}
+			}
+			t.leaf[t.bias+fn.Addr+s.off] = t.bias + fn.Addr + s.ret
+		}
 	}
 	return nil
 }
@@ -177,12 +208,22 @@ func classify(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
+// The programs write records without waking the reader until the ring
+// buffer holds more than 1/wakeFraction of its size; Run polls every
+// pollInterval, which bounds how late an event is delivered.
+const (
+	wakeFraction = 4
+	pollInterval = 50 * time.Millisecond
+)
+
 // Run reads events and calls fn for each, in ring buffer order (nearly
 // time order: the timestamp is taken just after the record is reserved),
 // until ctx is done; it then delivers the records already buffered at that
 // moment and returns nil. It returns early only on a reader failure or
 // Close. Only one Run may be active at a time; fn must not block for long
-// or events are dropped (see Stats.Drops).
+// or events are dropped (see Stats.Drops). Events arrive in batches, at
+// most about pollInterval (50 ms) after they happened while the ring
+// buffer is less than a quarter full, at once beyond.
 func (t *Tracer) Run(ctx context.Context, fn func(Event)) error {
 	t.runMu.Lock()
 	defer t.runMu.Unlock()
@@ -198,12 +239,17 @@ func (t *Tracer) Run(ctx context.Context, fn func(Event)) error {
 	defer stop()
 	var rec ringbuf.Record
 	var drained int64
+	t.rd.SetDeadline(time.Now().Add(pollInterval))
 	for {
 		if p := pending.Load(); p >= 0 && drained >= p {
 			return nil
 		}
 		err := t.rd.ReadInto(&rec)
 		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// Everything written so far has been read: poll again later.
+			t.rd.SetDeadline(time.Now().Add(pollInterval))
+			continue
 		case errors.Is(err, ringbuf.ErrFlushed):
 			if ctx.Err() != nil {
 				return nil
@@ -221,6 +267,13 @@ func (t *Tracer) Run(ctx context.Context, fn func(Event)) error {
 		if err := decodeEvent(rec.RawSample, &ev); err != nil {
 			t.decodeErrs.Add(1)
 			continue
+		}
+		if len(ev.Stack) > 0 && t.leaf != nil {
+			// A return probe placed on a branch before the RET: show
+			// the RET, where the function returns, as the leaf.
+			if r, ok := t.leaf[ev.Stack[0]]; ok {
+				ev.Stack[0] = r
+			}
 		}
 		t.counts[kindCode(ev.Kind)].Add(1)
 		if ev.StackErr != 0 {

@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -192,7 +194,7 @@ func checkSpawnerRun(t *testing.T, run spawnerRun) {
 	info := run.tracer.Info()
 	t.Logf("binary %s %s pie=%v offsets from %s, %d probes, notes %q", info.GoVersion, info.Module, info.PIE, info.Offsets.Source, len(info.Probes), info.Notes)
 	if len(info.Probes) != 5 {
-		t.Errorf("probes %+v, want newproc1's one RET and four entries", info.Probes)
+		t.Errorf("probes %+v, want one newproc1 return site and four entries", info.Probes)
 	}
 	st := run.tracer.Stats()
 	t.Logf("stats %+v; spawner %s", st, strings.TrimSpace(run.stdout))
@@ -394,6 +396,55 @@ func TestDrops(t *testing.T) {
 	t.Logf("go_create: %d read, %d dropped (%d spawned)", read, dropped, n)
 	if dropped == 0 || int64(read)+dropped < n || int64(read) != st.Events[schema.EventGoCreate] {
 		t.Errorf("go_create: %d read (stats %d), %d dropped, want drops and at least %d in all", read, st.Events[schema.EventGoCreate], dropped, n)
+	}
+}
+
+// TestRunPolls checks that records written without a reader wakeup (the
+// ring buffer far from its wake threshold) still reach a running Run
+// without cancelling it: Run must poll.
+func TestRunPolls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("attaches probes")
+	}
+	requirePrivileged(t)
+	tr, err := Attach(os.Getpid(), Options{Goroutines: true})
+	skipIfNotSupported(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const n = 3
+	got := make(chan struct{}, 1)
+	var creates atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		done <- tr.Run(ctx, func(ev Event) {
+			if ev.Kind == schema.EventGoCreate && creates.Add(1) >= n {
+				select {
+				case got <- struct{}{}:
+				default:
+				}
+			}
+		})
+	}()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go wg.Done()
+	}
+	wg.Wait()
+	select {
+	case <-got:
+	case err := <-done:
+		t.Fatalf("Run returned %v before delivering %d go_create events", err, n)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%d of %d go_create events delivered while Run was running: records written without a wakeup are not polled", creates.Load(), n)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
 
