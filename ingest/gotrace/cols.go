@@ -27,6 +27,11 @@ type dictCol struct {
 	values []string
 	index  map[string]int32
 	dict   arrow.Array // cached dictionary of values, nil when stale
+	// one-entry cache: consecutive rows often repeat a value, and
+	// comparing equal strings that share their bytes costs no hashing.
+	last    string
+	lastID  int32
+	hasLast bool
 }
 
 func newDictCol(mem memory.Allocator, initial ...string) *dictCol {
@@ -39,12 +44,17 @@ func newDictCol(mem memory.Allocator, initial ...string) *dictCol {
 
 // id returns the dictionary index of v, adding it when new.
 func (d *dictCol) id(v string) int32 {
+	if d.hasLast && v == d.last {
+		return d.lastID
+	}
 	if i, ok := d.index[v]; ok {
+		d.last, d.lastID, d.hasLast = v, i, true
 		return i
 	}
 	i := int32(len(d.values))
 	d.values = append(d.values, v)
 	d.index[v] = i
+	d.last, d.lastID, d.hasLast = v, i, true
 	if d.dict != nil {
 		d.dict.Release()
 		d.dict = nil
@@ -203,19 +213,8 @@ func (c *transitionCols) record() (arrow.Record, *transitionBatch, error) {
 	}
 	n := len(b.ts)
 	// Null stack ids (0) get a validity bitmap.
-	b.valid = b.valid[:0]
-	nulls := 0
-	for i := 0; i < n; i += 8 {
-		var bits byte
-		for j := i; j < i+8 && j < n; j++ {
-			if b.stack[j] != 0 {
-				bits |= 1 << (j - i)
-			} else {
-				nulls++
-			}
-		}
-		b.valid = append(b.valid, bits)
-	}
+	var nulls int
+	b.valid, nulls = validity(b.valid[:0], b.stack)
 	rec, err := assemble(c.mem, schema.TraceTransitionsSchema, n, map[string]arrow.Array{
 		schema.ColTS:      i64Array(schema.Timestamp, b.ts, nil, 0),
 		schema.ColMonoNS:  i64Array(arrow.PrimitiveTypes.Int64, b.mono, nil, 0),
@@ -263,73 +262,127 @@ func dictArray(d *dictCol, idx []int32) arrow.Array {
 	return array.NewDictionaryArray(schema.DictString, ia, d.dictionary())
 }
 
-// goroutineCols builds trace_goroutines batches.
+// goroutineCols builds trace_goroutines batches in plain Go slices, like
+// transitionCols; null ids and times are 0 and get a validity bitmap.
 type goroutineCols struct {
-	mem                                    memory.Allocator
-	goid, parent                           *array.Int64Builder
-	created, ended                         *array.TimestampBuilder
-	createdMono, endedMono, creation, last *array.Int64Builder
-	start, state, reason                   *dictCol
-	n                                      int
+	mem                  memory.Allocator
+	cur                  *goroutineBatch
+	pool                 chan *goroutineBatch
+	start, state, reason *dictCol
+}
+
+type goroutineBatch struct {
+	goid, parent, created, ended, createdMono, endedMono, creation, last []int64
+	start, state, reason                                                 []int32
+	valid                                                                [7][]byte
+}
+
+func (b *goroutineBatch) reset() {
+	b.goid, b.parent, b.created, b.ended = b.goid[:0], b.parent[:0], b.created[:0], b.ended[:0]
+	b.createdMono, b.endedMono, b.creation, b.last = b.createdMono[:0], b.endedMono[:0], b.creation[:0], b.last[:0]
+	b.start, b.state, b.reason = b.start[:0], b.state[:0], b.reason[:0]
 }
 
 func newGoroutineCols(mem memory.Allocator) *goroutineCols {
 	return &goroutineCols{
-		mem:         mem,
-		goid:        array.NewInt64Builder(mem),
-		parent:      array.NewInt64Builder(mem),
-		created:     array.NewTimestampBuilder(mem, schema.Timestamp),
-		ended:       array.NewTimestampBuilder(mem, schema.Timestamp),
-		createdMono: array.NewInt64Builder(mem),
-		endedMono:   array.NewInt64Builder(mem),
-		creation:    array.NewInt64Builder(mem),
-		last:        array.NewInt64Builder(mem),
-		start:       newDictCol(mem, ""),
-		state:       stateDict(mem),
-		reason:      newDictCol(mem, ""),
+		mem:    mem,
+		cur:    &goroutineBatch{},
+		pool:   make(chan *goroutineBatch, 2),
+		start:  newDictCol(mem, ""),
+		state:  stateDict(mem),
+		reason: newDictCol(mem, ""),
 	}
 }
 
 func (c *goroutineCols) append(r *schema.TraceGoroutine) {
-	c.goid.Append(r.Goid)
-	optInt64(c.parent, r.ParentGoid)
-	optTime(c.created, r.CreatedTS)
-	optTime(c.ended, r.EndedTS)
-	optInt64(c.createdMono, r.CreatedMonoNS)
-	optInt64(c.endedMono, r.EndedMonoNS)
-	optInt64(c.creation, r.CreationStackID)
-	c.start.append(r.StartFunction)
-	c.state.append(r.LastState)
-	c.reason.append(r.LastReason)
-	optInt64(c.last, r.LastStackID)
-	c.n++
+	b := c.cur
+	b.goid = append(b.goid, r.Goid)
+	b.parent = append(b.parent, r.ParentGoid)
+	b.created = append(b.created, r.CreatedTS)
+	b.ended = append(b.ended, r.EndedTS)
+	b.createdMono = append(b.createdMono, r.CreatedMonoNS)
+	b.endedMono = append(b.endedMono, r.EndedMonoNS)
+	b.creation = append(b.creation, r.CreationStackID)
+	b.start = append(b.start, c.start.id(r.StartFunction))
+	b.state = append(b.state, c.stateID(r.LastState))
+	b.reason = append(b.reason, c.reason.id(r.LastReason))
+	b.last = append(b.last, r.LastStackID)
 }
 
-func (c *goroutineCols) len() int { return c.n }
-
-func (c *goroutineCols) record() (arrow.Record, error) {
-	n := c.n
-	c.n = 0
-	return assemble(c.mem, schema.TraceGoroutinesSchema, n, map[string]arrow.Array{
-		schema.ColGoid:            c.goid.NewArray(),
-		schema.ColParentGoid:      c.parent.NewArray(),
-		schema.ColCreatedTS:       c.created.NewArray(),
-		schema.ColEndedTS:         c.ended.NewArray(),
-		schema.ColCreatedMonoNS:   c.createdMono.NewArray(),
-		schema.ColEndedMonoNS:     c.endedMono.NewArray(),
-		schema.ColCreationStackID: c.creation.NewArray(),
-		schema.ColStartFunction:   c.start.array(),
-		schema.ColLastState:       c.state.array(),
-		schema.ColLastReason:      c.reason.array(),
-		schema.ColLastStackID:     c.last.NewArray(),
+// record turns the current batch into a record and starts a new batch;
+// recycle must be called with the returned batch once the record has been
+// written and released.
+func (c *goroutineCols) record() (arrow.Record, *goroutineBatch, error) {
+	b := c.cur
+	select {
+	case c.cur = <-c.pool:
+		c.cur.reset()
+	default:
+		c.cur = &goroutineBatch{}
+	}
+	opt := func(i int, t arrow.DataType, vals []int64) arrow.Array {
+		var nulls int
+		b.valid[i], nulls = validity(b.valid[i][:0], vals)
+		return i64Array(t, vals, b.valid[i], nulls)
+	}
+	i64 := arrow.PrimitiveTypes.Int64
+	rec, err := assemble(c.mem, schema.TraceGoroutinesSchema, len(b.goid), map[string]arrow.Array{
+		schema.ColGoid:            i64Array(i64, b.goid, nil, 0),
+		schema.ColParentGoid:      opt(0, i64, b.parent),
+		schema.ColCreatedTS:       opt(1, schema.Timestamp, b.created),
+		schema.ColEndedTS:         opt(2, schema.Timestamp, b.ended),
+		schema.ColCreatedMonoNS:   opt(3, i64, b.createdMono),
+		schema.ColEndedMonoNS:     opt(4, i64, b.endedMono),
+		schema.ColCreationStackID: opt(5, i64, b.creation),
+		schema.ColStartFunction:   dictArray(c.start, b.start),
+		schema.ColLastState:       dictArray(c.state, b.state),
+		schema.ColLastReason:      dictArray(c.reason, b.reason),
+		schema.ColLastStackID:     opt(6, i64, b.last),
 	})
+	return rec, b, err
 }
+
+// recycle returns a written batch's slices for reuse.
+func (c *goroutineCols) recycle(b *goroutineBatch) {
+	select {
+	case c.pool <- b:
+	default:
+	}
+}
+
+// stateID is the dictionary index of a state name: the index of a known
+// state, without a lookup.
+func (c *goroutineCols) stateID(name string) int32 {
+	for i, n := range goStateNames {
+		if n == name {
+			return int32(i)
+		}
+	}
+	return c.state.id(name)
+}
+
+func (c *goroutineCols) len() int { return len(c.cur.goid) }
 
 func (c *goroutineCols) release() {
-	for _, b := range []interface{ Release() }{c.goid, c.parent, c.created, c.ended, c.createdMono, c.endedMono, c.creation, c.last} {
-		b.Release()
-	}
 	c.start.release()
 	c.state.release()
 	c.reason.release()
+}
+
+// validity appends to dst the validity bitmap of vals, where 0 is null,
+// and returns it with the number of nulls.
+func validity(dst []byte, vals []int64) ([]byte, int) {
+	nulls := 0
+	for i := 0; i < len(vals); i += 8 {
+		var bits byte
+		for j := i; j < i+8 && j < len(vals); j++ {
+			if vals[j] != 0 {
+				bits |= 1 << (j - i)
+			} else {
+				nulls++
+			}
+		}
+		dst = append(dst, bits)
+	}
+	return dst, nulls
 }

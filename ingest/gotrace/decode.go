@@ -20,13 +20,20 @@ const (
 	recMetric
 	recRangeBegin
 	recRangeEnd
+	recEvent // undecoded state transition, see decodeOnReader
 )
 
-// rec is one trace event reduced to what ingest keeps. The reader
-// goroutine fills recs; the writer goroutine turns them into rows. Stack
-// handles stay valid after the reader moves on (a generation's tables are
-// immutable once loaded), while other event accessors are not safe to call
-// from another goroutine, so everything else is copied out here.
+// rec is one trace event reduced to what ingest keeps, as the handler
+// reads it.
+//
+// State transitions, nine in ten events, travel undecoded from the reader
+// goroutine (see [item]) and are decoded by the handler goroutine, which
+// has the spare time: StateTransition reads only the generation's string
+// and stack tables, which are immutable once the generation is loaded
+// (stack handles stay valid after the reader moves on for the same
+// reason). The other events are decoded by the reader goroutine, because
+// some of their accessors read tables the reader still extends (task
+// types of task ends live in the generation's extra strings).
 type rec struct {
 	kind     recKind
 	from, to trace.GoState
@@ -45,27 +52,59 @@ type rec struct {
 	creation bool
 }
 
+// decodeOnReader completes it, just read into b, on the reader goroutine
+// and reports whether the event is kept. State transitions are left as
+// they are (kind recEvent), for decodeTransition on the handler goroutine;
+// other events are decoded into b.decoded.
+func decodeOnReader(it *item, b *batch) bool {
+	if it.ev.Kind() == trace.EventStateTransition {
+		it.kind = recEvent
+		return true
+	}
+	b.decoded = append(b.decoded, rec{})
+	if !decode(&it.ev, &b.decoded[len(b.decoded)-1]) {
+		b.decoded = b.decoded[:len(b.decoded)-1]
+		return false
+	}
+	it.kind = 0 // decoded, in b.decoded[it.i]
+	it.i = int32(len(b.decoded) - 1)
+	return true
+}
+
+// decodeTransition fills r from a state transition event and reports
+// whether it is a goroutine's change of state. It sets every field the
+// handler reads for recGo.
+func decodeTransition(ev *trace.Event, r *rec) bool {
+	st := ev.StateTransition()
+	if st.Resource.Kind != trace.ResourceGoroutine {
+		return false
+	}
+	from, to := st.Goroutine()
+	if from == to {
+		return false
+	}
+	r.kind = recGo
+	r.ts = int64(ev.Time())
+	r.ctxG = int64(ev.Goroutine())
+	r.from, r.to = from, to
+	r.g = int64(st.Resource.Goroutine())
+	r.str = st.Reason
+	r.stack = st.Stack
+	r.creation = from == trace.GoNotExist
+	r.stack2 = trace.NoStack
+	if r.creation {
+		r.stack2 = ev.Stack()
+	}
+	return true
+}
+
 // decode fills r from ev and reports whether the event is kept.
 func decode(ev *trace.Event, r *rec) bool {
 	*r = rec{ts: int64(ev.Time()), ctxG: int64(ev.Goroutine())}
 	switch ev.Kind() {
 	case trace.EventStateTransition:
-		st := ev.StateTransition()
-		if st.Resource.Kind != trace.ResourceGoroutine {
+		if !decodeTransition(ev, r) {
 			return false
-		}
-		from, to := st.Goroutine()
-		if from == to {
-			return false
-		}
-		r.kind = recGo
-		r.from, r.to = from, to
-		r.g = int64(st.Resource.Goroutine())
-		r.str = st.Reason
-		r.stack = st.Stack
-		if from == trace.GoNotExist {
-			r.creation = true
-			r.stack2 = ev.Stack()
 		}
 	case trace.EventTaskBegin, trace.EventTaskEnd:
 		t := ev.Task()

@@ -80,10 +80,16 @@
 //
 // # Performance
 //
-// Events are read and decoded on one goroutine and turned into rows on
-// another; the two big tables are built as plain column slices and handed
-// to a third goroutine that writes (zstd-compresses) them. Stack handles
-// are interned once per generation through a cache keyed by the handle.
+// Events are read on one goroutine and turned into rows on another; state
+// transitions (nine events in ten) cross undecoded and are decoded on the
+// second goroutine, leaving the reader little more than x/exp/trace's own
+// work. trace_transitions, trace_goroutines and spans are built as plain
+// column slices or builders and handed, in batches of up to 256 Ki rows
+// (arrow sets up a zstd encoder per batch), to a third goroutine that
+// writes (zstd-compresses) them. Stack handles are interned
+// once per generation through a cache keyed by the handle, and each
+// goroutine remembers its last handle; live goroutines sit in a table
+// paged by goid (see liveTable) rather than a map.
 // gotrace_bench_test.go compares Ingest with a bare x/exp/trace loop on a
 // 220 MB trace of testdata/bigprog; see its comments for the commands.
 //

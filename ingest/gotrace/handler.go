@@ -20,7 +20,7 @@ type handler struct {
 	clk    clock
 	stacks *stackCache
 
-	live  map[int64]*gor
+	live  *liveTable
 	tasks map[uint64]*task
 
 	spanBase int64
@@ -30,6 +30,7 @@ type handler struct {
 
 	trans     *transitionCols
 	gcols     *goroutineCols
+	scols     *spanCols
 	sink      *sink
 	lastFlush time.Time
 	pending   []schema.Row
@@ -40,6 +41,8 @@ type handler struct {
 	first   int64 // trace time of the first sync
 	last    int64 // trace time of the last record
 	err     error
+
+	tmp rec // the state transition being handled (see pump)
 }
 
 // gor is a live goroutine.
@@ -52,7 +55,12 @@ type gor struct {
 	state         trace.GoState
 	reason        string
 	lastStack     int64
-	regions       []*region
+	// lastHandle is the trace stack lastStack came from (of the current
+	// generation, cleared at each sync): a goroutine often blocks where
+	// it blocked before, and comparing handles is cheaper than looking
+	// one up.
+	lastHandle trace.Stack
+	regions    []*region
 }
 
 // colBatchRows is the most rows the column-built tables buffer before a
@@ -65,13 +73,14 @@ func newHandler(w *bundle.Writer, mem memory.Allocator, source string, opts Opti
 	return &handler{
 		trans:     newTransitionCols(mem),
 		gcols:     newGoroutineCols(mem),
+		scols:     newSpanCols(mem),
 		sink:      newSink(w),
 		lastFlush: time.Now(),
 		w:         w,
 		source:    source,
 		opts:      opts,
 		stacks:    newStackCache(),
-		live:      make(map[int64]*gor),
+		live:      newLiveTable(),
 		tasks:     make(map[uint64]*task),
 		spanBase:  (window + 1) << spanWindowShift,
 		rows:      make(map[string]int64),
@@ -89,6 +98,14 @@ func (h *handler) append(r schema.Row) {
 	}
 }
 
+// appendSpan adds a row to the spans batch.
+func (h *handler) appendSpan(s *schema.Span) {
+	h.scols.append(s)
+	if h.scols.len() >= spanBatchRows {
+		h.flushCols(false)
+	}
+}
+
 // pendingRows is how many low-volume rows are handed over at once.
 const pendingRows = 4096
 
@@ -99,18 +116,22 @@ func (h *handler) flushPending() {
 	}
 }
 
+// spanBatchRows is the most spans buffered before a batch is written
+// (spans carry free text, so their batches are kept smaller).
+const spanBatchRows = 64 * 1024
+
 // flushCols hands buffered transition rows to the sink when a batch is
-// full, and every buffered row once a second has passed or when force is
-// set. Goroutine rows are few, so they wait for the clock.
+// full (spans too), and every buffered row once a second has passed or
+// when force is set. Goroutine rows are few, so they wait for the clock.
 func (h *handler) flushCols(force bool) {
 	nt := h.trans.len()
-	if !force && nt < colBatchRows {
+	if !force && nt < colBatchRows && h.scols.len() < spanBatchRows {
 		if (nt+h.gcols.len())%1024 != 0 || time.Since(h.lastFlush) < bundle.FlushInterval {
 			return
 		}
 		force = true
 	}
-	if nt > 0 && h.err == nil {
+	if nt > 0 && h.err == nil && (force || nt >= colBatchRows) {
 		rec, b, err := h.trans.record()
 		if err != nil {
 			h.err = err
@@ -121,13 +142,22 @@ func (h *handler) flushCols(force bool) {
 	}
 	if n := h.gcols.len(); n > 0 && h.err == nil && (force || n >= colBatchRows) {
 		h.lastFlush = time.Now()
-		rec, err := h.gcols.record()
+		rec, b, err := h.gcols.record()
 		if err != nil {
 			h.err = err
 			return
 		}
 		h.rows[schema.TableTraceGoroutines] += int64(n)
-		h.sink.write(schema.TableTraceGoroutines, rec, nil, h.stacks.takeFresh())
+		h.sink.write(schema.TableTraceGoroutines, rec, func() { h.gcols.recycle(b) }, h.stacks.takeFresh())
+	}
+	if n := h.scols.len(); n > 0 && h.err == nil && (force || n >= spanBatchRows) {
+		rec, err := h.scols.record()
+		if err != nil {
+			h.err = err
+			return
+		}
+		h.rows[schema.TableSpans] += int64(n)
+		h.sink.write(schema.TableSpans, rec, nil, nil)
 	}
 	if force {
 		h.lastFlush = time.Now()
@@ -146,6 +176,7 @@ func (h *handler) close() {
 	}
 	h.trans.release()
 	h.gcols.release()
+	h.scols.release()
 }
 
 func (h *handler) stack(s trace.Stack) stackInfo { return h.stacks.get(s) }
@@ -186,6 +217,9 @@ func (h *handler) handle(r *rec) {
 func (h *handler) sync(r *rec) {
 	h.syncs++
 	h.stacks.reset()
+	// Forget the previous generation's handles, which would otherwise
+	// keep its tables in memory.
+	h.live.each(func(_ int64, g *gor) { g.lastHandle = trace.NoStack })
 	if h.syncs == 1 {
 		h.first = r.ts
 	}
@@ -222,11 +256,11 @@ func (h *handler) fallbackClock() {
 // goTransition records a goroutine state change and keeps the goroutine's
 // live state; a goroutine's row is written when it ends.
 func (h *handler) goTransition(r *rec) {
-	g := h.live[r.g]
+	g := h.live.get(r.g)
 	var stackID int64
 	if g == nil {
 		g = &gor{}
-		h.live[r.g] = g
+		h.live.put(r.g, g)
 		si := h.stack(r.stack)
 		g.startFunc = si.root
 		g.lastStack = si.id
@@ -245,12 +279,15 @@ func (h *handler) goTransition(r *rec) {
 			h.metrics.goroutinesChanged(h, r.ts)
 		}
 	} else if r.stack != trace.NoStack {
-		si := h.stack(r.stack)
-		stackID = si.id
-		g.lastStack = si.id
-		if g.startFunc == "" {
-			g.startFunc = si.root
+		if r.stack != g.lastHandle {
+			si := h.stack(r.stack)
+			g.lastHandle = r.stack
+			g.lastStack = si.id
+			if g.startFunc == "" {
+				g.startFunc = si.root
+			}
 		}
+		stackID = g.lastStack
 	}
 	if r.to != trace.GoRunning || r.from != trace.GoRunnable || h.opts.SchedulingTransitions {
 		h.trans.append(h.clk.wall(r.ts), h.clk.mono(r.ts), r.g, stateID(r.from), stateID(r.to), r.str, stackID)
@@ -287,7 +324,7 @@ func (h *handler) endGoroutine(goid int64, g *gor, ts int64) {
 	for i := len(g.regions) - 1; i >= 0; i-- {
 		h.writeRegion(g.regions[i], 0)
 	}
-	delete(h.live, goid)
+	h.live.remove(goid)
 	if ts != 0 {
 		h.metrics.goroutinesChanged(h, ts)
 	}
@@ -299,9 +336,7 @@ func (h *handler) finish() {
 	if h.clk.set {
 		h.metrics.emitGoroutines(h, h.last, true)
 	}
-	for goid, g := range h.live {
-		h.endGoroutine(goid, g, 0)
-	}
+	h.live.each(func(goid int64, g *gor) { h.endGoroutine(goid, g, 0) })
 	for id, t := range h.tasks {
 		h.writeTask(id, t, 0)
 	}

@@ -56,9 +56,13 @@ const (
 	SettingOffsetNS = "clock_offset_ns"
 )
 
-// batchRecs is the number of records handed from the reader goroutine to
+// batchRecs is the number of events handed from the reader goroutine to
 // the writer goroutine at once.
 const batchRecs = 1024
+
+// pumpBatches is how many batches may wait between the reader goroutine
+// and the handler.
+const pumpBatches = 64
 
 // Ingest reads one Go execution trace (one window) from r and adds its
 // rows to the bundle: trace_goroutines, trace_transitions, spans, metrics
@@ -145,50 +149,101 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) err
 	return h.record(w, a, v, readErr, cr.n)
 }
 
-// pump reads events on a separate goroutine and hands them, decoded, to h
-// on this one. It returns the reader's error (nil at a clean end).
+// batch is a run of events handed from the reader goroutine to the
+// handler. Items are small (most are state transitions, kept undecoded);
+// the few events decoded on the reader side live in decoded.
+type batch struct {
+	items   []item
+	decoded []rec
+}
+
+// item is one kept event: an undecoded state transition (kind recEvent,
+// see decodeOnReader) or the index of its record in batch.decoded.
+type item struct {
+	ev   trace.Event
+	kind recKind
+	i    int32
+}
+
+func newBatch() *batch { return &batch{items: make([]item, 0, batchRecs)} }
+
+func (b *batch) reset() {
+	b.items = b.items[:0]
+	b.decoded = b.decoded[:0]
+}
+
+// pump reads events on a separate goroutine and hands them to h on this
+// one, which decodes the state transitions (see [rec]). It returns the
+// reader's error (nil at a clean end). The queue between the two holds
+// up to pumpBatches batches (a few MB), so that neither side stalls when
+// the other is briefly descheduled.
 func pump(tr *trace.Reader, h *handler) error {
-	full := make(chan []rec, 4)
-	free := make(chan []rec, 6)
+	full := make(chan *batch, pumpBatches)
+	free := make(chan *batch, pumpBatches+2)
 	stop := make(chan struct{})
 	var readErr error
 	go func() {
 		defer close(full)
 		readErr = produce(tr, full, free, stop)
 	}()
-	for batch := range full {
-		for i := range batch {
-			h.handle(&batch[i])
-		}
-		if h.err != nil {
+	var decodeErr error
+	for b := range full {
+		decodeErr = handleBatch(h, b)
+		if h.err != nil || decodeErr != nil {
 			close(stop)
 			for range full {
 			}
 			break
 		}
+		b.reset()
 		select {
-		case free <- batch[:0]:
+		case free <- b:
 		default:
 		}
 	}
+	if decodeErr != nil {
+		return decodeErr
+	}
 	return readErr
+}
+
+// handleBatch decodes the state transitions of b and hands every record
+// to h. Decoding runs the parser's accessors, so a panic in them is
+// returned as an error, as produce does for the reader.
+func handleBatch(h *handler, b *batch) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("trace parser failed: %v", p)
+		}
+	}()
+	for i := range b.items {
+		it := &b.items[i]
+		if it.kind == recEvent {
+			if decodeTransition(&it.ev, &h.tmp) {
+				h.handle(&h.tmp)
+			}
+			continue
+		}
+		h.handle(&b.decoded[it.i])
+	}
+	return nil
 }
 
 // produce reads and decodes events into batches until the trace ends, the
 // reader fails (its error is returned; io.EOF is not an error) or stop is
 // closed. A panic in the parser is returned as an error.
-func produce(tr *trace.Reader, full chan<- []rec, free <-chan []rec, stop <-chan struct{}) (err error) {
-	buf := make([]rec, 0, batchRecs)
+func produce(tr *trace.Reader, full chan<- *batch, free <-chan *batch, stop <-chan struct{}) (err error) {
+	b := newBatch()
 	send := func() bool {
 		select {
-		case full <- buf:
+		case full <- b:
 		case <-stop:
 			return false
 		}
 		select {
-		case buf = <-free:
+		case b = <-free:
 		default:
-			buf = make([]rec, 0, batchRecs)
+			b = newBatch()
 		}
 		return true
 	}
@@ -196,25 +251,31 @@ func produce(tr *trace.Reader, full chan<- []rec, free <-chan []rec, stop <-chan
 		if p := recover(); p != nil {
 			err = fmt.Errorf("trace parser failed: %v", p)
 		}
-		if len(buf) > 0 {
+		if len(b.items) > 0 {
 			send()
 		}
 	}()
 	for {
-		ev, err := tr.ReadEvent()
+		// Read straight into the batch: an event is 80 bytes, and most
+		// are kept as they are.
+		n := len(b.items)
+		b.items = b.items[:n+1]
+		it := &b.items[n]
+		var err error
+		it.ev, err = tr.ReadEvent()
 		if err != nil {
+			b.items = b.items[:n]
 			if err == io.EOF {
 				return nil
 			}
 			return err
 		}
-		buf = buf[:len(buf)+1]
-		if !decode(&ev, &buf[len(buf)-1]) {
-			buf = buf[:len(buf)-1]
+		if !decodeOnReader(it, b) {
+			b.items = b.items[:n]
 			continue
 		}
-		if len(buf) == cap(buf) && !send() {
-			buf = buf[:0]
+		if len(b.items) == cap(b.items) && !send() {
+			b.reset()
 			return nil
 		}
 	}

@@ -58,13 +58,13 @@ func (m *metricState) emitGoroutines(h *handler, ts int64, force bool) {
 	if h.syncs < 2 {
 		return
 	}
-	if !force && m.gCountValid && len(h.live) == m.lastGCount && ts-m.lastGTS < goroutineMetricEvery {
+	if !force && m.gCountValid && h.live.len() == m.lastGCount && ts-m.lastGTS < goroutineMetricEvery {
 		return
 	}
 	m.gCountValid = true
-	m.lastGCount = len(h.live)
+	m.lastGCount = h.live.len()
 	m.lastGTS = ts
-	h.emit(ts, schema.MetricGoroutines, float64(len(h.live)))
+	h.emit(ts, schema.MetricGoroutines, float64(h.live.len()))
 }
 
 func (h *handler) metric(r *rec) {

@@ -61,7 +61,7 @@ func (h *handler) taskEnd(r *rec) {
 }
 
 func (h *handler) writeTask(id uint64, t *task, end int64) {
-	h.append(schema.Span{
+	h.appendSpan(&schema.Span{
 		ID:       taskSpanID(id),
 		ParentID: taskSpanID(t.parent),
 		Kind:     schema.SpanTask,
@@ -84,7 +84,7 @@ func enclosing(g *gor, taskID uint64) int64 {
 }
 
 func (h *handler) regionBegin(r *rec) {
-	g := h.live[r.g]
+	g := h.live.get(r.g)
 	rg := &region{
 		id:     h.newSpanID(),
 		parent: enclosing(g, r.id),
@@ -103,7 +103,7 @@ func (h *handler) regionBegin(r *rec) {
 }
 
 func (h *handler) regionEnd(r *rec) {
-	g := h.live[r.g]
+	g := h.live.get(r.g)
 	end := h.clk.wall(r.ts)
 	if g != nil {
 		for i := len(g.regions) - 1; i >= 0; i-- {
@@ -125,7 +125,7 @@ func (h *handler) regionEnd(r *rec) {
 }
 
 func (h *handler) writeRegion(rg *region, end int64) {
-	h.append(schema.Span{
+	h.appendSpan(&schema.Span{
 		ID:       rg.id,
 		ParentID: rg.parent,
 		Kind:     schema.SpanRegion,
@@ -139,9 +139,9 @@ func (h *handler) writeRegion(rg *region, end int64) {
 
 func (h *handler) log(r *rec) {
 	ts := h.clk.wall(r.ts)
-	h.append(schema.Span{
+	h.appendSpan(&schema.Span{
 		ID:       h.newSpanID(),
-		ParentID: enclosing(h.live[r.g], r.id),
+		ParentID: enclosing(h.live.get(r.g), r.id),
 		Kind:     schema.SpanLog,
 		Name:     r.str,
 		Goid:     max(r.g, 0),

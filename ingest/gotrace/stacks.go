@@ -31,6 +31,10 @@ type stackCache struct {
 	key     []byte
 	fresh   [][]bundle.StackFrame // frames of local ids next+1-len(fresh) … next
 	next    int64
+	// the last handle looked up: a goroutine often blocks where the
+	// previous one did.
+	lastS  trace.Stack
+	lastSI stackInfo
 }
 
 func newStackCache() *stackCache {
@@ -38,16 +42,29 @@ func newStackCache() *stackCache {
 }
 
 // reset forgets the cached handles (their generation is over).
-func (c *stackCache) reset() { clear(c.m) }
+func (c *stackCache) reset() {
+	clear(c.m)
+	c.lastS, c.lastSI = trace.NoStack, stackInfo{}
+}
 
 // get returns the local id and root function of s.
 func (c *stackCache) get(s trace.Stack) stackInfo {
 	if s == trace.NoStack {
 		return stackInfo{}
 	}
-	if si, ok := c.m[s]; ok {
-		return si
+	if s == c.lastS {
+		return c.lastSI
 	}
+	si, ok := c.m[s]
+	if !ok {
+		si = c.lookup(s)
+	}
+	c.lastS, c.lastSI = s, si
+	return si
+}
+
+// lookup returns the stack info of a handle not yet cached.
+func (c *stackCache) lookup(s trace.Stack) stackInfo {
 	var frames []bundle.StackFrame
 	c.key = c.key[:0]
 	for f := range s.Frames() {
