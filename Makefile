@@ -58,6 +58,8 @@ web-check: web
 ## First run generates a 1.2 GB dump and a 230 MB trace (cached in $TMPDIR).
 bench:
 	$(GO) test -run '^$$' -bench ProfileIngest -benchtime 2x ./ingest/profiles/
+	$(GO) run ./ingest/profiles/internal/profbench -mode parse
+	$(GO) run ./ingest/profiles/internal/profbench -mode ingest
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./ingest/dump/
 	$(GO) run ./ingest/dump/internal/dumpbench -mode parse
 	$(GO) run ./ingest/dump/internal/dumpbench -mode ingest
