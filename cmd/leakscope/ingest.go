@@ -9,6 +9,7 @@ import (
 	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
 // progressThreshold is the file size above which ingest shows a progress
@@ -23,7 +24,7 @@ traces to a bundle. Each file's kind is detected from its content. The bundle is
 created if missing; an existing bundle keeps what it has. A file that cannot be
 read is reported and leaves the bundle unchanged; the others are still added.`, stderr)
 	out := fs.String("o", "", "bundle directory to create or add to (required)")
-	quiet := fs.Bool("q", false, "no progress bars")
+	quiet := fs.Bool("q", false, "no progress bars (they are shown only on a terminal anyway)")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -41,14 +42,13 @@ read is reported and leaves the bundle unchanged; the others are still added.`, 
 		}
 		opts := ingest.Options{}
 		var bar *progressbar.ProgressBar
-		if st, err := os.Stat(path); err == nil && st.Size() > progressThreshold && !*quiet {
+		if st, err := os.Stat(path); err == nil && st.Size() > progressThreshold && !*quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 			bar = progressbar.DefaultBytes(st.Size(), "ingest "+path)
 			opts.Progress = func(read, _ int64) { bar.Set64(read) }
 		}
 		a, err := ingest.File(*out, path, opts)
 		if bar != nil {
 			bar.Finish()
-			fmt.Fprintln(stderr)
 		}
 		if err != nil {
 			failed++
