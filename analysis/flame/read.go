@@ -19,6 +19,17 @@ func column(rec arrow.Record, table, name string) (arrow.Array, error) {
 }
 
 // int64Values returns the values of an int64 or timestamp column.
+// int64Column returns a column of rec and its values as int64 (int64 or
+// timestamp columns).
+func int64Column(rec arrow.Record, table, name string) (arrow.Array, []int64, error) {
+	a, err := column(rec, table, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := int64Values(a, table, name)
+	return a, v, err
+}
+
 func int64Values(a arrow.Array, table, name string) ([]int64, error) {
 	switch c := a.(type) {
 	case *array.Int64:
@@ -102,27 +113,15 @@ func addSamples(rec arrow.Record, sel *selector) error {
 	if pm.none() {
 		return nil
 	}
-	tsCol, err := column(rec, t, schema.ColSnapshotTS)
+	_, tss, err := int64Column(rec, t, schema.ColSnapshotTS)
 	if err != nil {
 		return err
 	}
-	stCol, err := column(rec, t, schema.ColStackID)
+	stCol, sts, err := int64Column(rec, t, schema.ColStackID)
 	if err != nil {
 		return err
 	}
-	vCol, err := column(rec, t, sel.q.Value)
-	if err != nil {
-		return err
-	}
-	tss, err := int64Values(tsCol, t, schema.ColSnapshotTS)
-	if err != nil {
-		return err
-	}
-	sts, err := int64Values(stCol, t, schema.ColStackID)
-	if err != nil {
-		return err
-	}
-	vs, err := int64Values(vCol, t, sel.q.Value)
+	vCol, vs, err := int64Column(rec, t, sel.q.Value)
 	if err != nil {
 		return err
 	}
@@ -149,27 +148,15 @@ func addGoroutines(rec arrow.Record, sel *selector) error {
 	if n == 0 {
 		return nil
 	}
-	tsCol, err := column(rec, t, schema.ColSnapshotTS)
+	_, tss, err := int64Column(rec, t, schema.ColSnapshotTS)
 	if err != nil {
 		return err
 	}
-	stCol, err := column(rec, t, schema.ColStackID)
+	stCol, sts, err := int64Column(rec, t, schema.ColStackID)
 	if err != nil {
 		return err
 	}
-	gCol, err := column(rec, t, schema.ColGoid)
-	if err != nil {
-		return err
-	}
-	tss, err := int64Values(tsCol, t, schema.ColSnapshotTS)
-	if err != nil {
-		return err
-	}
-	sts, err := int64Values(stCol, t, schema.ColStackID)
-	if err != nil {
-		return err
-	}
-	gs, err := int64Values(gCol, t, schema.ColGoid)
+	_, gs, err := int64Column(rec, t, schema.ColGoid)
 	if err != nil {
 		return err
 	}

@@ -40,11 +40,7 @@ func Profiles(b *bundle.Bundle, mem memory.Allocator) (map[string][]int64, error
 		if err != nil {
 			return err
 		}
-		tc, err := column(rec, schema.TableSamples, schema.ColSnapshotTS)
-		if err != nil {
-			return err
-		}
-		tss, err := int64Values(tc, schema.TableSamples, schema.ColSnapshotTS)
+		_, tss, err := int64Column(rec, schema.TableSamples, schema.ColSnapshotTS)
 		if err != nil {
 			return err
 		}
@@ -81,11 +77,7 @@ func Profiles(b *bundle.Bundle, mem memory.Allocator) (map[string][]int64, error
 func DumpSnapshots(b *bundle.Bundle, mem memory.Allocator) ([]int64, error) {
 	seen := map[string]map[int64]struct{}{"": {}}
 	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
-		tc, err := column(rec, schema.TableGoroutines, schema.ColSnapshotTS)
-		if err != nil {
-			return err
-		}
-		tss, err := int64Values(tc, schema.TableGoroutines, schema.ColSnapshotTS)
+		_, tss, err := int64Column(rec, schema.TableGoroutines, schema.ColSnapshotTS)
 		if err != nil {
 			return err
 		}
