@@ -56,6 +56,9 @@ read is reported and leaves the bundle unchanged; the others are still added.`, 
 			continue
 		}
 		fmt.Fprintln(stdout, describe(path, a))
+		if a.Status == bundle.StatusTruncated {
+			fmt.Fprintf(stderr, "leakscope: warning: %s was cut short; its complete part was kept (see leakscope inspect %s)\n", path, *out)
+		}
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d files not ingested; the bundle %s holds the others", failed, len(files), *out)
