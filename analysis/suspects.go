@@ -78,7 +78,7 @@ func goroutineSuspect(x *scored, ts []int64, pop *population, ix *spanIndex, tg 
 	}
 	for _, h := range x.growers {
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
-			Detail: fmt.Sprintf("allocation site %s holds %s and grows %s/min (R²=%.2f)", h.grower.Location, bytesStr(float64(h.grower.InuseBytes)), bytesStr(h.grower.BytesPerMin), h.grower.Fit.R2),
+			Detail: fmt.Sprintf("allocation site %s holds %s and grows %s/min (R²=%.2f)", h.grower.Location, FormatBytes(float64(h.grower.InuseBytes)), FormatBytes(h.grower.BytesPerMin), h.grower.Fit.R2),
 			Value:  float64(h.grower.InuseBytes)})
 	}
 	if x.leakHit {
@@ -109,7 +109,7 @@ func heapSuspect(h *heapSite, rules []Rule, src sourceCache) *Suspect {
 	}
 	sus.Evidence = []Evidence{{Kind: "heap",
 		Detail: fmt.Sprintf("in-use bytes rose by %s to %s over %d heap snapshots: %s/min, R²=%.2f, %.0f%% of steps non-decreasing; objects %+.0f/min",
-			bytesStr(h.delta), bytesStr(float64(g.InuseBytes)), g.Fit.Points, bytesStr(g.BytesPerMin), g.Fit.R2, 100*g.Fit.Monotone, g.ObjectsPerMin),
+			FormatBytes(h.delta), FormatBytes(float64(g.InuseBytes)), g.Fit.Points, FormatBytes(g.BytesPerMin), g.Fit.R2, 100*g.Fit.Monotone, g.ObjectsPerMin),
 		Value: g.BytesPerMin}}
 	if line := src.line(g.File, g.Line); line != "" {
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: %s", g.File, g.Line, line)})
@@ -130,7 +130,7 @@ func mergeHeapSuspect(dst, other *Suspect) {
 		}
 	}
 	dst.Evidence = append(dst.Evidence, Evidence{Kind: "heap",
-		Detail: fmt.Sprintf("also allocated here through another call path (stack %d): %s in use, %s/min", other.StackID, bytesStr(float64(other.Count)), bytesStr(other.GrowthPerMin)),
+		Detail: fmt.Sprintf("also allocated here through another call path (stack %d): %s in use, %s/min", other.StackID, FormatBytes(float64(other.Count)), FormatBytes(other.GrowthPerMin)),
 		Value:  other.GrowthPerMin})
 }
 
@@ -142,8 +142,9 @@ func toInt64(m map[string]int) map[string]int64 {
 	return out
 }
 
-// bytesStr formats a byte count with a binary unit.
-func bytesStr(v float64) string {
+// FormatBytes formats a byte count with a binary unit ("1.5 MiB",
+// "-512 B"), as reports and evidence texts print it.
+func FormatBytes(v float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	i := 0
 	neg := v < 0

@@ -25,7 +25,7 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		}
 		rate := perMinute(s.GrowthPerMin)
 		if s.Kind == KindHeap {
-			rate = bytesStr(s.GrowthPerMin) + "/min"
+			rate = FormatBytes(s.GrowthPerMin) + "/min"
 		}
 		cause := ""
 		if s.Creator != "" {
@@ -47,7 +47,7 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		if !s.FirstSeen.IsZero() {
 			what := fmt.Sprintf("%s first seen: %.0f %s at %s (%s)", s.ID, first, unit, s.Location, s.Pattern)
 			if s.Kind == KindHeap {
-				what = fmt.Sprintf("%s first seen: %s in use at %s (%s)", s.ID, bytesStr(first), s.Location, s.Pattern)
+				what = fmt.Sprintf("%s first seen: %s in use at %s (%s)", s.ID, FormatBytes(first), s.Location, s.Pattern)
 			}
 			if merged {
 				what += fmt.Sprintf(", growing %s%s", rate, cause)
@@ -64,14 +64,14 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 			last := s.Counts[n-1]
 			what := fmt.Sprintf("%s reaches %.0f %s", s.ID, last.Value, unit)
 			if s.Kind == KindHeap {
-				what = fmt.Sprintf("%s reaches %s", s.ID, bytesStr(last.Value))
+				what = fmt.Sprintf("%s reaches %s", s.ID, FormatBytes(last.Value))
 			}
 			ev = append(ev, TimelineEvent{TS: last.TS, Event: what, Suspect: s.ID, Kind: "suspect"})
 		}
 	}
 	if h := rep.Series.HeapLive; len(h) >= 2 {
 		ev = append(ev, TimelineEvent{TS: h[len(h)-1].TS, Kind: "heap",
-			Event: fmt.Sprintf("heap %s → %s over the capture", bytesStr(h[0].Value), bytesStr(h[len(h)-1].Value))})
+			Event: fmt.Sprintf("heap %s → %s over the capture", FormatBytes(h[0].Value), FormatBytes(h[len(h)-1].Value))})
 	}
 	if gc := rep.Series.GC; len(gc) >= 2 {
 		ev = append(ev, TimelineEvent{TS: gc[len(gc)-1].TS, Kind: "gc",

@@ -122,7 +122,7 @@ func suspectRows(sus []analysis.Suspect) [][]string {
 		count := fmt.Sprint(s.Count)
 		growth := rate(s.GrowthPerMin, "")
 		if s.Kind == analysis.KindHeap {
-			count = bytesStr(float64(s.Count))
+			count = analysis.FormatBytes(float64(s.Count))
 			growth = rate(s.GrowthPerMin, "bytes")
 		}
 		first := ""
@@ -141,7 +141,7 @@ func suspectRows(sus []analysis.Suspect) [][]string {
 
 func summarySentence(s analysis.Suspect) string {
 	if s.Kind == analysis.KindHeap {
-		return fmt.Sprintf("Heap in use at `%s` grew to %s (%s, %s).", shortFn(s.Location), bytesStr(float64(s.Count)), rate(s.GrowthPerMin, "bytes"), s.Pattern)
+		return fmt.Sprintf("Heap in use at `%s` grew to %s (%s, %s).", shortFn(s.Location), analysis.FormatBytes(float64(s.Count)), rate(s.GrowthPerMin, "bytes"), s.Pattern)
 	}
 	out := fmt.Sprintf("%d goroutines leaked parked at `%s` (%s, %s)", s.Count, shortFn(s.Location), s.Pattern, rate(s.GrowthPerMin, ""))
 	if s.Creator != "" {
@@ -157,17 +157,17 @@ func impactItems(rep *analysis.Report) []string {
 		items = append(items, fmt.Sprintf("Peak goroutine count in the capture: %d.", b.PeakGoroutines))
 	}
 	if h := rep.Series.HeapLive; len(h) >= 2 {
-		items = append(items, fmt.Sprintf("Heap in use went from %s to %s.", bytesStr(h[0].Value), bytesStr(h[len(h)-1].Value)))
+		items = append(items, fmt.Sprintf("Heap in use went from %s to %s.", analysis.FormatBytes(h[0].Value), analysis.FormatBytes(h[len(h)-1].Value)))
 	}
 	for _, s := range rep.Suspects {
 		if s.Kind == analysis.KindGoroutine {
 			it := fmt.Sprintf("%s: %d goroutines (%s); at this rate about %.0f more per hour", s.ID, s.Count, rate(s.GrowthPerMin, ""), 60*s.GrowthPerMin)
 			if s.RetainedBytes > 0 {
-				it += fmt.Sprintf(", holding %s of heap", bytesStr(float64(s.RetainedBytes)))
+				it += fmt.Sprintf(", holding %s of heap", analysis.FormatBytes(float64(s.RetainedBytes)))
 			}
 			items = append(items, it+".")
 		} else {
-			items = append(items, fmt.Sprintf("%s: %s in use at `%s` (%s); about %s more per hour.", s.ID, bytesStr(float64(s.Count)), shortFn(s.Location), rate(s.GrowthPerMin, "bytes"), bytesStr(60*s.GrowthPerMin)))
+			items = append(items, fmt.Sprintf("%s: %s in use at `%s` (%s); about %s more per hour.", s.ID, analysis.FormatBytes(float64(s.Count)), shortFn(s.Location), rate(s.GrowthPerMin, "bytes"), analysis.FormatBytes(60*s.GrowthPerMin)))
 		}
 	}
 	if len(items) == 0 {
@@ -219,13 +219,13 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 	}
 	d.h(level, "Heap growth")
 	d.p(fmt.Sprintf("%d heap snapshots; in-use heap changed by %s between the first and the last, %s of it on allocation sites attributed to goroutine suspects.",
-		len(hg.Snapshots), bytesStr(float64(hg.GrowthBytes)), bytesStr(float64(hg.AttributedBytes))))
+		len(hg.Snapshots), analysis.FormatBytes(float64(hg.GrowthBytes)), analysis.FormatBytes(float64(hg.AttributedBytes))))
 	var rows [][]string
 	for i, g := range hg.Growers {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{"`" + shortFn(g.Location) + "`", fileLine(g.File, g.Line), bytesStr(float64(g.InuseBytes)),
+		rows = append(rows, []string{"`" + shortFn(g.Location) + "`", fileLine(g.File, g.Line), analysis.FormatBytes(float64(g.InuseBytes)),
 			rate(g.BytesPerMin, "bytes"), fmt.Sprintf("%.2f", g.Fit.R2), g.Suspect})
 	}
 	d.tbl([]string{"allocation site", "source", "in use", "growth", "R²", "suspect"}, rows)
@@ -234,7 +234,7 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{"`" + shortFn(e.Location) + "`", bytesStr(float64(e.BaseBytes)), bytesStr(float64(e.Bytes)), bytesStr(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
+		rows = append(rows, []string{"`" + shortFn(e.Location) + "`", analysis.FormatBytes(float64(e.BaseBytes)), analysis.FormatBytes(float64(e.Bytes)), analysis.FormatBytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
 	}
 	if len(rows) > 0 {
 		d.p("First versus last heap snapshot:")

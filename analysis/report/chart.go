@@ -108,7 +108,7 @@ func niceCeil(v float64) float64 {
 
 func axisLabel(v float64, unit string) string {
 	if unit == "bytes" {
-		return bytesStr(v)
+		return analysis.FormatBytes(v)
 	}
 	if v >= 1e6 {
 		return fmt.Sprintf("%.1fM", v/1e6)
@@ -117,28 +117,6 @@ func axisLabel(v float64, unit string) string {
 		return fmt.Sprintf("%.0fk", v/1e3)
 	}
 	return fmt.Sprintf("%.0f", v)
-}
-
-// bytesStr formats a byte count with a binary unit.
-func bytesStr(v float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	s := fmt.Sprintf("%.1f %s", v, units[i])
-	if i == 0 {
-		s = fmt.Sprintf("%.0f B", v)
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
 }
 
 func trim(s string, n int) string {

@@ -36,7 +36,7 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		facts = append(facts, fmt.Sprintf("**Goroutines:** %d now, %s", s.Count, rate(s.GrowthPerMin, "")))
 	} else {
 		facts = append(facts, fmt.Sprintf("**Allocated at:** `%s` (%s)", s.Location, fileLine(s.File, s.Line)))
-		facts = append(facts, fmt.Sprintf("**In use:** %s now, %s", bytesStr(float64(s.Count)), rate(s.GrowthPerMin, "bytes")))
+		facts = append(facts, fmt.Sprintf("**In use:** %s now, %s", analysis.FormatBytes(float64(s.Count)), rate(s.GrowthPerMin, "bytes")))
 	}
 	facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %d points, %.0f%% of steps non-decreasing", s.Fit.R2, s.Fit.Points, 100*s.Fit.Monotone))
 	if !s.FirstSeen.IsZero() {
@@ -46,7 +46,7 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		facts = append(facts, fmt.Sprintf("**Longest wait:** %d minutes", s.MaxWaitMinutes))
 	}
 	if s.RetainedBytes > 0 {
-		facts = append(facts, "**Heap retained (attributed):** "+bytesStr(float64(s.RetainedBytes)))
+		facts = append(facts, "**Heap retained (attributed):** "+analysis.FormatBytes(float64(s.RetainedBytes)))
 	}
 	if s.Span != "" {
 		facts = append(facts, fmt.Sprintf("**Started inside:** `%s`", s.Span))
@@ -191,7 +191,7 @@ func rate(v float64, unit string) string {
 		sign = ""
 	}
 	if unit == "bytes" {
-		return sign + bytesStr(v) + "/min"
+		return sign + analysis.FormatBytes(v) + "/min"
 	}
 	if v >= 100 || v <= -100 {
 		return fmt.Sprintf("%s%.0f/min", sign, v)
