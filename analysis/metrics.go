@@ -37,7 +37,7 @@ func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, er
 		}
 		return nil
 	})
-	if err := tolerate(err); err != nil {
+	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
 	out := map[string][]Point{}

@@ -58,7 +58,7 @@ func readSamples(b *bundle.Bundle, mem memory.Allocator) (*profileData, error) {
 		}
 		return nil
 	})
-	if err := tolerate(err); err != nil {
+	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read samples: %w", err)
 	}
 	p.heapTS, p.gorTS, p.leakTS = sortedKeys(heapTS), sortedKeys(gorTS), sortedKeys(leakTS)
@@ -72,13 +72,4 @@ func sortedKeys(m map[int64]bool) []int64 {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
-}
-
-// tolerate turns a truncated table into success: its complete batches
-// were delivered. The caller records a warning separately when it cares.
-func tolerate(err error) error {
-	if _, ok := err.(*bundle.PartialError); ok {
-		return nil
-	}
-	return err
 }

@@ -69,7 +69,7 @@ func readTraceGoroutines(b *bundle.Bundle, mem memory.Allocator) (map[int64]*tra
 		}
 		return nil
 	})
-	if err := tolerate(err); err != nil {
+	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read trace goroutines: %w", err)
 	}
 	return out, nil
@@ -108,7 +108,7 @@ func readEBPFGoroutines(b *bundle.Bundle, mem memory.Allocator) (map[int64]*ebpf
 		}
 		return nil
 	})
-	if err := tolerate(err); err != nil {
+	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read ebpf events: %w", err)
 	}
 	return out, nil
@@ -154,7 +154,7 @@ func readSpans(b *bundle.Bundle, mem memory.Allocator) ([]*spanRec, error) {
 		}
 		return nil
 	})
-	if err := tolerate(err); err != nil {
+	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read spans: %w", err)
 	}
 	return out, nil

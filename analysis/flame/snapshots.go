@@ -1,7 +1,6 @@
 package flame
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -66,7 +65,7 @@ func Profiles(b *bundle.Bundle, mem memory.Allocator) (map[string][]int64, error
 		}
 		return nil
 	})
-	if err := tolerate(err); err != nil {
+	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("list snapshots of %s: %w", b.Dir, err)
 	}
 	return sortedSets(seen), nil
@@ -90,7 +89,7 @@ func DumpSnapshots(b *bundle.Bundle, mem memory.Allocator) ([]int64, error) {
 		}
 		return nil
 	})
-	if err := tolerate(err); err != nil {
+	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("list dump snapshots of %s: %w", b.Dir, err)
 	}
 	return sortedSets(seen)[""], nil
@@ -107,14 +106,4 @@ func sortedSets(seen map[string]map[int64]struct{}) map[string][]int64 {
 		out[name] = ts
 	}
 	return out
-}
-
-// tolerate turns a truncated table into success: its complete batches were
-// already read.
-func tolerate(err error) error {
-	var pe *bundle.PartialError
-	if errors.As(err, &pe) {
-		return nil
-	}
-	return err
 }

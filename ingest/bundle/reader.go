@@ -153,7 +153,7 @@ func (b *Bundle) RawFiles() ([]string, error) {
 
 // Frames calls fn for every row of the frames table.
 func (b *Bundle) Frames(mem memory.Allocator, fn func(schema.Frame)) error {
-	return tolerate(b.ReadTable(schema.TableFrames, mem, func(rec arrow.Record) error {
+	return Tolerate(b.ReadTable(schema.TableFrames, mem, func(rec arrow.Record) error {
 		ids := rec.Column(0).(*array.Int64)
 		fns := NewStrings(rec.Column(1))
 		files := NewStrings(rec.Column(2))
@@ -169,7 +169,7 @@ func (b *Bundle) Frames(mem memory.Allocator, fn func(schema.Frame)) error {
 // Stacks calls fn for every row of the stacks table. The FrameIDs slice is
 // freshly allocated for each stack.
 func (b *Bundle) Stacks(mem memory.Allocator, fn func(schema.Stack)) error {
-	return tolerate(b.ReadTable(schema.TableStacks, mem, func(rec arrow.Record) error {
+	return Tolerate(b.ReadTable(schema.TableStacks, mem, func(rec arrow.Record) error {
 		ids := rec.Column(0).(*array.Int64)
 		lists := rec.Column(1).(*array.List)
 		vals := lists.ListValues().(*array.Int64)
@@ -185,9 +185,9 @@ func (b *Bundle) Stacks(mem memory.Allocator, fn func(schema.Stack)) error {
 	}))
 }
 
-// tolerate turns a truncated table into success: its complete batches were
-// already delivered.
-func tolerate(err error) error {
+// Tolerate turns the [*PartialError] of a table cut short into success:
+// its complete batches were already delivered. Other errors pass through.
+func Tolerate(err error) error {
 	var pe *PartialError
 	if errors.As(err, &pe) {
 		return nil
