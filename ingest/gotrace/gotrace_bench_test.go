@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -102,12 +103,14 @@ func BenchmarkRead(b *testing.B) {
 // BenchmarkIngest measures, on the same file in the same run, bare
 // reading and Ingest, one after the other (with -benchtime Nx, N times,
 // keeping the best of each, which damps noise from other processes on the
-// machine), and reports both event rates
-// (wall clock), their ratio (ingest-ratio), the ratio of CPU time spent
-// (cpu-ratio: bare CPU / ingest CPU; ingest uses a second core, so under
-// contention from other processes the wall-clock ratio drops towards
-// this one), how long the first trace_goroutines batch took to reach the
-// disk, and peak RSS.
+// machine), each starting from a collected heap (the bare run's garbage
+// would otherwise be swept on ingest's time). It reports both event
+// rates (wall clock), their ratio (ingest-ratio), the ratio of CPU time
+// spent (cpu-ratio: bare CPU / ingest CPU), the wall-clock ratio that
+// perfect use of every core would give (cpu-ceiling: GOMAXPROCS ×
+// cpu-ratio, at most 1; ingest-ratio cannot exceed it, and on a machine
+// with few cores it is the limit), how long the first trace_goroutines
+// batch took to reach the disk, and peak RSS.
 func BenchmarkIngest(b *testing.B) {
 	path := bigTrace(b)
 	var bareWall, bareCPU, wall, cpu time.Duration
@@ -115,6 +118,7 @@ func BenchmarkIngest(b *testing.B) {
 	var firstRows time.Duration
 	var a bundle.Artifact
 	for b.Loop() {
+		runtime.GC()
 		start, c0 := time.Now(), cpuTime()
 		n, err := readAll(path)
 		if err != nil {
@@ -137,6 +141,7 @@ func BenchmarkIngest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		runtime.GC()
 		start, c0 = time.Now(), cpuTime()
 		done := make(chan struct{})
 		firstCh := make(chan time.Duration, 1)
@@ -170,6 +175,7 @@ func BenchmarkIngest(b *testing.B) {
 	b.ReportMetric(rate, "events/s")
 	b.ReportMetric(rate/bareRate, "ingest-ratio")
 	b.ReportMetric(bareCPU.Seconds()/cpu.Seconds(), "cpu-ratio")
+	b.ReportMetric(min(1, float64(runtime.GOMAXPROCS(0))*bareCPU.Seconds()/cpu.Seconds()), "cpu-ceiling")
 	b.ReportMetric(firstRows.Seconds(), "first-rows-s")
 	b.ReportMetric(peakRSSMB(), "peak-rss-MB")
 	b.Logf("%d events, %d rows; bare %v (%v CPU), ingest %v (%v CPU)", events, a.Rows, bareWall, bareCPU, wall, cpu)
