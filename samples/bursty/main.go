@@ -8,22 +8,19 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	_ "net/http/pprof"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/leakscope/leakscope/samples/internal/service"
 )
 
 // Notification is one webhook delivery.
@@ -102,47 +99,24 @@ func (d *Dispatcher) serveWork(w http.ResponseWriter, r *http.Request) {
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	rate := flag.Float64("rate", 400, "notifications per second, sent in bursts every 500 ms")
-	duration := flag.Duration("duration", 0, "how long to run (0 = until SIGINT/SIGTERM)")
+	o := service.Flags(400, "notifications per second, sent in bursts every 500 ms")
 	flag.Parse()
-	if err := run(*addr, *rate, *duration); err != nil {
+	if err := run(*o); err != nil {
 		fmt.Fprintln(os.Stderr, "bursty:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, rate float64, duration time.Duration) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+func run(o service.Options) error {
+	ctx, stop := service.Context(o.Duration)
 	defer stop()
-	if duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, duration)
-		defer cancel()
-	}
-	ln, err := net.Listen("tcp", addr)
+	srv, err := service.Listen(o.Addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
-	fmt.Printf("listening on http://%s\n", ln.Addr())
 	d := &Dispatcher{secret: []byte("webhook-signing-key")}
 	http.HandleFunc("/work", d.serveWork)
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	d.run(ctx, rate)
-	return shutdown(srv, errc)
-}
-
-// shutdown stops the HTTP server, forcing it closed after 2 s.
-func shutdown(srv *http.Server, errc <-chan error) error {
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
+	srv.Start()
+	d.run(ctx, o.Rate)
+	return srv.Shutdown()
 }

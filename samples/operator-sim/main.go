@@ -10,18 +10,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
-	_ "net/http/pprof"
 	"os"
-	"os/signal"
 	"runtime/trace"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/leakscope/leakscope/samples/internal/service"
 )
 
 // Informer turns fake watch events into queue keys and resyncs
@@ -83,27 +80,20 @@ func serveWork(w http.ResponseWriter, r *http.Request) {
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	rate := flag.Float64("rate", 40, "watch events per second, spread over three kinds")
-	duration := flag.Duration("duration", 0, "how long to run (0 = until SIGINT/SIGTERM)")
+	o := service.Flags(40, "watch events per second, spread over three kinds")
 	flag.Parse()
-	if err := run(*addr, *rate, *duration); err != nil {
+	if err := run(*o); err != nil {
 		fmt.Fprintln(os.Stderr, "operator-sim:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, rate float64, duration time.Duration) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+func run(o service.Options) error {
+	ctx, stop := service.Context(o.Duration)
 	defer stop()
-	if duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, duration)
-		defer cancel()
-	}
-	ln, err := net.Listen("tcp", addr)
+	srv, err := service.Listen(o.Addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
 	cl := &Cluster{status: make(map[string]string)}
 	rec := &EventRecorder{max: 1000}
@@ -115,50 +105,13 @@ func run(addr string, rate float64, duration time.Duration) error {
 	for _, c := range inf.controllers {
 		c.Start(ctx)
 	}
-	fmt.Printf("listening on http://%s\n", ln.Addr())
 	http.HandleFunc("/work", serveWork)
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	srv.Start()
 	go inf.resync(ctx, 15*time.Second)
-	pace(ctx, rate, inf.event)
-	err = shutdown(srv, errc)
+	service.Pace(ctx, o.Rate, inf.event)
+	err = srv.Shutdown()
 	for _, c := range inf.controllers {
 		c.Stop()
 	}
 	return err
-}
-
-// pace calls fn about rate times per second until ctx is done.
-func pace(ctx context.Context, rate float64, fn func(context.Context, int)) {
-	if rate <= 0 {
-		<-ctx.Done()
-		return
-	}
-	t := time.NewTicker(max(10*time.Millisecond, time.Duration(float64(time.Second)/rate)))
-	defer t.Stop()
-	start, n := time.Now(), 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			for due := int(now.Sub(start).Seconds() * rate); n < due; n++ {
-				fn(ctx, n)
-			}
-		}
-	}
-}
-
-// shutdown stops the HTTP server, forcing it closed after 2 s.
-func shutdown(srv *http.Server, errc <-chan error) error {
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
 }

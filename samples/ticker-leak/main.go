@@ -9,19 +9,16 @@ package main
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
-	_ "net/http/pprof"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"runtime/trace"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/leakscope/leakscope/samples/internal/service"
 )
 
 // Lease reserves scratch space for a running job.
@@ -127,69 +124,25 @@ func serveWork(w http.ResponseWriter, r *http.Request) {
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	rate := flag.Float64("rate", 10, "jobs submitted per second")
-	duration := flag.Duration("duration", 0, "how long to run (0 = until SIGINT/SIGTERM)")
+	o := service.Flags(10, "jobs submitted per second")
 	flag.Parse()
-	if err := run(*addr, *rate, *duration); err != nil {
+	if err := run(*o); err != nil {
 		fmt.Fprintln(os.Stderr, "ticker-leak:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, rate float64, duration time.Duration) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+func run(o service.Options) error {
+	ctx, stop := service.Context(o.Duration)
 	defer stop()
-	if duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, duration)
-		defer cancel()
-	}
-	ln, err := net.Listen("tcp", addr)
+	srv, err := service.Listen(o.Addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return err
 	}
-	fmt.Printf("listening on http://%s\n", ln.Addr())
 	leases := &LeaseManager{ttl: time.Hour, active: make(map[string]*Lease)}
 	p := &StatusPoller{interval: 500 * time.Millisecond, leases: leases, polls: make(map[string]int)}
 	http.HandleFunc("/work", serveWork)
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	pace(ctx, rate, p.event)
-	return shutdown(srv, errc)
-}
-
-// pace calls fn about rate times per second until ctx is done.
-func pace(ctx context.Context, rate float64, fn func(context.Context, int)) {
-	if rate <= 0 {
-		<-ctx.Done()
-		return
-	}
-	t := time.NewTicker(max(10*time.Millisecond, time.Duration(float64(time.Second)/rate)))
-	defer t.Stop()
-	start, n := time.Now(), 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			for due := int(now.Sub(start).Seconds() * rate); n < due; n++ {
-				fn(ctx, n)
-			}
-		}
-	}
-}
-
-// shutdown stops the HTTP server, forcing it closed after 2 s.
-func shutdown(srv *http.Server, errc <-chan error) error {
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
+	srv.Start()
+	service.Pace(ctx, o.Rate, p.event)
+	return srv.Shutdown()
 }
