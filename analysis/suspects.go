@@ -4,8 +4,9 @@ import (
 	"fmt"
 )
 
-// goroutineSuspect turns a scored site into a report suspect.
-func goroutineSuspect(x *scored, ts []int64, pop *population, ix *spanIndex, tg map[int64]*traceG, st *stackTable, maxGoids int, src sourceCache) *Suspect {
+// goroutineSuspect assembles a report suspect from a judged candidate
+// and its attribution.
+func goroutineSuspect(x *candidate, a attribution, ts []int64, maxGoids int, src sourceCache) *Suspect {
 	s := x.s
 	n := len(s.counts)
 	var last float64
@@ -13,7 +14,8 @@ func goroutineSuspect(x *scored, ts []int64, pop *population, ix *spanIndex, tg 
 		last = s.counts[n-1]
 	}
 	sus := &Suspect{Kind: KindGoroutine, State: s.state, Location: s.loc.Function, File: s.loc.File, Line: s.loc.Line,
-		Creator: s.creator, Count: int64(last), GrowthPerMin: round(x.sc.fit.Slope, 2), Fit: x.sc.fit,
+		Creator: s.creator, CreatorFile: a.creatorFile, CreatorLine: a.creatorLine, Ancestry: a.ancestry,
+		Count: int64(last), GrowthPerMin: round(x.sc.fit.Slope, 2), Fit: x.sc.fit,
 		FirstSeen: tsTime(x.sc.firstSeen), MaxWaitMinutes: s.maxWait, RetainedBytes: x.retained,
 		Score: x.sc.score, Evidence: append([]Evidence{}, x.sc.evidence...), StackID: s.stackID, Stack: s.frames}
 	if sus.Stack == nil {
@@ -27,16 +29,6 @@ func goroutineSuspect(x *scored, ts []int64, pop *population, ix *spanIndex, tg 
 	if line := src.line(s.loc.File, s.loc.Line); line != "" {
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: %s", s.loc.File, s.loc.Line, line)})
 	}
-	// Creator's file and line: the frame of the creator function in the
-	// dump's "created by" stack.
-	if cs := s.creatorStackID; cs != 0 {
-		for _, f := range st.framesOf(cs) {
-			if f.Function == s.creator {
-				sus.CreatorFile, sus.CreatorLine = f.File, f.Line
-				break
-			}
-		}
-	}
 	for i, t := range ts {
 		sus.Counts = append(sus.Counts, Point{TS: tsTime(t), Value: s.counts[i]})
 	}
@@ -46,32 +38,9 @@ func goroutineSuspect(x *scored, ts []int64, pop *population, ix *spanIndex, tg 
 	if len(s.goids) > 0 {
 		sus.Goids = append([]int64(nil), s.goids[:min(len(s.goids), maxGoids)]...)
 	}
-	// Ancestry: follow the most common creator goroutine.
-	var topCreator int64
-	var topN int64
-	for g, c := range s.creatorGoids {
-		if c > topN || c == topN && g < topCreator {
-			topCreator, topN = g, c
-		}
-	}
-	sus.Ancestry = pop.chain(s.creator, topCreator)
-	if sus.Ancestry == nil {
-		sus.Ancestry = []string{}
-	}
-	// Span open on the creator when members were created, from the trace.
-	spanCount := map[string]int{}
-	for _, g := range s.goids {
-		t := tg[g]
-		if t == nil || t.created == 0 || t.parent == 0 {
-			continue
-		}
-		if sp := ix.openAt(t.parent, t.created); sp != nil {
-			spanCount[sp.kind+" "+sp.name]++
-		}
-	}
-	if best := topKey(toInt64(spanCount)); best != "" {
-		sus.Span = best
-		sus.Evidence = append(sus.Evidence, Evidence{Kind: "span", Detail: fmt.Sprintf("members were created inside %s (%d of %d sampled)", best, spanCount[best], len(s.goids))})
+	if a.span != "" {
+		sus.Span = a.span
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "span", Detail: fmt.Sprintf("members were created inside %s (%d of %d sampled)", a.span, a.spanHits, a.spanOf)})
 	}
 	if x.trace != nil {
 		sus.Evidence = append(sus.Evidence, x.trace.evidence())

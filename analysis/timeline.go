@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -83,4 +84,12 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 	}
 	_ = b
 	return ev
+}
+
+// perMinute formats a rate for humans.
+func perMinute(v float64) string {
+	if math.Abs(v) >= 100 {
+		return fmt.Sprintf("%.0f/min", v)
+	}
+	return fmt.Sprintf("%.1f/min", v)
 }

@@ -1,0 +1,224 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// assemble lays the verdicts out as a report: suspects with their ids,
+// the heap section, the leak-profile cross-check, spans, series, the
+// bundle summary and the timeline. It decides nothing.
+func assemble(in *loaded, v *verdicts, cfg config, src sourceCache) *Report {
+	rep := &Report{Suspects: []Suspect{}, Timeline: []TimelineEvent{}, Warnings: in.warnings,
+		Series: Series{Suspects: map[string][]Point{}}}
+	var sus []*Suspect
+	for _, x := range v.goroutines {
+		sus = append(sus, goroutineSuspect(x, attribute(in, x.s), in.ts, cfg.maxGoids, src))
+	}
+	sus = append(sus, heapSuspects(v.heap, cfg.rules, src)...)
+	sort.SliceStable(sus, func(i, j int) bool { return sus[i].Score > sus[j].Score })
+	numberSuspects(rep, sus)
+	linkGrowers(rep, v)
+	rep.Heap = heapSection(in, v)
+	if in.leaks != nil {
+		rep.LeakProfile = crossCheck(rep.Suspects, in.leaks, in.leakTotal, len(in.prof.leakTS))
+	}
+	rep.Spans = summariseSpans(in.spans, in.ix, in.tg)
+	linkOutliving(rep)
+	rep.Series.Goroutines = goroutineSeries(in)
+	rep.Series.HeapInuse = heapTotals(in.prof)
+	rep.Series.HeapLive = in.metrics["heap_live_bytes"]
+	if len(rep.Series.HeapLive) == 0 {
+		rep.Series.HeapLive = rep.Series.HeapInuse
+	}
+	rep.Series.GC = in.metrics["gc_cycle"]
+	nonNil(&rep.Series)
+	rep.Bundle = summarise(in.b, in.d, in.prof)
+	rep.GeneratedAt = cfg.now
+	rep.Timeline = timeline(rep, in.b)
+	return rep
+}
+
+// heapSuspects makes one suspect per allocating line of the heap sites
+// reported on their own (call paths to the same line are merged).
+func heapSuspects(heap []*heapSite, rules []Rule, src sourceCache) []*Suspect {
+	var out []*Suspect
+	byLine := map[string]*Suspect{}
+	for _, h := range heap {
+		hs := heapSuspect(h, rules, src)
+		key := fmt.Sprintf("%s\x00%s:%d", hs.Location, hs.File, hs.Line)
+		if first := byLine[key]; first != nil {
+			mergeHeapSuspect(first, hs)
+			continue
+		}
+		byLine[key] = hs
+		out = append(out, hs)
+	}
+	return out
+}
+
+// numberSuspects gives suspects their ids (G1, G2, … and H1, …) in rank
+// order and adds them and their series to the report.
+func numberSuspects(rep *Report, sus []*Suspect) {
+	ng, nh := 0, 0
+	for _, s := range sus {
+		if s.Kind == KindGoroutine {
+			ng++
+			s.ID = fmt.Sprintf("G%d", ng)
+		} else {
+			nh++
+			s.ID = fmt.Sprintf("H%d", nh)
+		}
+		rep.Series.Suspects[s.ID] = s.Counts
+		rep.Suspects = append(rep.Suspects, *s)
+	}
+}
+
+// linkGrowers names, on each attributed heap grower, the goroutine suspect
+// it is attributed to.
+func linkGrowers(rep *Report, v *verdicts) {
+	for _, h := range v.growers {
+		x := v.attributed[h]
+		if x == nil {
+			continue
+		}
+		for _, s := range rep.Suspects {
+			if s.Kind == KindGoroutine && s.StackID == x.s.stackID && s.Location == x.s.loc.Function {
+				h.grower.Suspect = s.ID
+				h.grower.Pattern = s.Pattern
+			}
+		}
+	}
+}
+
+// heapSection is the report's heap part: snapshots, top growers, total
+// and attributed growth, first-to-last diff.
+func heapSection(in *loaded, v *verdicts) HeapGrowth {
+	var hg HeapGrowth
+	prof := in.prof
+	for _, t := range prof.heapTS {
+		hg.Snapshots = append(hg.Snapshots, tsTime(t))
+	}
+	hg.Growers = []HeapGrower{}
+	for i, h := range v.growers {
+		if i >= maxGrowers {
+			break
+		}
+		hg.Growers = append(hg.Growers, h.grower)
+	}
+	tot := heapTotals(prof)
+	if len(tot) >= 2 {
+		hg.GrowthBytes = int64(tot[len(tot)-1].Value - tot[0].Value)
+		for h := range v.attributed {
+			hg.AttributedBytes += int64(h.delta)
+		}
+		hg.Diff = diffHeap(prof, in.st, prof.heapTS[0], prof.heapTS[len(prof.heapTS)-1], 20)
+	}
+	return hg
+}
+
+// linkOutliving names the suspect each outliving span group belongs to.
+func linkOutliving(rep *Report) {
+	for i, o := range rep.Spans.Outliving {
+		for _, s := range rep.Suspects {
+			if s.Kind == KindGoroutine && s.Span == o.Span && o.Function != "" && containsFn(s.Stack, o.Function) {
+				rep.Spans.Outliving[i].Suspect = s.ID
+			}
+		}
+	}
+}
+
+// goroutineSeries is the goroutine count over time. The snapshots (dumps
+// or goroutine profiles) count exactly the goroutines the suspects are
+// counted from, over the whole capture; trace windows only cover part of
+// it and add the runtime's own goroutines, so the metric serves only when
+// there are fewer than two snapshots.
+func goroutineSeries(in *loaded) []Point {
+	d, prof := in.d, in.prof
+	if len(d.snapshots) < 2 && len(prof.gorTS) < 2 {
+		if m := in.metrics["goroutines"]; len(m) > 0 {
+			return m
+		}
+	}
+	totals, times := d.totals, d.snapshots
+	if d.rows == 0 {
+		totals = map[int64]int64{}
+		for _, m := range prof.goroutine {
+			for t, v := range m {
+				totals[t] += v[0]
+			}
+		}
+		times = prof.gorTS
+	}
+	var out []Point
+	for _, t := range times {
+		out = append(out, Point{TS: tsTime(t), Value: float64(totals[t])})
+	}
+	return out
+}
+
+func nonNil(s *Series) {
+	for _, p := range []*[]Point{&s.Goroutines, &s.HeapLive, &s.HeapInuse, &s.GC} {
+		if *p == nil {
+			*p = []Point{}
+		}
+	}
+}
+
+func containsFn(frames []Frame, fn string) bool {
+	for _, f := range frames {
+		if f.Function == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// crossCheck compares suspects with the runtime's goroutineleak profile.
+func crossCheck(sus []Suspect, leaks map[Frame]int64, total int64, snaps int) *LeakProfileCheck {
+	c := &LeakProfileCheck{Snapshots: snaps, Leaked: total, Agree: []string{}, OnlyAnalysis: []string{}, OnlyProfile: []string{}}
+	covered := map[Frame]bool{}
+	for _, s := range sus {
+		if s.Kind != KindGoroutine {
+			continue
+		}
+		k := Frame{Function: s.Location, Line: s.Line}
+		if leaks[k] > 0 {
+			covered[k] = true
+			c.Agree = append(c.Agree, s.ID)
+		} else {
+			c.OnlyAnalysis = append(c.OnlyAnalysis, s.ID)
+		}
+	}
+	for k, n := range leaks {
+		if !covered[k] {
+			c.OnlyProfile = append(c.OnlyProfile, fmt.Sprintf("%s:%d (%d goroutines)", k.Function, k.Line, n))
+		}
+	}
+	sort.Strings(c.OnlyProfile)
+	return c
+}
+
+// summarise fills the bundle summary.
+func summarise(b *bundle.Bundle, d *dumpData, p *profileData) BundleSummary {
+	m := b.Manifest
+	s := BundleSummary{CaptureID: m.CaptureID, Node: m.Node, PID: m.Target.PID, URL: m.Target.URL, Exe: m.Target.Exe,
+		GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath, Start: m.Start, End: m.End, Sources: []string{},
+		GoroutineSnapshots: len(d.snapshots), HeapSnapshots: len(p.heapTS), GoroutineRows: d.rows}
+	for _, src := range m.Sources {
+		t := src.Kind + " (" + src.Status
+		if src.Detail != "" {
+			t += ": " + src.Detail
+		}
+		s.Sources = append(s.Sources, t+")")
+	}
+	for _, n := range d.totals {
+		s.PeakGoroutines = max(s.PeakGoroutines, n)
+	}
+	if s.Start.IsZero() && len(d.snapshots) > 0 {
+		s.Start, s.End = tsTime(d.snapshots[0]), tsTime(d.snapshots[len(d.snapshots)-1])
+	}
+	return s
+}
