@@ -491,12 +491,16 @@ func checkStreamHeader(path string, want *arrow.Schema, mem memory.Allocator) er
 
 // checkSchema requires got to start with the columns of want, by name and
 // type, in order (readers may take columns by position; extra columns may
-// follow).
+// follow). Columns added to the table later ([schema.Added]) may be
+// missing from the end of an older bundle's table.
 func checkSchema(got, want *arrow.Schema) error {
-	if got.NumFields() < want.NumFields() {
+	if n := got.NumFields(); n < want.NumFields() && !schema.Added(want.Field(n)) {
 		return fmt.Errorf("has %d columns, want at least %d", got.NumFields(), want.NumFields())
 	}
 	for i, wf := range want.Fields() {
+		if i >= got.NumFields() {
+			break
+		}
 		gf := got.Field(i)
 		if gf.Name != wf.Name || !arrow.TypeEqual(gf.Type, wf.Type) {
 			return fmt.Errorf("column %d is %s %s, want %s %s", i, gf.Name, gf.Type, wf.Name, wf.Type)

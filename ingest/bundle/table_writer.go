@@ -28,6 +28,8 @@ type tableWriter struct {
 	b       *array.RecordBuilder
 	pending int
 	rows    int64
+	schema  *arrow.Schema
+	mem     memory.Allocator
 }
 
 func tablePath(dir, table string) string { return filepath.Join(dir, table+".arrow") }
@@ -37,7 +39,7 @@ func newTableWriter(dir, table string, mem memory.Allocator) (*tableWriter, erro
 	if !ok {
 		return nil, fmt.Errorf("unknown table %q", table)
 	}
-	tw := &tableWriter{name: table, path: tablePath(dir, table)}
+	tw := &tableWriter{name: table, path: tablePath(dir, table), schema: sc, mem: mem}
 	target := tw.path
 	_, statErr := os.Stat(tw.path)
 	exists := statErr == nil
@@ -53,7 +55,7 @@ func newTableWriter(dir, table string, mem memory.Allocator) (*tableWriter, erro
 	tw.w = ipc.NewWriter(f, ipc.WithSchema(sc), ipc.WithZstd(), ipc.WithAllocator(mem))
 	tw.b = array.NewRecordBuilder(mem, sc)
 	if exists {
-		n, err := copyTable(tw.path, tw.w, mem)
+		n, err := copyTable(tw.path, tw.w, sc, mem)
 		tw.rows = n
 		if err != nil && !errors.As(err, new(*PartialError)) {
 			tw.abort()
@@ -63,14 +65,51 @@ func newTableWriter(dir, table string, mem memory.Allocator) (*tableWriter, erro
 	return tw, nil
 }
 
-// copyTable writes every readable batch of the stream at path to w.
-func copyTable(path string, w *ipc.Writer, mem memory.Allocator) (int64, error) {
+// copyTable writes every readable batch of the stream at path to w,
+// widened to the current schema sc when the stream predates columns added
+// since.
+func copyTable(path string, w *ipc.Writer, sc *arrow.Schema, mem memory.Allocator) (int64, error) {
 	var rows int64
 	err := readStream(path, mem, func(rec arrow.Record) error {
 		rows += rec.NumRows()
-		return w.Write(rec)
+		return writeWidened(w, rec, sc, mem)
 	})
 	return rows, err
+}
+
+// writeWidened writes rec to w, widened to sc when rec predates columns
+// added since.
+func writeWidened(w *ipc.Writer, rec arrow.Record, sc *arrow.Schema, mem memory.Allocator) error {
+	if int(rec.NumCols()) >= sc.NumFields() {
+		return w.Write(rec)
+	}
+	wide, err := widen(rec, sc, mem)
+	if err != nil {
+		return err
+	}
+	defer wide.Release()
+	return w.Write(wide)
+}
+
+// widen returns rec with the columns of sc it lacks appended as nulls.
+// Only columns added later ([schema.Added]) may be missing.
+func widen(rec arrow.Record, sc *arrow.Schema, mem memory.Allocator) (arrow.Record, error) {
+	if err := checkSchema(rec.Schema(), sc); err != nil {
+		return nil, err
+	}
+	cols := append([]arrow.Array(nil), rec.Columns()...)
+	n := int(rec.NumRows())
+	var made []arrow.Array
+	for i := len(cols); i < sc.NumFields(); i++ {
+		a := array.MakeArrayOfNull(mem, sc.Field(i).Type, n)
+		made = append(made, a)
+		cols = append(cols, a)
+	}
+	out := array.NewRecord(sc, cols, rec.NumRows())
+	for _, a := range made {
+		a.Release()
+	}
+	return out, nil
 }
 
 func (tw *tableWriter) append(r schema.Row) {

@@ -398,7 +398,8 @@ func (w *Writer) Abort() {
 }
 
 // WriteRecord appends a whole record batch of the given table (used when
-// copying tables between bundles).
+// copying tables between bundles); a batch of an older bundle, without
+// columns added since, gets them as nulls.
 func (w *Writer) WriteRecord(table string, rec arrow.Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -410,5 +411,5 @@ func (w *Writer) WriteRecord(table string, rec arrow.Record) error {
 		return err
 	}
 	tw.rows += rec.NumRows()
-	return tw.w.Write(rec)
+	return writeWidened(tw.w, rec, tw.schema, tw.mem)
 }

@@ -130,3 +130,68 @@ func TestTruncatedTable(t *testing.T) {
 	}
 	w.Abort()
 }
+
+// TestOlderBundle adds rows to a bundle written before the goroutines
+// table had its frame_args column (a committed sample bundle): it
+// validates before and after, the old rows read back with null frame
+// args, the new row with its own.
+func TestOlderBundle(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	dir := filepath.Join(t.TempDir(), "old.lsb")
+	if err := os.CopyFS(dir, os.DirFS("../../samples/bundles/stable-pool.lsb")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Validate(dir); err != nil {
+		t.Fatalf("older bundle refused: %v", err)
+	}
+	oldRows, withArgs := goroutineArgs(t, dir, mem)
+	if oldRows == 0 || withArgs != 0 {
+		t.Fatalf("the sample bundle has %d goroutine rows, %d with frame args: not an older bundle", oldRows, withArgs)
+	}
+	w, err := Create(dir, Manifest{}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, err := w.StackID([]StackFrame{{Function: "main.f", File: "a.go", Line: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(schema.Goroutine{SnapshotTS: 2e18, Goid: 7, State: "chan send", StackID: sid, Source: "raw/new", FrameArgs: []string{"0xc000012340"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Validate(dir); err != nil {
+		t.Fatalf("widened bundle refused: %v", err)
+	}
+	rows, withArgs := goroutineArgs(t, dir, mem)
+	if rows != oldRows+1 || withArgs != 1 {
+		t.Errorf("after adding a row: %d rows (%d with frame args), want %d (1)", rows, withArgs, oldRows+1)
+	}
+}
+
+// goroutineArgs counts the goroutine rows of the bundle in dir and those
+// whose frame_args is not null.
+func goroutineArgs(t *testing.T, dir string, mem memory.Allocator) (rows, withArgs int64) {
+	t.Helper()
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+		rows += rec.NumRows()
+		ix := rec.Schema().FieldIndices(schema.ColFrameArgs)
+		if len(ix) == 0 {
+			return nil
+		}
+		col := rec.Column(ix[0])
+		withArgs += int64(col.Len() - col.NullN())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, withArgs
+}

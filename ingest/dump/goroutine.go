@@ -61,6 +61,11 @@ type Frame struct {
 	// Inlined is set for a frame the compiler inlined: the runtime prints
 	// its arguments as "..." and no "+0x" offset.
 	Inlined bool
+	// Args is the text the runtime printed between the frame's
+	// parentheses: argument words ("0xc000012340, 0x1"), with "?" after
+	// words it is unsure of, "{...}" around aggregates, "..." for an
+	// inlined frame; "" for none.
+	Args string
 }
 
 // Clone returns a deep copy of g that stays valid after the next

@@ -67,6 +67,7 @@ type ingester struct {
 	source  string
 	rows    int64
 	frames  []bundle.StackFrame
+	args    []string // FrameArgs of the row being built, reused
 	pending map[int64]schema.Goroutine
 }
 
@@ -129,9 +130,13 @@ func (in *ingester) row(g *Goroutine) (schema.Goroutine, error) {
 		FramesElided: g.FramesElided,
 		Source:       in.source,
 	}
-	in.frames = in.frames[:0]
+	in.frames, in.args = in.frames[:0], in.args[:0]
 	for _, f := range g.Frames {
 		in.frames = append(in.frames, bundle.StackFrame{Function: f.Function, File: f.File, Line: f.Line, Inlined: f.Inlined})
+		in.args = append(in.args, f.Args)
+	}
+	if len(g.Frames) > 0 {
+		row.FrameArgs = in.args
 	}
 	var err error
 	if row.StackID, err = in.w.StackID(in.frames); err != nil {

@@ -45,12 +45,21 @@ func readRows(t *testing.T, dir string, mem memory.Allocator) ([]schema.Goroutin
 		labels := bundle.NewStrings(c(schema.ColLabels))
 		elided := c(schema.ColFramesElided).(*array.Boolean)
 		source := bundle.NewStrings(c(schema.ColSource))
+		args := c(schema.ColFrameArgs).(*array.List)
+		argWords := args.ListValues().(*array.String)
 		for i := 0; i < int(rec.NumRows()); i++ {
+			var fa []string
+			if args.IsValid(i) {
+				from, to := args.ValueOffsets(i)
+				for j := from; j < to; j++ {
+					fa = append(fa, argWords.Value(int(j)))
+				}
+			}
 			rows = append(rows, schema.Goroutine{
 				SnapshotTS: int64(ts.Value(i)), Goid: goid.Value(i), State: state.Value(i),
 				WaitMinutes: wait.Value(i), LockedThread: locked.Value(i), StackID: stack.Value(i),
 				CreatorGoid: cgoid.Value(i), CreatorFunction: cfn.Value(i), CreatorStackID: cstack.Value(i),
-				Labels: labels.Value(i), FramesElided: elided.Value(i), Source: source.Value(i),
+				Labels: labels.Value(i), FramesElided: elided.Value(i), Source: source.Value(i), FrameArgs: fa,
 			})
 		}
 		return nil
@@ -116,10 +125,17 @@ func TestIngestReal(t *testing.T) {
 			t.Errorf("goroutine %d: stack %d has %d frames, want %d", r.Goid, r.StackID, len(ids), len(g.Frames))
 			continue
 		}
+		if len(r.FrameArgs) != len(ids) {
+			t.Errorf("goroutine %d: %d frame_args entries for %d frames", r.Goid, len(r.FrameArgs), len(ids))
+			continue
+		}
 		for i, id := range ids {
 			f := frames[id]
 			if f.Function != g.Frames[i].Function || f.File != g.Frames[i].File || f.Line != g.Frames[i].Line || f.Inlined != g.Frames[i].Inlined {
 				t.Errorf("goroutine %d frame %d: %+v, want %+v", r.Goid, i, f, g.Frames[i])
+			}
+			if r.FrameArgs[i] != g.Frames[i].Args {
+				t.Errorf("goroutine %d frame %d args %q, want %q", r.Goid, i, r.FrameArgs[i], g.Frames[i].Args)
 			}
 		}
 		if g.CreatedBy == nil {

@@ -41,14 +41,19 @@ type Reader struct {
 	eof     bool
 	err     error
 
-	gs    [2]Goroutine
-	cur   int
-	in    bool
-	sub   int
-	pend  Frame // function line waiting for its location
-	dots  bool  // pend's arguments were "..."
-	h     header
-	names map[string]string
+	gs   [2]Goroutine
+	cur  int
+	in   bool
+	sub  int
+	pend Frame // function line waiting for its location
+	dots bool  // pend's arguments were "..."
+	// args holds the argument text of the current block's frames, one
+	// after the other; argEnds where each frame's ends. end turns them
+	// into one string per goroutine that the frames' Args slice.
+	args    []byte
+	argEnds []int
+	h       header
+	names   map[string]string
 
 	count     int
 	skipped   int
@@ -163,6 +168,7 @@ func (r *Reader) intern(b []byte) string {
 func (r *Reader) start() error {
 	g := &r.gs[r.cur]
 	g.reset(r.h.id, r.line)
+	r.args, r.argEnds = r.args[:0], r.argEnds[:0]
 	g.State = r.intern(r.h.state)
 	g.WaitMinutes = r.h.minutes
 	g.LockedToThread = r.h.locked
@@ -179,9 +185,24 @@ func (r *Reader) start() error {
 	return nil
 }
 
+// argBase is where the next frame's arguments start in r.args.
+func (r *Reader) argBase() int {
+	if n := len(r.argEnds); n > 0 {
+		return r.argEnds[n-1]
+	}
+	return 0
+}
+
 // end closes the current block and returns it.
 func (r *Reader) end() *Goroutine {
 	g := &r.gs[r.cur]
+	if len(r.args) > 0 && len(r.argEnds) == len(g.Frames) {
+		all, from := string(r.args), 0
+		for i, to := range r.argEnds {
+			g.Frames[i].Args = all[from:to]
+			from = to
+		}
+	}
 	r.cur ^= 1
 	r.in = false
 	return g
@@ -226,6 +247,7 @@ func (r *Reader) feed(line []byte) (*Goroutine, error) {
 			f.Line = fl.line
 			f.Inlined = r.dots && !fl.hasOffset
 			g.Frames = append(g.Frames, f)
+			r.argEnds = append(r.argEnds, len(r.args))
 			r.sub = stFrames
 		case stCreatedFile:
 			g.createdBy.File = r.intern(fl.file)
@@ -279,6 +301,8 @@ func (r *Reader) feed(line []byte) (*Goroutine, error) {
 	if bytes.HasPrefix(line, nonGo) {
 		if !anc {
 			g.Frames = append(g.Frames, Frame{Function: "non-Go function"})
+			r.args = r.args[:r.argBase()]
+			r.argEnds = append(r.argEnds, len(r.args))
 		}
 		return nil, nil
 	}
@@ -295,6 +319,7 @@ func (r *Reader) feed(line []byte) (*Goroutine, error) {
 		}
 		r.pend = Frame{Function: fn}
 		r.dots = bytes.Equal(args, []byte("..."))
+		r.args = append(r.args[:r.argBase()], args...)
 		r.sub = stFile
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,6 +108,25 @@ func TestSpecificFields(t *testing.T) {
 	cgo := gs[4]
 	if cgo.Frames[0].Function != "non-Go function" || cgo.Frames[4].File != "C:/Users/dev/My App/cgo.go" || cgo.Frames[4].Line != 14 {
 		t.Errorf("goroutine 24 frames %+v", cgo.Frames)
+	}
+	// Argument text per frame, as printed; ancestors' frames keep none.
+	for i, want := range [][]string{
+		{""},
+		{""},
+		{"0x1f2c4e0a0060?"},
+		{"{0x5d6a28?, 0x1f2c4e012000?}", "{0x5d69f0?, 0x6c6f60?}, {{0x1f2c4e00e0c0?, 0x0?, 0x0?}}, 0x5d4158", ""},
+		{"", "", "0x4a1b20, 0xc000051f58", "0x3c", ""},
+	} {
+		var got []string
+		for _, f := range gs[i].Frames {
+			got = append(got, f.Args)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("goroutine %d frame args %q, want %q", gs[i].ID, got, want)
+		}
+	}
+	if c := gs[3].Clone(); c.Frames[0].Args != gs[3].Frames[0].Args {
+		t.Errorf("clone lost the frame args")
 	}
 }
 

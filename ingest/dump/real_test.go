@@ -50,12 +50,13 @@ func buildProg(t *testing.T) string {
 type progReport struct {
 	exited       map[int64]bool
 	roles        map[string][]int64 // role -> goids
+	addrs        map[string]string  // variable -> its address ("0xc000012340")
 	numGoroutine int
 }
 
 func parseReport(t *testing.T, stderr []byte) progReport {
 	t.Helper()
-	rep := progReport{exited: map[int64]bool{}, roles: map[string][]int64{}, numGoroutine: -1}
+	rep := progReport{exited: map[int64]bool{}, roles: map[string][]int64{}, addrs: map[string]string{}, numGoroutine: -1}
 	for _, line := range strings.Split(string(stderr), "\n") {
 		f := strings.Fields(line)
 		switch {
@@ -65,6 +66,8 @@ func parseReport(t *testing.T, stderr []byte) progReport {
 		case len(f) == 3 && f[0] == "ROLE":
 			id, _ := strconv.ParseInt(f[2], 10, 64)
 			rep.roles[f[1]] = append(rep.roles[f[1]], id)
+		case len(f) == 3 && f[0] == "ADDR":
+			rep.addrs[f[1]] = f[2]
 		case len(f) == 2 && f[0] == "NUMGOROUTINE":
 			rep.numGoroutine, _ = strconv.Atoi(f[1])
 		}
@@ -154,6 +157,20 @@ func checkGoroutines(t *testing.T, gs []*Goroutine, rep progReport) map[int64]*G
 			}
 		}
 	}
+	// The object a goroutine blocks on is the first argument word of the
+	// blocking frame, as printed.
+	for role, want := range map[string][2]string{
+		"mutexWait": {"internal/sync.(*Mutex).lockSlow", rep.addrs["mu"]},
+		"wgWait":    {"sync.(*WaitGroup).Wait", rep.addrs["wg"]},
+	} {
+		g := byID[rep.roles[role][0]]
+		if g == nil {
+			continue
+		}
+		if got := firstArg(g, want[0]); got != want[1] {
+			t.Errorf("role %s: %s receiver %q, want %q", role, want[0], got, want[1])
+		}
+	}
 	for _, id := range rep.roles["orphan"] {
 		if g := byID[id]; g != nil && !rep.exited[g.CreatorGoid] {
 			t.Errorf("orphan %d: creator %d is not the exited spawner", id, g.CreatorGoid)
@@ -163,6 +180,17 @@ func checkGoroutines(t *testing.T, gs []*Goroutine, rep progReport) map[int64]*G
 		t.Errorf("fromWorker's creator is %d, want worker %d", f.CreatorGoid, w.ID)
 	}
 	return byID
+}
+
+// firstArg returns the first argument word of fn's frame in g.
+func firstArg(g *Goroutine, fn string) string {
+	for _, f := range g.Frames {
+		if f.Function == fn {
+			w, _, _ := strings.Cut(f.Args, ",")
+			return w
+		}
+	}
+	return ""
 }
 
 func hasFunction(g *Goroutine, fn string) bool {

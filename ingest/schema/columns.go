@@ -89,6 +89,11 @@ const (
 	ColCreatorFunction = "creator_function"
 	ColCreatorStackID  = "creator_stack_id"
 	ColFramesElided    = "frames_elided"
+	// ColFrameArgs holds, per goroutine, one entry per frame of its stack
+	// (leaf first): the argument words the dump printed between the
+	// frame's parentheses, as printed ("0xc000012340, 0x1",
+	// "0x0?", "{0x5, 0x6}", "..." for an inlined frame, "" for none).
+	ColFrameArgs = "frame_args"
 )
 
 // GoroutinesSchema: one row per goroutine in a dump snapshot.
@@ -105,6 +110,7 @@ var GoroutinesSchema = schemaOf(TableGoroutines,
 	field(ColLabels, arrow.BinaryTypes.String, false),
 	field(ColFramesElided, arrow.FixedWidthTypes.Boolean, false),
 	field(ColSource, DictString, false),
+	added(field(ColFrameArgs, arrow.ListOf(arrow.BinaryTypes.String), true)),
 )
 
 // Trace goroutine columns.

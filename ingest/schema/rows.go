@@ -47,6 +47,10 @@ type Goroutine struct {
 	Labels          string
 	FramesElided    bool
 	Source          string
+	// FrameArgs has one entry per frame of StackID, leaf first: the
+	// argument text printed between the frame's parentheses (see
+	// [ColFrameArgs]). Nil writes null: the source printed no frames.
+	FrameArgs []string
 }
 
 // TraceGoroutine is one row of the trace_goroutines table.
@@ -155,6 +159,17 @@ func dict(b *array.RecordBuilder, i int, v string) {
 	_ = b.Field(i).(*array.BinaryDictionaryBuilder).AppendString(v)
 }
 
+// strList appends v as a list of strings, or null when v is nil.
+func strList(b *array.RecordBuilder, i int, v []string) {
+	lb := b.Field(i).(*array.ListBuilder)
+	if v == nil {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	lb.ValueBuilder().(*array.StringBuilder).AppendStringValues(v, nil)
+}
+
 func boolean(b *array.RecordBuilder, i int, v bool) { b.Field(i).(*array.BooleanBuilder).Append(v) }
 
 // Table implements [Row].
@@ -230,6 +245,7 @@ func (r Goroutine) AppendTo(b *array.RecordBuilder) {
 	str(b, 9, r.Labels)
 	boolean(b, 10, r.FramesElided)
 	dict(b, 11, r.Source)
+	strList(b, 12, r.FrameArgs)
 }
 
 // Table implements [Row].

@@ -66,11 +66,29 @@ func field(name string, t arrow.DataType, nullable bool) arrow.Field {
 	return arrow.Field{Name: name, Type: t, Nullable: nullable}
 }
 
+// addedKey is the field metadata key marking a column added to its table
+// after bundles without it were written.
+const addedKey = "leakscope.added"
+
+// added marks f as a column that older bundles lack: a table may end
+// before it, and readers take such a missing column as null.
+func added(f arrow.Field) arrow.Field {
+	f.Metadata = arrow.NewMetadata([]string{addedKey}, []string{"true"})
+	return f
+}
+
+// Added reports whether the column f was added to its table after the
+// first bundles were written, so that a table may lack it.
+func Added(f arrow.Field) bool {
+	return f.Metadata.FindKey(addedKey) >= 0
+}
+
 func schemaOf(table string, fields ...arrow.Field) *arrow.Schema {
 	md := arrow.NewMetadata([]string{"leakscope.table", "leakscope.schema_version"}, []string{table, SchemaVersion})
 	return arrow.NewSchema(fields, &md)
 }
 
 // SchemaVersion is bumped whenever a column is removed or changes type.
-// Adding a column keeps the version: readers look columns up by name.
+// Adding a column keeps the version: columns are only added at the end of
+// a table, marked [Added], and readers look columns up by name.
 const SchemaVersion = "1"

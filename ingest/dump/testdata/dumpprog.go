@@ -8,6 +8,7 @@
 //
 //	EXITED <goid>        a goroutine that created others and then exited
 //	ROLE <name> <goid>   the goroutine playing a role
+//	ADDR <var> <addr>    the address of a variable the roles block on
 //	NUMGOROUTINE <n>     runtime.NumGoroutine() once every role is parked
 //	READY                (mode "wait" only) send SIGQUIT now
 package main
@@ -153,6 +154,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, <-report)
 	}
 	waitParked()
+	fmt.Fprintf(os.Stderr, "ADDR mu %p\nADDR wg %p\n", &mu, &wg)
 	fmt.Fprintf(os.Stderr, "NUMGOROUTINE %d\n", runtime.NumGoroutine())
 	switch mode {
 	case "dump":
