@@ -1,0 +1,254 @@
+package corpus
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/leakscope/leakscope/samples/blocking"
+)
+
+// readmePath is the repository README, which holds the claimed table.
+const readmePath = "../../README.md"
+
+// TestCorpusAccuracy runs the whole blocking-bug corpus (about two
+// minutes of wall time: every program at once, the minute-long form
+// included), scores every input form and fails when the results fall below
+// the table in the README. Environment:
+//
+//	LEAKSCOPE_CORPUS_INPUTS=dir  re-score recordings kept by an earlier run instead of running the programs
+//	LEAKSCOPE_CORPUS_KEEP=dir    keep this run's recordings (raw dumps, tracebacks, profiles) in dir
+//	LEAKSCOPE_CORPUS_UPDATE=1    write the measured table into the README instead of checking it
+//	LEAKSCOPE_CORPUS_ONLY=a,b    run only these programs (no README check)
+//	LEAKSCOPE_CORPUS_GO=local    build with the installed Go and GOEXPERIMENT=goroutineleakprofile (default: go1.27.3)
+func TestCorpusAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every corpus program for over a minute")
+	}
+	root, err := blocking.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := blocking.All(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	only := os.Getenv("LEAKSCOPE_CORPUS_ONLY")
+	if only != "" {
+		progs = keep(progs, strings.Split(only, ","))
+	}
+	recs := recordings(t, progs)
+	byName := map[string]*Recording{}
+	for _, r := range recs {
+		byName[r.Program] = r
+	}
+	var outcomes []Outcome
+	runtime := map[string]RuntimeResult{}
+	tmp := t.TempDir()
+	for _, p := range progs {
+		r := byName[p.Truth.Name]
+		if r == nil {
+			t.Errorf("%s: no recording", p.Truth.Name)
+			continue
+		}
+		for _, pr := range r.Problems {
+			t.Errorf("%s: %s", p.Truth.Name, pr)
+		}
+		outcomes = append(outcomes, Evaluate(r, p, tmp)...)
+		if found, leaked, err := RuntimeFound(r, p.Truth); err == nil {
+			runtime[p.Truth.Name] = RuntimeResult{Found: found, Leaked: leaked}
+			if !p.Truth.Healthy && found != p.Truth.GoroutineLeak {
+				t.Errorf("%s: truth says goroutineleak=%v, the runtime's profile says %v", p.Truth.Name, p.Truth.GoroutineLeak, found)
+			}
+		}
+	}
+	for _, o := range outcomes {
+		if o.Err != "" {
+			t.Errorf("%s %s: %s", o.Program, o.Form, o.Err)
+		}
+	}
+	rows := Table(progs, outcomes, runtime)
+	table := Markdown(rows)
+	t.Logf("corpus accuracy (%d programs):\n%s\n%s", len(progs), table, details(progs, outcomes))
+	if only != "" {
+		return
+	}
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("LEAKSCOPE_CORPUS_UPDATE") == "1" {
+		out, err := Replace(string(readme), table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(readmePath, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	claims, err := ParseClaims(string(readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range Compare(claims, rows) {
+		t.Error(s)
+	}
+}
+
+// recordings runs the corpus, or loads an earlier run's recordings.
+func recordings(t *testing.T, progs []blocking.Program) []*Recording {
+	if dir := os.Getenv("LEAKSCOPE_CORPUS_INPUTS"); dir != "" {
+		recs, err := LoadRecordings(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+	out := os.Getenv("LEAKSCOPE_CORPUS_KEEP")
+	if out == "" {
+		out = t.TempDir()
+	} else if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	start := time.Now()
+	recs, err := Record(ctx, progs, ToolchainFromEnv(), out, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded %d programs in %v", len(recs), time.Since(start).Round(time.Second))
+	return recs
+}
+
+func keep(progs []blocking.Program, names []string) []blocking.Program {
+	var out []blocking.Program
+	for _, p := range progs {
+		for _, n := range names {
+			if p.Truth.Name == n {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// details is the per-program table: the rank of the first suspect naming
+// the bug in each form (– none, x not recorded), and the top suspect of
+// the two-dump form.
+func details(progs []blocking.Program, outcomes []Outcome) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 1, ' ', 0)
+	head := []string{"program", "class"}
+	for _, f := range Forms {
+		head = append(head, f.Key)
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "unfolded / other suspects (two-dumps)"), "\t"))
+	for _, p := range progs {
+		cells := []string{p.Truth.Name, p.Truth.Class}
+		var note string
+		for _, f := range Forms {
+			cell := " "
+			for _, o := range outcomes {
+				if o.Program != p.Truth.Name || o.Form != f.Key {
+					continue
+				}
+				switch {
+				case !o.Recorded:
+					cell = "x"
+				case o.Err != "":
+					cell = "err"
+				case p.Truth.Healthy:
+					cell = fmt.Sprintf("%ds", o.Suspects)
+				case o.Rank == 0:
+					cell = "–"
+				default:
+					cell = fmt.Sprint(o.Rank)
+				}
+				if f.Key == "two-dumps" {
+					note = strings.Join(append(o.Unfolded, o.Others...), " ")
+				}
+			}
+			cells = append(cells, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(append(cells, note), "\t"))
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func TestClaimsRoundTrip(t *testing.T) {
+	rows := []Row{
+		{Form: "two-dumps", Label: "(b) two dumps", First: Ratio{3, 10}, InTopK: Ratio{5, 10}, Global: Ratio{1, 2}, Folded: Ratio{2, 5}, Controls: Ratio{1, 4}, Suspects: 2},
+		{Form: RuntimeRow, Label: "runtime", First: Ratio{8, 10}, InTopK: Ratio{8, 10}, Controls: Ratio{0, 4}},
+	}
+	readme := "intro\n" + Begin + "\nold\n" + End + "\nrest\n"
+	out, err := Replace(readme, Markdown(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "intro\n") || !strings.HasSuffix(out, End+"\nrest\n") || strings.Contains(out, "\nold\n") {
+		t.Fatalf("Replace kept the wrong parts:\n%s", out)
+	}
+	claims, err := ParseClaims(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claims) != 2 || claims[0].First != rows[0].First || claims[0].Controls != rows[0].Controls || claims[0].Suspects != 2 || claims[1].First != rows[1].First {
+		t.Fatalf("claims %+v do not round-trip %+v", claims, rows)
+	}
+	if d := Compare(claims, rows); len(d) != 0 {
+		t.Fatalf("equal tables differ: %v", d)
+	}
+	worse := append([]Row(nil), rows...)
+	worse[0].First.N, worse[0].Controls.N, worse[0].Suspects = 2, 2, 3
+	worse[1].First.Of = 11
+	if d := Compare(claims, worse); len(d) != 4 {
+		t.Fatalf("Compare found %d shortfalls, want 4 (fewer named, more controls flagged, more suspects, other corpus): %v", len(d), d)
+	}
+	if _, err := ParseClaims("no table"); err == nil {
+		t.Fatal("README without markers accepted")
+	}
+}
+
+// TestHookBuildsAndServes builds one service and one test kernel with
+// the hook and checks that both serve a dump that shows their planted
+// goroutines: the harness's own plumbing, in seconds.
+func TestHookBuildsAndServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two corpus programs")
+	}
+	root, err := blocking.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nilrecv", "doublelock"} {
+		p, err := blocking.Load(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		bin, err := build(context.Background(), p, LocalExperimentToolchain, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := start(context.Background(), name, bin, dir, args(p, time.Minute)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := awaitTrigger(pr, p.Truth)
+		pr.kill()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !strings.Contains(string(b), "created by "+p.Package()+".init") {
+			t.Errorf("%s: the dump does not show the hook's pprof server:\n%s", name, b)
+		}
+	}
+}

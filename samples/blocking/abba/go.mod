@@ -1,0 +1,3 @@
+module abba
+
+go 1.22

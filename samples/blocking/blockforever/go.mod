@@ -1,0 +1,3 @@
+module blockforever
+
+go 1.22

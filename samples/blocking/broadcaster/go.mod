@@ -1,0 +1,3 @@
+module broadcaster
+
+go 1.22

@@ -1,0 +1,3 @@
+module closurelock
+
+go 1.22

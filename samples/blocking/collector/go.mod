@@ -1,0 +1,3 @@
+module collector
+
+go 1.22

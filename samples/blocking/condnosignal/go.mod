@@ -1,0 +1,3 @@
+module condnosignal
+
+go 1.22

@@ -1,0 +1,3 @@
+module ctxnocancel
+
+go 1.22

@@ -1,0 +1,3 @@
+module deadreply
+
+go 1.22

@@ -1,0 +1,3 @@
+module deepvisit
+
+go 1.22

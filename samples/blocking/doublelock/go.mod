@@ -1,0 +1,3 @@
+module doublelock
+
+go 1.22

@@ -1,0 +1,3 @@
+module earlyreturn
+
+go 1.22

@@ -1,0 +1,3 @@
+module globalchan
+
+go 1.22

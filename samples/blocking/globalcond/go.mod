@@ -1,0 +1,3 @@
+module globalcond
+
+go 1.22

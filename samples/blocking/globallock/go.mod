@@ -1,0 +1,3 @@
+module globallock
+
+go 1.22

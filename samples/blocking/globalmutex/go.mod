@@ -1,0 +1,3 @@
+module globalmutex
+
+go 1.22

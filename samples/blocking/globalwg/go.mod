@@ -1,0 +1,3 @@
+module globalwg
+
+go 1.22

@@ -1,0 +1,3 @@
+module heartbeat
+
+go 1.22

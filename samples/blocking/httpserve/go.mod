@@ -1,0 +1,3 @@
+module httpserve
+
+go 1.22

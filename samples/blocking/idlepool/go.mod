@@ -1,0 +1,3 @@
+module idlepool
+
+go 1.22

@@ -1,0 +1,3 @@
+module lockinloop
+
+go 1.22

@@ -1,0 +1,3 @@
+module lockring
+
+go 1.22

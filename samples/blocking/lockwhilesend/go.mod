@@ -1,0 +1,3 @@
+module lockwhilesend
+
+go 1.22

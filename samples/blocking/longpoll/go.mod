@@ -1,0 +1,3 @@
+module longpoll
+
+go 1.22

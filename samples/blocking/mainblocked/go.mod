@@ -1,0 +1,3 @@
+module mainblocked
+
+go 1.22

@@ -1,0 +1,3 @@
+module neverclosed
+
+go 1.22

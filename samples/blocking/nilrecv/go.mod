@@ -1,0 +1,3 @@
+module nilrecv
+
+go 1.22

@@ -1,0 +1,3 @@
+module nilsend
+
+go 1.22

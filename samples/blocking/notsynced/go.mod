@@ -1,0 +1,3 @@
+module notsynced
+
+go 1.22

@@ -1,0 +1,3 @@
+module operator
+
+go 1.22

@@ -1,0 +1,3 @@
+module poolexhausted
+
+go 1.22

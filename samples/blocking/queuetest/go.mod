@@ -1,0 +1,3 @@
+module queuetest
+
+go 1.22

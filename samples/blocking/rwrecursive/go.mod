@@ -1,0 +1,3 @@
+module rwrecursive
+
+go 1.22

@@ -1,0 +1,3 @@
+module rwupgrade
+
+go 1.22

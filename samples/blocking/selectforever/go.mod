@@ -1,0 +1,3 @@
+module selectforever
+
+go 1.22

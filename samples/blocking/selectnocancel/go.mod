@@ -1,0 +1,3 @@
+module selectnocancel
+
+go 1.22

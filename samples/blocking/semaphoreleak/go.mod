@@ -1,0 +1,3 @@
+module semaphoreleak
+
+go 1.22

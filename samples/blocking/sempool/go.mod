@@ -1,0 +1,3 @@
+module sempool
+
+go 1.22

@@ -1,0 +1,3 @@
+module sendunderlock
+
+go 1.22

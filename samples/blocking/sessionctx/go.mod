@@ -1,0 +1,3 @@
+module sessionctx
+
+go 1.22

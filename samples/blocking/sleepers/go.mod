@@ -1,0 +1,3 @@
+module sleepers
+
+go 1.22

@@ -1,0 +1,3 @@
+module slowtest
+
+go 1.22

@@ -1,0 +1,3 @@
+module standby
+
+go 1.22

@@ -1,0 +1,3 @@
+module stoppedtimer
+
+go 1.22

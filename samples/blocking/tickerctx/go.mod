@@ -1,0 +1,3 @@
+module tickerctx
+
+go 1.22

@@ -1,0 +1,3 @@
+module tickerleak
+
+go 1.22

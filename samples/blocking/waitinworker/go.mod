@@ -1,0 +1,3 @@
+module waitinworker
+
+go 1.22

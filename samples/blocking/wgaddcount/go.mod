@@ -1,0 +1,3 @@
+module wgaddcount
+
+go 1.22

@@ -1,0 +1,3 @@
+module wgmissingdone
+
+go 1.22

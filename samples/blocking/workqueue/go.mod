@@ -1,0 +1,3 @@
+module workqueue
+
+go 1.22
