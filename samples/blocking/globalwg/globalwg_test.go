@@ -5,8 +5,8 @@
 package globalwg
 
 import (
-	"testing"
 	"sync"
+	"testing"
 )
 
 var inflight sync.WaitGroup
