@@ -136,6 +136,10 @@ func Record(ctx context.Context, progs []blocking.Program, tc Toolchain, out str
 	if err != nil {
 		return nil, err
 	}
+	runs := filepath.Join(out, "run")
+	if err := os.MkdirAll(runs, 0o755); err != nil {
+		return nil, err
+	}
 	recs := make([]*Recording, len(progs))
 	short := make(chan struct{}, 6) // quit and leak runs are short: a few at a time
 	var wg sync.WaitGroup
@@ -145,15 +149,15 @@ func Record(ctx context.Context, progs []blocking.Program, tc Toolchain, out str
 			return nil, err
 		}
 		recs[i] = r
-		runs := []func(){
-			func() { mainRun(ctx, p, bins[i], out, r) },
-			func() { short <- struct{}{}; defer func() { <-short }(); quitRun(ctx, p, bins[i], out, r) },
-			func() { short <- struct{}{}; defer func() { <-short }(); leakRun(ctx, p, bins[i], out, r) },
+		todo := []func(){
+			func() { mainRun(ctx, p, bins[i], runs, r) },
+			func() { short <- struct{}{}; defer func() { <-short }(); quitRun(ctx, p, bins[i], runs, r) },
+			func() { short <- struct{}{}; defer func() { <-short }(); leakRun(ctx, p, bins[i], runs, r) },
 		}
 		if p.Truth.Shape == blocking.ShapeTest {
-			runs = append(runs, func() { timeoutRun(ctx, p, bins[i], out, r) })
+			todo = append(todo, func() { timeoutRun(ctx, p, bins[i], runs, r) })
 		}
-		for _, run := range runs {
+		for _, run := range todo {
 			wg.Add(1)
 			go func() { defer wg.Done(); run() }()
 		}

@@ -17,7 +17,7 @@ type poller struct {
 }
 
 func (p *poller) loop() {
-	t := time.NewTicker(5 * time.Second)
+	t := time.NewTicker(90 * time.Second)
 	for range t.C { // bug: no stop channel, no t.Stop
 		p.polls.Add(1)
 	}
