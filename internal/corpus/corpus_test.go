@@ -234,7 +234,7 @@ func TestHookBuildsAndServes(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		bin, err := build(context.Background(), p, LocalExperimentToolchain, dir)
+		bin, err := build(context.Background(), p, DefaultToolchain, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
