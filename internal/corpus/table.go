@@ -53,7 +53,7 @@ func Table(progs []blocking.Program, outcomes []Outcome, runtime map[string]Runt
 			}
 			if t.Healthy {
 				row.Controls.Of++
-				if o.Suspects > 0 {
+				if o.Suspects > 0 || o.Err != "" || !o.Recorded { // an input leakscope cannot read vouches for nothing
 					row.Controls.N++
 					row.Suspects += o.Suspects
 				}
