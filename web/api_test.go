@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
+	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // fixture is one real bundle, packed, shared by the tests.
@@ -258,6 +260,32 @@ func TestHostileUploads(t *testing.T) {
 			do(t, h, "GET", "/api/captures", nil, &list)
 			if len(list) != 0 {
 				t.Errorf("refused upload is listed: %+v", list)
+			}
+		})
+	}
+}
+
+// TestHostileBundleUpload uploads small bundles whose tables claim a 1 TiB
+// buffer, a 1 TiB message body or 2 GiB of metadata: validation refuses
+// each with 400 naming the table, without running out of memory, and
+// leaves nothing behind.
+func TestHostileBundleUpload(t *testing.T) {
+	for _, d := range bundletest.Damages {
+		t.Run(string(d), func(t *testing.T) {
+			dir := bundletest.Small(t, t.TempDir(), "hostile")
+			bundletest.Corrupt(t, dir, schema.TableGoroutines, d)
+			var buf bytes.Buffer
+			if err := bundle.Pack(dir, &buf, bundle.FormatTarZstd); err != nil {
+				t.Fatal(err)
+			}
+			s, h := newServer(t, Options{})
+			rec := do(t, h, "POST", "/api/captures", buf.Bytes(), nil)
+			wantError(t, rec, http.StatusBadRequest, "goroutines.arrow: corrupt table")
+			if strings.Contains(rec.Body.String(), s.Dir()) {
+				t.Errorf("error reveals the data directory: %s", rec.Body)
+			}
+			if entries, _ := os.ReadDir(s.Dir()); len(entries) != 0 {
+				t.Errorf("refused upload left %v", entries)
 			}
 		})
 	}

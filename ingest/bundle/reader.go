@@ -55,45 +55,81 @@ func (b *Bundle) Has(table string) bool {
 // ReadTable calls fn with each record batch of the table, in order. The
 // record is only valid during the call. A missing table yields no batches
 // and no error. A table cut short yields its complete batches, then a
-// [*PartialError].
+// [*PartialError]; a table that is not well-formed (lengths past its end
+// or over [MaxBatchBytes], columns other than the schema's, buffers too
+// short for their rows) yields its good batches, then a [*CorruptError].
 func (b *Bundle) ReadTable(table string, mem memory.Allocator, fn func(arrow.Record) error) error {
-	if _, ok := schema.Schemas[table]; !ok {
+	want, ok := schema.Schemas[table]
+	if !ok {
 		return fmt.Errorf("unknown table %q", table)
 	}
-	err := readStream(tablePath(b.Dir, table), mem, fn)
+	err := readStream(tablePath(b.Dir, table), want, mem, fn)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	return err
 }
 
-// readStream reads an Arrow IPC stream file batch by batch.
-func readStream(path string, mem memory.Allocator, fn func(arrow.Record) error) error {
+// readStream reads an Arrow IPC stream file batch by batch, checking every
+// length against the file's size and [MaxBatchBytes] before allocating,
+// its schema against want and each batch's buffers against its rows.
+func readStream(path string, want *arrow.Schema, mem memory.Allocator, fn func(arrow.Record) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r, err := ipc.NewReader(f, ipc.WithAllocator(mem))
+	st, err := f.Stat()
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return &PartialError{Path: path, Err: err}
-		}
-		return &PartialError{Path: path, Err: fmt.Errorf("read schema: %w", err)}
+		return err
 	}
-	defer r.Release()
+	return readBatches(f, st.Size(), path, want, mem, fn)
+}
+
+// readBatches is readStream for size bytes of r, named path in errors.
+func readBatches(r io.Reader, size int64, path string, want *arrow.Schema, mem memory.Allocator, fn func(arrow.Record) error) error {
+	bud := newBudget(mem, MaxBatchBytes)
+	msgs := newMessages(r, size, bud)
 	var batches int
 	var rows int64
-	for r.Next() {
-		rec := r.Record()
+	fail := func(err error) error {
+		if msgs.short && msgs.corrupt == nil {
+			return &PartialError{Path: path, ValidBatches: batches, ValidRows: rows, Err: err}
+		}
+		if ferr := bud.failure(); ferr != nil {
+			err = ferr
+		}
+		return &CorruptError{Path: path, Offset: msgs.at, ValidBatches: batches, Err: err}
+	}
+	rd, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(bud))
+	if err != nil {
+		if errors.Is(err, io.EOF) && !msgs.short && msgs.corrupt == nil {
+			// An empty file: a writer killed before its first flush.
+			return &PartialError{Path: path, Err: io.ErrUnexpectedEOF}
+		}
+		return fail(fmt.Errorf("read schema: %w", err))
+	}
+	defer rd.Release()
+	if want != nil {
+		if err := checkSchema(rd.Schema(), want); err != nil {
+			msgs.corrupt = err
+			return fail(fmt.Errorf("columns are not the table's: %w", err))
+		}
+	}
+	for rd.Next() {
+		rec := rd.Record()
+		if err := checkRecord(rec); err != nil {
+			msgs.corrupt = err
+			return fail(fmt.Errorf("batch %d: %w", batches+1, err))
+		}
 		if err := fn(rec); err != nil {
 			return err
 		}
 		batches++
 		rows += rec.NumRows()
 	}
-	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return &PartialError{Path: path, ValidBatches: batches, ValidRows: rows, Err: err}
+	if err := rd.Err(); err != nil {
+		return fail(err)
 	}
 	return nil
 }

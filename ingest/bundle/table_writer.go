@@ -70,7 +70,7 @@ func newTableWriter(dir, table string, mem memory.Allocator) (*tableWriter, erro
 // since.
 func copyTable(path string, w *ipc.Writer, sc *arrow.Schema, mem memory.Allocator) (int64, error) {
 	var rows int64
-	err := readStream(path, mem, func(rec arrow.Record) error {
+	err := readStream(path, sc, mem, func(rec arrow.Record) error {
 		rows += rec.NumRows()
 		return writeWidened(w, rec, sc, mem)
 	})
