@@ -2,6 +2,10 @@ package web
 
 import (
 	"container/list"
+	"fmt"
+	"log"
+	"net/http"
+	"runtime/debug"
 	"sync"
 
 	"github.com/leakscope/leakscope/analysis"
@@ -81,17 +85,39 @@ func (c *capture) Tables() ([]bundle.TableInfo, error) {
 	})
 }
 
-// lazy computes a value once, on first use; concurrent callers wait for
-// the same computation. An error is kept like a value.
+// lazy computes a value on first use; concurrent callers wait for the
+// same computation. A failure — an error, or a panic turned into one — is
+// not kept: the next caller tries again, so one bad moment does not fail
+// every later request until the server restarts.
 type lazy[T any] struct {
-	once sync.Once
+	mu   sync.Mutex
+	done bool
 	v    T
-	err  error
 }
 
 func (l *lazy[T]) get(fn func() (T, error)) (T, error) {
-	l.once.Do(func() { l.v, l.err = fn() })
-	return l.v, l.err
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return l.v, nil
+	}
+	v, err := protect(fn)
+	if err != nil {
+		return v, err
+	}
+	l.v, l.done = v, true
+	return v, nil
+}
+
+// protect runs fn, turning a panic into an error (logged with its stack).
+func protect[T any](fn func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("leakscope serve: panic: %v\n%s", r, debug.Stack())
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return fn()
 }
 
 // answerCache keeps the encoded answers of recent queries, least recently
@@ -132,7 +158,16 @@ func (a *answerCache) get(key string, fn func() ([]byte, int)) ([]byte, int) {
 	}
 	ans := el.Value.(*answer)
 	a.mu.Unlock()
-	ans.once.Do(func() { ans.body, ans.status = fn() })
+	ans.once.Do(func() {
+		var err error
+		if ans.body, err = protect(func() ([]byte, error) {
+			body, status := fn()
+			ans.status = status
+			return body, nil
+		}); err != nil {
+			ans.body, ans.status = encodeError(http.StatusInternalServerError, err.Error())
+		}
+	})
 	if ans.status >= 500 {
 		a.mu.Lock()
 		if cur, ok := a.byKey[key]; ok && cur == el {

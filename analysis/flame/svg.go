@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"html"
 	"io"
+	"strings"
+	"unicode/utf8"
 )
 
 // SVGOptions tune [SVG]. Zero fields take the defaults.
@@ -66,7 +68,7 @@ func SVG(t *Tree, w io.Writer, opts SVGOptions) error {
 		opts.Width, height, opts.Width, height)
 	fmt.Fprintf(bw, `<style>text{font-family:monospace;font-size:%dpx;fill:#000}g text{pointer-events:none}g:hover rect{stroke:#000;stroke-width:0.5}</style>`+"\n", opts.FontSize)
 	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="#fdfdf6"/>`+"\n")
-	fmt.Fprintf(bw, `<text x="%d" y="%d" font-size="%d">%s</text>`+"\n", svgPad, svgPad+opts.FontSize+4, opts.FontSize+3, html.EscapeString(opts.Title))
+	fmt.Fprintf(bw, `<text x="%d" y="%d" font-size="%d">%s</text>`+"\n", svgPad, svgPad+opts.FontSize+4, opts.FontSize+3, XMLText(opts.Title))
 	d := svgDrawer{t: t, w: bw, o: opts, depth: depth, maxDelta: maxAbsDelta(t.Root)}
 	d.scale = float64(opts.Width-2*svgPad) / float64(max(1, width(t, t.Root)))
 	d.node(t.Root, svgPad, 0)
@@ -138,9 +140,9 @@ func (d *svgDrawer) node(n *Node, x float64, level int) {
 		title += fmt.Sprintf("\ntotal %s (%.2f%%), self %s", FormatValue(n.Total, u), pct, FormatValue(n.Self, u))
 	}
 	fmt.Fprintf(d.w, `<g><title>%s</title><rect x="%.2f" y="%d" width="%.2f" height="%d" rx="2" fill="%s"/>`,
-		html.EscapeString(title), x, y, wd, d.o.RowHeight-1, d.colour(n))
+		XMLText(title), x, y, wd, d.o.RowHeight-1, d.colour(n))
 	if label := fit(n.Name, wd-6, float64(d.o.FontSize)*0.6); label != "" {
-		fmt.Fprintf(d.w, `<text x="%.2f" y="%d">%s</text>`, x+3, y+d.o.RowHeight-4, html.EscapeString(label))
+		fmt.Fprintf(d.w, `<text x="%.2f" y="%d">%s</text>`, x+3, y+d.o.RowHeight-4, XMLText(label))
 	}
 	fmt.Fprintln(d.w, "</g>")
 	cx := x
@@ -188,4 +190,40 @@ func (d *svgDrawer) colour(n *Node) string {
 	g := 80 + int((v>>8)%150)
 	b := 40 + int((v>>16)%50)
 	return fmt.Sprintf("rgb(%d,%d,%d)", r, g, b)
+}
+
+// XMLText escapes s for the text of an SVG (XML) element: markup
+// characters become entities, and characters XML does not allow at all
+// (NUL and other controls, invalid UTF-8), which a function name from a
+// hostile input may hold, become visible escapes such as \x00.
+func XMLText(s string) string {
+	clean := utf8.ValidString(s)
+	for _, r := range s {
+		if !xmlRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return html.EscapeString(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case !xmlRune(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += n
+	}
+	return html.EscapeString(b.String())
+}
+
+// xmlRune reports whether XML 1.0 allows r in text.
+func xmlRune(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r != 0x7f && r != 0xfffe && r != 0xffff)
 }

@@ -12,7 +12,7 @@ import (
 func buildReport(rep *analysis.Report, opts Options) *document {
 	d := &document{title: opts.Title}
 	if d.title == "" {
-		d.title = "Leak report: " + targetName(rep)
+		d.title = "Leak report: " + lit(targetName(rep))
 	}
 	d.h(1, d.title)
 	d.p(bundleLine(rep))
@@ -43,15 +43,15 @@ func buildReport(rep *analysis.Report, opts Options) *document {
 func buildPostmortem(rep *analysis.Report, opts Options) *document {
 	d := &document{title: opts.Title}
 	if d.title == "" {
-		d.title = "Postmortem: " + leakNoun(rep) + " in " + targetName(rep)
+		d.title = "Postmortem: " + leakNoun(rep) + " in " + lit(targetName(rep))
 	}
 	d.h(1, d.title)
 	when := rep.GeneratedAt
 	if when.IsZero() {
 		when = rep.Bundle.End
 	}
-	d.p(fmt.Sprintf("*Status: draft written by leakscope on %s from capture `%s`. Review the root-cause candidates against the code before publishing.*",
-		when.UTC().Format("2006-01-02"), rep.Bundle.CaptureID))
+	d.p(fmt.Sprintf("*Status: draft written by leakscope on %s from capture %s. Review the root-cause candidates against the code before publishing.*",
+		when.UTC().Format("2006-01-02"), code(rep.Bundle.CaptureID)))
 
 	d.h(2, "Summary")
 	if len(rep.Suspects) == 0 {
@@ -95,7 +95,7 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 			continue
 		}
 		seen[s.Pattern] = true
-		fixes = append(fixes, fmt.Sprintf("**%s** (%s at `%s`): %s", s.Pattern, s.ID, shortFn(s.Location), s.Fix))
+		fixes = append(fixes, fmt.Sprintf("**%s** (%s at %s): %s", lit(s.Pattern), s.ID, code(shortFn(s.Location)), s.Fix))
 	}
 	if len(fixes) == 0 {
 		fixes = append(fixes, "Nothing to fix from this capture.")
@@ -131,21 +131,21 @@ func suspectRows(sus []analysis.Suspect) [][]string {
 		}
 		creator := ""
 		if s.Creator != "" {
-			creator = "`" + shortFn(s.Creator) + "`"
+			creator = code(shortFn(s.Creator))
 		}
-		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, fmt.Sprintf("%.0f", s.Score), s.Kind, s.Pattern,
-			"`" + shortFn(s.Location) + "`", creator, count, growth, first})
+		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, fmt.Sprintf("%.0f", s.Score), s.Kind, lit(s.Pattern),
+			code(shortFn(s.Location)), creator, count, growth, first})
 	}
 	return rows
 }
 
 func summarySentence(s analysis.Suspect) string {
 	if s.Kind == analysis.KindHeap {
-		return fmt.Sprintf("Heap in use at `%s` grew to %s (%s, %s).", shortFn(s.Location), analysis.FormatBytes(float64(s.Count)), rate(s.GrowthPerMin, "bytes"), s.Pattern)
+		return fmt.Sprintf("Heap in use at %s grew to %s (%s, %s).", code(shortFn(s.Location)), analysis.FormatBytes(float64(s.Count)), rate(s.GrowthPerMin, "bytes"), lit(s.Pattern))
 	}
-	out := fmt.Sprintf("%d goroutines leaked parked at `%s` (%s, %s)", s.Count, shortFn(s.Location), s.Pattern, rate(s.GrowthPerMin, ""))
+	out := fmt.Sprintf("%d goroutines leaked parked at %s (%s, %s)", s.Count, code(shortFn(s.Location)), lit(s.Pattern), rate(s.GrowthPerMin, ""))
 	if s.Creator != "" {
-		out += fmt.Sprintf(", created by `%s`", shortFn(s.Creator))
+		out += fmt.Sprintf(", created by %s", code(shortFn(s.Creator)))
 	}
 	return out + "."
 }
@@ -167,7 +167,7 @@ func impactItems(rep *analysis.Report) []string {
 			}
 			items = append(items, it+".")
 		} else {
-			items = append(items, fmt.Sprintf("%s: %s in use at `%s` (%s); about %s more per hour.", s.ID, analysis.FormatBytes(float64(s.Count)), shortFn(s.Location), rate(s.GrowthPerMin, "bytes"), analysis.FormatBytes(60*s.GrowthPerMin)))
+			items = append(items, fmt.Sprintf("%s: %s in use at %s (%s); about %s more per hour.", s.ID, analysis.FormatBytes(float64(s.Count)), code(shortFn(s.Location)), rate(s.GrowthPerMin, "bytes"), analysis.FormatBytes(60*s.GrowthPerMin)))
 		}
 	}
 	if len(items) == 0 {
@@ -180,7 +180,7 @@ func timelineSection(d *document, rep *analysis.Report, level int) {
 	d.h(level, "Timeline")
 	var rows [][]string
 	for _, e := range rep.Timeline {
-		rows = append(rows, []string{e.TS.UTC().Format("2006-01-02 15:04:05.000"), e.Event})
+		rows = append(rows, []string{e.TS.UTC().Format("2006-01-02 15:04:05.000"), lit(e.Event)})
 	}
 	if len(rows) == 0 {
 		d.p("No dated events.")
@@ -225,7 +225,7 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{"`" + shortFn(g.Location) + "`", fileLine(g.File, g.Line), analysis.FormatBytes(float64(g.InuseBytes)),
+		rows = append(rows, []string{code(shortFn(g.Location)), fileLit(g.File, g.Line), analysis.FormatBytes(float64(g.InuseBytes)),
 			rate(g.BytesPerMin, "bytes"), fmt.Sprintf("%.2f", g.Fit.R2), g.Suspect})
 	}
 	d.tbl([]string{"allocation site", "source", "in use", "growth", "R²", "suspect"}, rows)
@@ -234,7 +234,7 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{"`" + shortFn(e.Location) + "`", analysis.FormatBytes(float64(e.BaseBytes)), analysis.FormatBytes(float64(e.Bytes)), analysis.FormatBytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
+		rows = append(rows, []string{code(shortFn(e.Location)), analysis.FormatBytes(float64(e.BaseBytes)), analysis.FormatBytes(float64(e.Bytes)), analysis.FormatBytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
 	}
 	if len(rows) > 0 {
 		d.p("First versus last heap snapshot:")
@@ -254,7 +254,7 @@ func spansSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{"`" + o.Span + "`", "`" + shortFn(o.Function) + "`", fmt.Sprint(o.Count), o.Suspect})
+		rows = append(rows, []string{code(o.Span), code(shortFn(o.Function)), fmt.Sprint(o.Count), o.Suspect})
 	}
 	if len(rows) > 0 {
 		d.p("Goroutines that outlived the span open on their creator when they were created:")
@@ -265,7 +265,7 @@ func spansSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{s.Kind, "`" + s.Name + "`", fmt.Sprint(s.Goid), s.Start.UTC().Format("15:04:05.000")})
+		rows = append(rows, []string{lit(s.Kind), code(s.Name), fmt.Sprint(s.Goid), s.Start.UTC().Format("15:04:05.000")})
 	}
 	if len(rows) > 0 {
 		d.p("Spans never ended:")
@@ -292,14 +292,18 @@ func warningsSection(d *document, rep *analysis.Report, level int) {
 		return
 	}
 	d.h(level, "Warnings")
-	d.ul(rep.Warnings...)
+	items := make([]string, len(rep.Warnings))
+	for i, w := range rep.Warnings {
+		items[i] = lit(w)
+	}
+	d.ul(items...)
 }
 
 func orNone(s []string) string {
 	if len(s) == 0 {
 		return "none"
 	}
-	return strings.Join(s, ", ")
+	return codeJoin(s, ", ")
 }
 
 func targetName(rep *analysis.Report) string {
@@ -349,16 +353,16 @@ func bundleLine(rep *analysis.Report) string {
 	b := rep.Bundle
 	var parts []string
 	if b.CaptureID != "" {
-		parts = append(parts, "capture `"+b.CaptureID+"`")
+		parts = append(parts, "capture "+code(b.CaptureID))
 	}
 	if b.PID != 0 {
 		parts = append(parts, fmt.Sprintf("pid %d", b.PID))
 	}
 	if b.URL != "" {
-		parts = append(parts, b.URL)
+		parts = append(parts, lit(b.URL))
 	}
 	if b.GoVersion != "" {
-		parts = append(parts, b.GoVersion)
+		parts = append(parts, lit(b.GoVersion))
 	}
 	parts = append(parts, window(rep))
 	parts = append(parts, fmt.Sprintf("%d goroutine snapshots (%d rows), %d heap snapshots", b.GoroutineSnapshots, b.GoroutineRows, b.HeapSnapshots))

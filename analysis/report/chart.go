@@ -2,12 +2,12 @@ package report
 
 import (
 	"fmt"
-	"html"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/flame"
 )
 
 // line is one series of a chart.
@@ -52,12 +52,12 @@ func chartSVG(title, unit string, lines []line) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`, w, h, w, h)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#fff"/>`, w, h)
-	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="13" font-weight="bold">%s</text>`, left, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="%d" y="16" font-size="13" font-weight="bold">%s</text>`, left, flame.XMLText(title))
 	for i := 0; i <= 4; i++ {
 		v := ymax * float64(i) / 4
 		yy := y(v)
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>`, left, w-right, yy, yy)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, left-4, yy+4, html.EscapeString(axisLabel(v, unit)))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, left-4, yy+4, flame.XMLText(axisLabel(v, unit)))
 	}
 	for i := 0; i <= 4; i++ {
 		tt := t0.Add(time.Duration(float64(t1.Sub(t0)) * float64(i) / 4))
@@ -90,7 +90,7 @@ func chartSVG(title, unit string, lines []line) string {
 			}
 		}
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text>`,
-			left+10+i*150, h-bottom+20, c, left+24+i*150, h-bottom+29, html.EscapeString(trim(l.name, 22)))
+			left+10+i*150, h-bottom+20, c, left+24+i*150, h-bottom+29, flame.XMLText(trim(l.name, 22)))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()

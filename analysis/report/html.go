@@ -27,68 +27,69 @@ figure{margin:1em 0}figcaption{color:#666;font-size:12px}svg{max-width:100%;heig
 
 var (
 	reCode = regexp.MustCompile("`([^`]+)`")
-	reSlot = regexp.MustCompile("\x00[0-9]+\x00")
+	reSlot = regexp.MustCompile(string(slotMark) + "[0-9]+" + string(slotMark))
 	reBold = regexp.MustCompile(`\*\*([^*]+)\*\*`)
 	// reEm matches *em* only at word boundaries, as Markdown does, so the
 	// asterisks of Go names such as main.(*T).f are left alone.
 	reEm = regexp.MustCompile(`(^|\s)\*([^*\s](?:[^*]*[^*\s])?)\*($|[\s.,;:!?)])`)
 )
 
-// inline escapes text and turns `code`, **bold** and *em* into tags. Code
-// spans are literal.
+// inline escapes markup the report wrote and turns `code`, **bold** and
+// *em* into tags. Code spans are literal. Text from the input reaches it
+// only through htmlInline, cleaned.
 func inline(s string) string {
 	// Set code spans aside first so nothing inside them is taken for a
 	// mark, then mark up the rest and put them back.
 	var codes []string
 	s = reCode.ReplaceAllStringFunc(s, func(m string) string {
 		codes = append(codes, "<code>"+html.EscapeString(m[1:len(m)-1])+"</code>")
-		return fmt.Sprintf("\x00%d\x00", len(codes)-1)
+		return fmt.Sprintf("%c%d%c", slotMark, len(codes)-1, slotMark)
 	})
 	s = reBold.ReplaceAllString(html.EscapeString(s), "<strong>$1</strong>")
 	s = reEm.ReplaceAllString(s, "$1<em>$2</em>$3")
 	return reSlot.ReplaceAllStringFunc(s, func(m string) string {
-		n, _ := strconv.Atoi(m[1 : len(m)-1])
+		n, _ := strconv.Atoi(strings.Trim(m, string(slotMark)))
 		return codes[n]
 	})
 }
 
 func writeHTML(w io.Writer, d *document) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n", html.EscapeString(d.title), css)
+	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>%s</title><style>%s</style></head><body>\n", html.EscapeString(plain(d.title)), css)
 	for _, b := range d.blocks {
 		switch b := b.(type) {
 		case heading:
 			id := ""
 			if b.id != "" {
-				id = fmt.Sprintf(" id=\"%s\"", html.EscapeString(b.id))
+				id = fmt.Sprintf(" id=\"%s\"", html.EscapeString(clean(b.id)))
 			}
-			fmt.Fprintf(bw, "<h%d%s>%s</h%d>\n", b.level, id, inline(b.text), b.level)
+			fmt.Fprintf(bw, "<h%d%s>%s</h%d>\n", b.level, id, htmlInline(b.text), b.level)
 		case para:
-			fmt.Fprintf(bw, "<p>%s</p>\n", inline(b.text))
+			fmt.Fprintf(bw, "<p>%s</p>\n", htmlInline(b.text))
 		case bullets:
 			bw.WriteString("<ul>\n")
 			for _, it := range b.items {
-				fmt.Fprintf(bw, "<li>%s</li>\n", inline(it))
+				fmt.Fprintf(bw, "<li>%s</li>\n", htmlInline(it))
 			}
 			bw.WriteString("</ul>\n")
 		case table:
 			bw.WriteString("<table><tr>")
 			for _, h := range b.head {
-				fmt.Fprintf(bw, "<th>%s</th>", inline(h))
+				fmt.Fprintf(bw, "<th>%s</th>", htmlInline(h))
 			}
 			bw.WriteString("</tr>\n")
 			for _, r := range b.rows {
 				bw.WriteString("<tr>")
 				for _, c := range r {
-					fmt.Fprintf(bw, "<td>%s</td>", inline(c))
+					fmt.Fprintf(bw, "<td>%s</td>", htmlInline(c))
 				}
 				bw.WriteString("</tr>\n")
 			}
 			bw.WriteString("</table>\n")
 		case codeBlock:
-			fmt.Fprintf(bw, "<pre><code>%s</code></pre>\n", html.EscapeString(b.text))
+			fmt.Fprintf(bw, "<pre><code>%s</code></pre>\n", html.EscapeString(cleanBlock(b.text)))
 		case figure:
-			fmt.Fprintf(bw, "<figure>%s<figcaption>%s</figcaption></figure>\n", stripXMLDecl(b.svg), html.EscapeString(b.caption))
+			fmt.Fprintf(bw, "<figure>%s<figcaption>%s</figcaption></figure>\n", stripXMLDecl(b.svg), htmlInline(b.caption))
 		}
 	}
 	bw.WriteString("</body></html>\n")

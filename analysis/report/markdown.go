@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"fmt"
+	"html"
 	"io"
 	"strings"
 
@@ -30,35 +31,42 @@ func writeMarkdown(w io.Writer, d *document) error {
 		switch b := b.(type) {
 		case heading:
 			if b.id != "" {
-				fmt.Fprintf(bw, "<a id=\"%s\"></a>\n", b.id)
+				fmt.Fprintf(bw, "<a id=\"%s\"></a>\n", html.EscapeString(clean(b.id)))
 			}
-			fmt.Fprintf(bw, "%s %s\n\n", strings.Repeat("#", b.level), b.text)
+			fmt.Fprintf(bw, "%s %s\n\n", strings.Repeat("#", b.level), mdInline(b.text))
 		case para:
-			fmt.Fprintf(bw, "%s\n\n", b.text)
+			fmt.Fprintf(bw, "%s\n\n", mdInline(b.text))
 		case bullets:
 			for _, it := range b.items {
-				fmt.Fprintf(bw, "- %s\n", it)
+				fmt.Fprintf(bw, "- %s\n", mdInline(it))
 			}
 			bw.WriteString("\n")
 		case table:
-			fmt.Fprintf(bw, "| %s |\n|", strings.Join(b.head, " | "))
+			fmt.Fprintf(bw, "| %s |\n|", strings.Join(mdCells(b.head), " | "))
 			for range b.head {
 				bw.WriteString("---|")
 			}
 			bw.WriteString("\n")
 			for _, r := range b.rows {
-				cells := make([]string, len(r))
-				for i, c := range r {
-					cells[i] = strings.ReplaceAll(c, "|", "\\|")
-				}
-				fmt.Fprintf(bw, "| %s |\n", strings.Join(cells, " | "))
+				fmt.Fprintf(bw, "| %s |\n", strings.Join(mdCells(r), " | "))
 			}
 			bw.WriteString("\n")
 		case codeBlock:
-			fmt.Fprintf(bw, "```%s\n%s\n```\n\n", b.lang, b.text)
+			text := cleanBlock(b.text)
+			fence := mdFence(text)
+			fmt.Fprintf(bw, "%s%s\n%s\n%s\n\n", fence, clean(b.lang), text, fence)
 		case figure:
-			fmt.Fprintf(bw, "![%s](data:image/svg+xml;base64,%s)\n\n", b.caption, base64.StdEncoding.EncodeToString([]byte(b.svg)))
+			fmt.Fprintf(bw, "![%s](data:image/svg+xml;base64,%s)\n\n", mdInline(b.caption), base64.StdEncoding.EncodeToString([]byte(b.svg)))
 		}
 	}
 	return bw.Flush()
+}
+
+// mdCells renders table cells; a pipe would end a cell, even in code.
+func mdCells(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = strings.ReplaceAll(mdInline(c), "|", "\\|")
+	}
+	return out
 }

@@ -19,14 +19,14 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 	d.hid(level, fmt.Sprintf("%s · %s · score %.0f", s.ID, titleOf(s), s.Score), strings.ToLower(s.ID))
 	var facts []string
 	if s.Kind == analysis.KindGoroutine {
-		facts = append(facts, fmt.Sprintf("**Parked at:** `%s` (%s)", s.Location, fileLine(s.File, s.Line)))
+		facts = append(facts, fmt.Sprintf("**Parked at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)))
 		if s.State != "" {
-			facts = append(facts, fmt.Sprintf("**State:** `%s`", s.State))
+			facts = append(facts, fmt.Sprintf("**State:** %s", code(s.State)))
 		}
 		if s.Creator != "" {
-			c := fmt.Sprintf("**Created by:** `%s`", s.Creator)
+			c := fmt.Sprintf("**Created by:** %s", code(s.Creator))
 			if s.CreatorFile != "" {
-				c += " (" + fileLine(s.CreatorFile, s.CreatorLine) + ")"
+				c += " (" + fileLit(s.CreatorFile, s.CreatorLine) + ")"
 			}
 			facts = append(facts, c)
 		}
@@ -35,7 +35,7 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		}
 		facts = append(facts, fmt.Sprintf("**Goroutines:** %d now, %s", s.Count, rate(s.GrowthPerMin, "")))
 	} else {
-		facts = append(facts, fmt.Sprintf("**Allocated at:** `%s` (%s)", s.Location, fileLine(s.File, s.Line)))
+		facts = append(facts, fmt.Sprintf("**Allocated at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)))
 		facts = append(facts, fmt.Sprintf("**In use:** %s now, %s", analysis.FormatBytes(float64(s.Count)), rate(s.GrowthPerMin, "bytes")))
 	}
 	facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %d points, %.0f%% of steps non-decreasing", s.Fit.R2, s.Fit.Points, 100*s.Fit.Monotone))
@@ -49,10 +49,10 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		facts = append(facts, "**Heap retained (attributed):** "+analysis.FormatBytes(float64(s.RetainedBytes)))
 	}
 	if s.Span != "" {
-		facts = append(facts, fmt.Sprintf("**Started inside:** `%s`", s.Span))
+		facts = append(facts, fmt.Sprintf("**Started inside:** %s", code(s.Span)))
 	}
 	if s.LeakProfile != "" {
-		facts = append(facts, "**Runtime goroutineleak profile:** "+s.LeakProfile)
+		facts = append(facts, "**Runtime goroutineleak profile:** "+lit(s.LeakProfile))
 	}
 	if len(s.Goids) > 0 {
 		facts = append(facts, "**Sample goroutines:** "+goidList(s.Goids, 10))
@@ -66,14 +66,14 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		if e.Kind == "source" {
 			continue
 		}
-		ev = append(ev, fmt.Sprintf("*%s* — %s", e.Kind, e.Detail))
+		ev = append(ev, fmt.Sprintf("*%s* — %s", lit(e.Kind), lit(e.Detail)))
 	}
 	if len(ev) > 0 {
 		d.p("**Evidence**")
 		d.ul(ev...)
 	}
 	if snip := sourceSnippet(s.File, s.Line, 3); snip != "" {
-		d.p(fmt.Sprintf("**Source** (%s)", fileLine(s.File, s.Line)))
+		d.p(fmt.Sprintf("**Source** (%s)", fileLit(s.File, s.Line)))
 		d.code("go", snip)
 	}
 	if len(s.Stack) > 0 {
@@ -97,9 +97,9 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 
 func titleOf(s analysis.Suspect) string {
 	if s.Title != "" {
-		return s.Title + " (" + s.Pattern + ")"
+		return lit(s.Title) + " (" + lit(s.Pattern) + ")"
 	}
-	return s.Pattern
+	return lit(s.Pattern)
 }
 
 func countLabel(s analysis.Suspect) string {
@@ -118,14 +118,14 @@ func flameSVG(s analysis.Suspect, opts Options) (string, string) {
 	}
 	focus := []string{"^" + regexp.QuoteMeta(s.Location) + "$"}
 	q := flame.Query{Profile: schema.ProfileGoroutine, Focus: focus}
-	caption := "Flame graph: goroutines through " + s.Location + " (latest snapshot)"
+	caption := "Flame graph: goroutines through " + lit(s.Location) + " (latest snapshot)"
 	if s.Kind == analysis.KindHeap {
 		q = flame.Query{Profile: schema.ProfileHeap, Focus: focus}
 		if len(s.Counts) > 1 {
 			q.Base = s.Counts[0].TS.UnixNano()
 			q.Snapshot = s.Counts[len(s.Counts)-1].TS.UnixNano()
 		}
-		caption = "Flame graph: in-use heap growth through " + s.Location + " (last minus first snapshot)"
+		caption = "Flame graph: in-use heap growth through " + lit(s.Location) + " (last minus first snapshot)"
 	} else if len(s.Counts) > 0 {
 		q.Snapshot = s.Counts[len(s.Counts)-1].TS.UnixNano()
 	}
@@ -178,6 +178,9 @@ func stackText(frames []analysis.Frame, max int) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// fileLit is fileLine marked as literal text for a document.
+func fileLit(file string, line int) string { return lit(fileLine(file, line)) }
+
 func fileLine(file string, line int) string {
 	if file == "" {
 		return "?"
@@ -202,7 +205,7 @@ func rate(v float64, unit string) string {
 func codeJoin(fns []string, sep string) string {
 	out := make([]string, len(fns))
 	for i, f := range fns {
-		out[i] = "`" + f + "`"
+		out[i] = code(f)
 	}
 	return strings.Join(out, sep)
 }
