@@ -18,14 +18,14 @@ func TestInlineKeepsGoNames(t *testing.T) {
 
 func TestMarkdownEscapes(t *testing.T) {
 	for in, want := range map[string]string{
-		code("main.f"):          "`main.f`",
-		code("a`b"):             "``a`b``",
-		code("`x"):              "`` `x ``",
-		code("a``b`"):           "``` a``b` ```",
-		code("nul\x00tab\t"):    "`nul\\x00tab\\x09`",
-		lit("<b>*x*_y_[z]&"):    "\\<b\\>\\*x\\*\\_y\\_\\[z\\]\\&",
+		code("main.f"):         "`main.f`",
+		code("a`b"):            "``a`b``",
+		code("`x"):             "`` `x ``",
+		code("a``b`"):          "``` a``b` ```",
+		code("nul\x00tab\t"):   "`nul\\x00tab\\x09`",
+		lit("<b>*x*_y_[z]&"):   "\\<b\\>\\*x\\*\\_y\\_\\[z\\]\\&",
 		"**b** <i>" + lit("q"): "**b** &lt;i>q",
-		"`<ok>` <no>":           "`<ok>` &lt;no>",
+		"`<ok>` <no>":          "`<ok>` &lt;no>",
 	} {
 		if got := mdInline(in); got != want {
 			t.Errorf("mdInline(%q) = %q, want %q", in, got, want)
