@@ -15,7 +15,7 @@ func analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	in, err := load(b, mem)
+	in, err := load(b, mem, cfg.userCode)
 	if err != nil {
 		return nil, err
 	}
@@ -31,10 +31,11 @@ type config struct {
 	minScore float64
 	maxGoids int
 	now      time.Time
+	userCode []string
 }
 
 func newConfig(opts Options) (config, error) {
-	c := config{rules: opts.Rules, minScore: opts.MinScore, maxGoids: opts.MaxGoids, now: opts.Now}
+	c := config{rules: opts.Rules, minScore: opts.MinScore, maxGoids: opts.MaxGoids, now: opts.Now, userCode: opts.UserCode}
 	if c.rules == nil {
 		var err error
 		if c.rules, err = LoadRules(""); err != nil {

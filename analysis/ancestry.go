@@ -273,7 +273,7 @@ func loadPopulation(b *bundle.Bundle, mem memory.Allocator, st *stackTable, d *d
 }
 
 func ancestry(b *bundle.Bundle, mem memory.Allocator) (*AncestryTree, error) {
-	st, err := loadStacks(b, mem)
+	st, err := loadStacks(b, mem, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,11 @@ type Options struct {
 	// MaxGoids bounds the sample of member goids kept per suspect
 	// (0 means 20).
 	MaxGoids int
+	// UserCode lists prefixes of code the user owns besides package main
+	// and the main module of the build info: import paths
+	// ("github.com/acme/platform") or, starting with "/", source
+	// directories. Empty means $LEAKSCOPE_USER_CODE (comma-separated).
+	UserCode []string
 }
 
 // DefaultMinScore is the score below which a group is not reported.
@@ -139,6 +144,10 @@ type Frame struct {
 	Function string `json:"function"`
 	File     string `json:"file"`
 	Line     int    `json:"line"`
+	// owner and module say whose code it is (see codeIndex), set when
+	// the bundle's stacks are loaded.
+	owner  Owner
+	module string
 }
 
 // Point is one sample of a time series.

@@ -158,7 +158,7 @@ func nearest(ts []int64, t int64) int64 {
 }
 
 func heapDiff(b *bundle.Bundle, mem memory.Allocator, base, target time.Time) ([]HeapDiffEntry, error) {
-	st, err := loadStacks(b, mem)
+	st, err := loadStacks(b, mem, nil)
 	if err != nil {
 		return nil, err
 	}

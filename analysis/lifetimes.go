@@ -16,7 +16,7 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 	if limit <= 0 {
 		limit = defaultBars
 	}
-	st, err := loadStacks(b, mem)
+	st, err := loadStacks(b, mem, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -35,10 +35,11 @@ type loaded struct {
 	warnings []string
 }
 
-// load reads the bundle's tables and builds the goroutine sites.
-func load(b *bundle.Bundle, mem memory.Allocator) (*loaded, error) {
+// load reads the bundle's tables and builds the goroutine sites; userCode
+// are the user's own code prefixes (see [Options.UserCode]).
+func load(b *bundle.Bundle, mem memory.Allocator, userCode []string) (*loaded, error) {
 	in := &loaded{b: b, warnings: []string{}}
-	if err := in.readTables(mem); err != nil {
+	if err := in.readTables(mem, userCode); err != nil {
 		return nil, err
 	}
 	in.buildSites()
@@ -48,10 +49,10 @@ func load(b *bundle.Bundle, mem memory.Allocator) (*loaded, error) {
 
 // readTables reads stacks, dumps, profile samples, metrics, the goroutine
 // population (dumps, traces, eBPF) and spans.
-func (in *loaded) readTables(mem memory.Allocator) error {
+func (in *loaded) readTables(mem memory.Allocator, userCode []string) error {
 	var err error
 	b := in.b
-	if in.st, err = loadStacks(b, mem); err != nil {
+	if in.st, err = loadStacks(b, mem, userCode); err != nil {
 		return err
 	}
 	if in.d, err = readDumps(b, mem, false); err != nil {

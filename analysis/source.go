@@ -76,7 +76,7 @@ func (c sourceCache) context(frames []Frame, locIdx int) string {
 	}
 	var parts []string
 	for i := locIdx; i < len(frames) && len(parts) < 3; i++ {
-		if isStdlib(frames[i].Function) {
+		if isStd(frames[i]) {
 			continue
 		}
 		if t := c.function(frames[i].File, frames[i].Line); t != "" {

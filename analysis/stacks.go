@@ -10,13 +10,18 @@ import (
 )
 
 // stackTable holds a bundle's frames and stacks dictionaries. Both are
-// small (distinct frames and stacks), so they are kept in memory.
+// small (distinct frames and stacks), so they are kept in memory. Every
+// frame knows whose code it is (code).
 type stackTable struct {
 	frames map[int64]Frame
 	stacks map[int64][]int64
+	code   *codeIndex
 }
 
-func loadStacks(b *bundle.Bundle, mem memory.Allocator) (*stackTable, error) {
+// loadStacks reads the frames and stacks and classifies every frame as the
+// user's, the standard library's or a dependency's, with the user's own
+// prefixes (nil: $LEAKSCOPE_USER_CODE).
+func loadStacks(b *bundle.Bundle, mem memory.Allocator, userCode []string) (*stackTable, error) {
 	st := &stackTable{frames: map[int64]Frame{}, stacks: map[int64][]int64{}}
 	if err := b.Frames(mem, func(f schema.Frame) {
 		st.frames[f.ID] = Frame{Function: strings.Clone(f.Function), File: strings.Clone(f.File), Line: int(f.Line)}
@@ -26,6 +31,8 @@ func loadStacks(b *bundle.Bundle, mem memory.Allocator) (*stackTable, error) {
 	if err := b.Stacks(mem, func(s schema.Stack) { st.stacks[s.ID] = s.FrameIDs }); err != nil {
 		return nil, fmt.Errorf("read stacks: %w", err)
 	}
+	st.code = newCodeIndex(b.Manifest.Target, userCodePrefixes(userCode), st.frames)
+	st.code.classify(st.frames)
 	return st, nil
 }
 
@@ -61,26 +68,12 @@ func isRuntime(fn string) bool {
 	return false
 }
 
-// isStdlib reports whether fn is in the standard library: its import path
-// has no dot in its first element and is not package main.
-func isStdlib(fn string) bool {
-	if strings.HasPrefix(fn, "main.") {
-		return false
-	}
-	if i := strings.IndexByte(fn, '/'); i >= 0 {
-		return !strings.Contains(fn[:i], ".")
-	}
-	// No slash: a single-element package path like "net.(*conn).Read"
-	// or "fmt.Println"; third-party paths always contain a slash.
-	return true
-}
-
 // locationFrame picks the frame a report names as a group's location: the
 // first frame (from the leaf) outside the standard library, or failing
 // that the first outside the runtime, or the leaf.
 func locationFrame(frames []Frame) (Frame, int) {
 	for i, f := range frames {
-		if !isStdlib(f.Function) {
+		if !isStd(f) {
 			return f, i
 		}
 	}

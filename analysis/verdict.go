@@ -73,7 +73,7 @@ func attributeHeap(all []*candidate, growers []*heapSite, minScore float64) map[
 	half := math.Max(minScore, 1) / 2
 	for _, h := range growers {
 		for _, x := range all {
-			if x.sc.conf == 0 || x.sc.score < half || !allocatedBy(h.funcs, x.s) {
+			if x.sc.conf == 0 || x.sc.score < half || !allocatedBy(h.grower.Stack, x.s) {
 				continue
 			}
 			if cur := attributed[h]; cur == nil || x.sc.score > cur.sc.score {
@@ -107,12 +107,13 @@ func attributeHeap(all []*candidate, growers []*heapSite, minScore float64) map[
 // its first frame outside the standard library is the creator, or it is the
 // group's goroutines being created (g structures allocated under
 // runtime.newproc1 from the creator).
-func allocatedBy(allocFuncs []string, s *site) bool {
+func allocatedBy(alloc []Frame, s *site) bool {
 	first := true
-	for _, fn := range allocFuncs {
-		if isStdlib(fn) {
+	for _, f := range alloc {
+		if isStd(f) {
 			continue
 		}
+		fn := f.Function
 		// The group's own code, or its creator itself (not a callee)
 		// setting up what the new goroutines hold: channels, buffers,
 		// closures.
@@ -122,7 +123,8 @@ func allocatedBy(allocFuncs []string, s *site) bool {
 		first = false
 	}
 	hasNewproc := false
-	for _, fn := range allocFuncs {
+	for _, f := range alloc {
+		fn := f.Function
 		if fn == "runtime.newproc1" || fn == "runtime.malg" {
 			hasNewproc = true
 		}

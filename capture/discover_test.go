@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
 const procTCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -114,5 +117,31 @@ func TestFetchProfile(t *testing.T) {
 	defer cancel()
 	if _, err := FetchProfile(ctx, c, "http://127.0.0.1:1/debug/pprof/heap", 0); err == nil {
 		t.Error("fetch from a closed port succeeded")
+	}
+}
+
+// TestTargetBuildInfoDeps reads the build info of the leakscope binary:
+// the main module and its dependency modules, which analysis uses to tell
+// the user's code from libraries.
+func TestTargetBuildInfoDeps(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "leakscope")
+	if out, err := exec.Command("go", "build", "-o", exe, "../cmd/leakscope").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var ti bundle.Target
+	if err := readBuildInfo(&ti, exe); err != nil {
+		t.Fatal(err)
+	}
+	if ti.ModulePath != "github.com/leakscope/leakscope" || ti.GoVersion == "" {
+		t.Errorf("module path %q, go %q", ti.ModulePath, ti.GoVersion)
+	}
+	found := false
+	for _, d := range ti.Deps {
+		if d.Path == "github.com/apache/arrow/go/v15" && strings.HasPrefix(d.Version, "v15.") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("deps %+v lack github.com/apache/arrow/go/v15", ti.Deps)
 	}
 }

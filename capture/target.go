@@ -18,14 +18,30 @@ func TargetInfo(pid int) (bundle.Target, error) {
 	if p, err := os.Readlink(exe); err == nil {
 		t.Exe = p
 	}
+	if err := readBuildInfo(&t, exe); err != nil {
+		return t, fmt.Errorf("read build info of pid %d: %w", pid, err)
+	}
+	t.BuildID, _ = goBuildID(exe)
+	return t, nil
+}
+
+// readBuildInfo fills t's Go version, main module and dependency modules
+// from the executable's build info.
+func readBuildInfo(t *bundle.Target, exe string) error {
 	bi, err := buildinfo.ReadFile(exe)
 	if err != nil {
-		return t, fmt.Errorf("read build info of pid %d: %w", pid, err)
+		return err
 	}
 	t.GoVersion = bi.GoVersion
 	t.ModulePath = bi.Main.Path
-	t.BuildID, _ = goBuildID(exe)
-	return t, nil
+	for _, d := range bi.Deps {
+		m := bundle.Module{Path: d.Path, Version: d.Version}
+		if d.Replace != nil {
+			m.Replace = d.Replace.Path
+		}
+		t.Deps = append(t.Deps, m)
+	}
+	return nil
 }
 
 // goBuildID reads the Go build id from the .note.go.buildid ELF note.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -40,6 +41,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fs.String("o", "", "write to `FILE` instead of standard output")
 	rulesFile := fs.String("rules", "", "extra leak rules `FILE` (JSON), tried before the built-in ones; default $"+analysis.RulesEnv)
 	minScore := fs.Float64("min-score", 0, "drop suspects scoring below this (0: the default threshold)")
+	userCode := fs.String("user-code", "", "comma-separated `PREFIXES` of code you own besides package main and the main module\n(import paths like github.com/acme/platform, or source directories starting with /); default $"+analysis.UserCodeEnv)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -73,7 +75,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	mem := memory.DefaultAllocator
-	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore, Now: time.Now()})
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore, Now: time.Now(), UserCode: splitList(*userCode)})
 	if err != nil {
 		return fmt.Errorf("analyse %s: %w", pos[0], err)
 	}
@@ -114,6 +116,17 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // openBundleDir returns a bundle directory for path: path itself, or a

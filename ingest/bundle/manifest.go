@@ -58,6 +58,17 @@ type Target struct {
 	GoVersion  string `json:"go_version,omitempty"`
 	BuildID    string `json:"build_id,omitempty"`
 	ModulePath string `json:"module_path,omitempty"`
+	// Deps are the dependency modules from the executable's build info;
+	// analysis tells the user's code from libraries with them.
+	Deps []Module `json:"deps,omitempty"`
+}
+
+// Module is one module of a target's build info.
+type Module struct {
+	Path    string `json:"path"`
+	Version string `json:"version,omitempty"`
+	// Replace is the module path (or directory) it was replaced by.
+	Replace string `json:"replace,omitempty"`
 }
 
 // Source is one kind of data in the bundle, with its settings and how its
