@@ -31,7 +31,7 @@ const (
 // ones), plus "healthy" for the controls.
 var Classes = []string{
 	"double-lock", "lock-order-cycle", "rwr-deadlock",
-	"waitgroup-missing-done", "waitgroup-wait-in-worker",
+	"waitgroup-missing-done", "waitgroup-wait-in-worker", "waitgroup-add-in-goroutine",
 	"chan-send-no-receiver", "chan-recv-no-sender", "chan-recv-never-closed",
 	"collector-returned-early", "nil-channel", "select-no-cases",
 	"select-without-cancel", "context-never-cancelled",

@@ -1,0 +1,3 @@
+module lateadd
+
+go 1.22

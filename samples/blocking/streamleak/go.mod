@@ -1,0 +1,3 @@
+module streamleak
+
+go 1.22

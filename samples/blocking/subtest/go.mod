@@ -1,0 +1,3 @@
+module subtest
+
+go 1.22
