@@ -141,7 +141,7 @@ func keep(progs []blocking.Program, names []string) []blocking.Program {
 
 // details is the per-program table: the rank of the first suspect naming
 // the bug in each form (– none, x not recorded), and the top suspect of
-// the two-dump form.
+// the two-dump and dumps-plus-profile forms.
 func details(progs []blocking.Program, outcomes []Outcome) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 1, ' ', 0)
@@ -149,7 +149,7 @@ func details(progs []blocking.Program, outcomes []Outcome) string {
 	for _, f := range Forms {
 		head = append(head, f.Key)
 	}
-	fmt.Fprintln(tw, strings.Join(append(head, "unfolded / other suspects (two-dumps)"), "\t"))
+	fmt.Fprintln(tw, strings.Join(append(head, "top suspect: two-dumps | dumps-leak"), "\t"))
 	for _, p := range progs {
 		cells := []string{p.Truth.Name, p.Truth.Class}
 		var note string
@@ -171,8 +171,11 @@ func details(progs []blocking.Program, outcomes []Outcome) string {
 				default:
 					cell = fmt.Sprint(o.Rank)
 				}
-				if f.Key == "two-dumps" {
-					note = strings.Join(append(o.Unfolded, o.Others...), " ")
+				switch f.Key {
+				case "two-dumps":
+					note = o.Top
+				case "dumps-leak":
+					note += " | " + o.Top
 				}
 			}
 			cells = append(cells, cell)
