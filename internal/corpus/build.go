@@ -68,7 +68,9 @@ func build(ctx context.Context, p blocking.Program, tc Toolchain, dir string) (s
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = p.Dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	// Static, as operators usually ship (and cgo's extra M would hide a
+	// whole-process deadlock from the runtime's detector).
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
 	cmd.Env = append(cmd.Env, tc.Env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s with %s: %w\n%s", p.Truth.Name, tc.Name, err, out)

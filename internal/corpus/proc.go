@@ -142,3 +142,27 @@ func tail(b []byte) []byte {
 	}
 	return b
 }
+
+// runAlone runs bin with args without the pprof hook (nothing on the
+// network, no timer), so a program whose goroutines all block dies with
+// the runtime's "all goroutines are asleep" traceback. It returns stderr
+// when the process ended by itself within d, nil when it was still
+// running (and was killed).
+func runAlone(ctx context.Context, bin, dir string, d time.Duration, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), AddrFileEnv+"=", "GOTRACEBACK=all")
+	var stderr bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &stderr, io.Discard
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return nil, err
+	}
+	return stderr.Bytes(), nil
+}

@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ const (
 	LeakDump1       = "leak-dump-1.txt"      // the goroutineleak run's two dumps
 	LeakDump2       = "leak-dump-2.txt"
 	LeakProfile     = "goroutineleak.pb.gz" // the runtime's goroutineleak profile, after LeakDump2
+	AllAsleep       = "all-asleep.txt"      // the runtime's own deadlock crash, run without the hook
 )
 
 // Run-time bounds; the harness waits for observed states, and these only
@@ -34,6 +36,7 @@ const (
 	minuteTimeout  = 4 * time.Minute
 	testTimeout    = 40 * time.Second // -test.timeout of the timeout run
 	pollEvery      = 100 * time.Millisecond
+	asleepWait     = 20 * time.Second // how long a run without the hook may take to deadlock
 )
 
 // Artifact is one recorded input file.
@@ -153,6 +156,7 @@ func Record(ctx context.Context, progs []blocking.Program, tc Toolchain, out str
 			func() { mainRun(ctx, p, bins[i], runs, r) },
 			func() { short <- struct{}{}; defer func() { <-short }(); quitRun(ctx, p, bins[i], runs, r) },
 			func() { short <- struct{}{}; defer func() { <-short }(); leakRun(ctx, p, bins[i], runs, r) },
+			func() { short <- struct{}{}; defer func() { <-short }(); asleepRun(ctx, p, bins[i], runs, r) },
 		}
 		if p.Truth.Shape == blocking.ShapeTest {
 			todo = append(todo, func() { timeoutRun(ctx, p, bins[i], runs, r) })
@@ -371,4 +375,26 @@ func timeoutRun(ctx context.Context, prog blocking.Program, bin, tmp string, r *
 		return
 	}
 	r.add(TestTimeout, time.Now(), b)
+}
+
+// asleepRun runs the program without the hook and, for a test kernel,
+// without a test timeout (-test.timeout=0), as `go test -timeout 0` would:
+// a program whose goroutines all block is then killed by the runtime's
+// deadlock detector, and its "all goroutines are asleep" traceback is
+// recorded. Programs with a timer, a network poller or a live goroutine
+// keep running and record nothing (not a problem: the form is optional).
+func asleepRun(ctx context.Context, prog blocking.Program, bin, tmp string, r *Recording) {
+	dir, err := os.MkdirTemp(tmp, prog.Truth.Name+"-alone-")
+	if err != nil {
+		r.problem("all-asleep run: %v", err)
+		return
+	}
+	b, err := runAlone(ctx, bin, dir, asleepWait, args(prog, 0)...)
+	if err != nil {
+		r.problem("all-asleep run: %v", err)
+		return
+	}
+	if bytes.Contains(b, []byte("all goroutines are asleep")) {
+		r.add(AllAsleep, time.Now(), b)
+	}
 }

@@ -28,12 +28,16 @@ type Form struct {
 	Artifacts []string
 	// TestsOnly forms exist for test kernels only.
 	TestsOnly bool
+	// Optional forms exist only for the programs that produce them; the
+	// others are left out of the form's row.
+	Optional bool
 }
 
 // Forms are the input forms measured, in table order.
 var Forms = []Form{
 	{Key: "traceback", Label: "(a) one SIGQUIT traceback", Artifacts: []string{Traceback}},
 	{Key: "test-timeout", Label: "(a) `go test -timeout` output, test kernels", Artifacts: []string{TestTimeout}, TestsOnly: true},
+	{Key: "all-asleep", Label: "(a) `all goroutines are asleep` crash, where the runtime sees the deadlock (no timer, no network)", Artifacts: []string{AllAsleep}, Optional: true},
 	{Key: "dump", Label: "one dump (debug=2)", Artifacts: []string{Dump1}},
 	{Key: "two-dumps", Label: "(b) two dumps 1 s apart", Artifacts: []string{Dump1, Dump2}},
 	{Key: "minute-dump", Label: "(c) one dump after a ≥ 1 min wait", Artifacts: []string{MinuteDump}},
@@ -79,6 +83,9 @@ func Evaluate(rec *Recording, p blocking.Program, tmp string) []Outcome {
 		o := Outcome{Program: p.Truth.Name, Form: f.Key, Recorded: true}
 		for _, a := range f.Artifacts {
 			o.Recorded = o.Recorded && rec.Has(a)
+		}
+		if f.Optional && !o.Recorded {
+			continue
 		}
 		if o.Recorded {
 			rep, err := analyse(rec, f, filepath.Join(tmp, p.Truth.Name+"-"+f.Key+".lsb"))
