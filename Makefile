@@ -19,6 +19,7 @@ deps: deps-apt deps-npm
 	$(GO) mod download
 	@# the blocking-bug corpus (internal/corpus) builds with Go 1.27.3 from the module proxy
 	GOTOOLCHAIN=go1.27.3 $(GO) version
+	cd samples/kube && $(GO) mod download
 
 deps-apt:
 	@if ! command -v chromium >/dev/null 2>&1; then \

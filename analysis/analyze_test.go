@@ -37,8 +37,16 @@ func TestAnalyzeFindsPlantedLeak(t *testing.T) {
 	if g.GrowthPerMin < 9.9 || g.GrowthPerMin > 10.1 || g.Fit.R2 < 0.99 || g.Fit.Monotone != 1 {
 		t.Errorf("growth %.2f/min fit %+v, want 10/min on a perfect line", g.GrowthPerMin, g.Fit)
 	}
-	if want := []string{"main.handle", "main.main"}; strings.Join(g.Ancestry, ",") != strings.Join(want, ",") {
+	// Real hops: main.handle ran the go statement in goroutine 5, a
+	// main.serve goroutine, which main.main created.
+	if want := []string{"main.handle", "main.serve", "main.main"}; strings.Join(g.Ancestry, ",") != strings.Join(want, ",") {
 		t.Errorf("ancestry %v, want %v", g.Ancestry, want)
+	}
+	if o := g.Origin; o == nil || o.Function != "main.handle" || o.Line != 33 || o.Basis != "dump" || o.Goid != 5 {
+		t.Errorf("origin %+v, want main.handle:33 in goroutine 5 from the dump", o)
+	}
+	if len(g.CreationChain) < 2 || g.CreationChain[0].Goid != 5 || g.CreationChain[0].Function != "main.serve" || g.CreationChain[1].Goid != 1 {
+		t.Errorf("creation chain %+v", g.CreationChain)
 	}
 	if g.RetainedBytes != 12<<20 {
 		t.Errorf("retained %d, want the leak's own 12 MiB", g.RetainedBytes)

@@ -13,18 +13,23 @@ type ancRec struct {
 	entry     string
 	creatorFn string
 	alive     bool
+	// creation is the stack of the go statement that created it, from a
+	// trace's GoCreate or an eBPF go_create event (leaf first; 0 when
+	// unknown), and creationBasis which of them; createdBy the dump's
+	// one-frame "created by" stack.
+	creation      int64
+	creationBasis string
+	createdBy     int64
 }
 
-// population merges goroutines from dumps, traces and eBPF by goid, and
-// knows, per function, who usually creates the goroutines running it.
+// population merges goroutines from dumps, traces and eBPF by goid.
 type population struct {
-	recs       map[int64]*ancRec
-	fnCreators map[string]map[string]int64 // function on a stack -> creator functions of those goroutines
-	sources    []string
+	recs    map[int64]*ancRec
+	sources []string
 }
 
 func newPopulation() *population {
-	return &population{recs: map[int64]*ancRec{}, fnCreators: map[string]map[string]int64{}}
+	return &population{recs: map[int64]*ancRec{}}
 }
 
 func (p *population) rec(goid int64) *ancRec {
@@ -56,21 +61,10 @@ func (p *population) addDumps(d *dumpData, st *stackTable) {
 			r.parent = g.creator
 		}
 		r.entry, r.creatorFn = e, g.creatorFn
+		if r.createdBy == 0 {
+			r.createdBy = g.creatorStack
+		}
 		r.alive = r.alive || g.lastTS == lastTS
-	}
-	for k, g := range d.groups {
-		var n int64
-		for _, s := range g.snaps {
-			n += s.count
-		}
-		for _, f := range st.framesOf(k.stackID) {
-			m := p.fnCreators[f.Function]
-			if m == nil {
-				m = map[string]int64{}
-				p.fnCreators[f.Function] = m
-			}
-			m[k.creator] += n
-		}
 	}
 }
 
@@ -92,6 +86,9 @@ func (p *population) addTrace(tg map[int64]*traceG, st *stackTable) {
 			if fr := st.framesOf(g.creationStack); len(fr) > 0 {
 				r.creatorFn = creatorOfCreationStack(fr)
 			}
+		}
+		if g.creationStack != 0 && r.creation == 0 {
+			r.creation, r.creationBasis = g.creationStack, basisTrace
 		}
 		if g.ended == 0 {
 			r.alive = true
@@ -121,42 +118,13 @@ func (p *population) addEBPF(eg map[int64]*ebpfG) {
 		if r.parent == 0 {
 			r.parent = g.parent
 		}
+		if g.stack != 0 && r.creation == 0 {
+			r.creation, r.creationBasis = g.stack, basisEBPF
+		}
 		if g.ended == 0 && g.created != 0 {
 			r.alive = true
 		}
 	}
-}
-
-// chain returns the creator functions of goroutines created by creatorFn
-// from goroutine goid (0: unknown), nearest first, up to the root. It
-// follows goids while the bundle knows them and falls back to the usual
-// creator of the function otherwise.
-func (p *population) chain(creatorFn string, goid int64) []string {
-	var out []string
-	seen := map[string]bool{}
-	fn := creatorFn
-	for depth := 0; fn != "" && depth < 32; depth++ {
-		if seen[fn] {
-			break
-		}
-		seen[fn] = true
-		out = append(out, fn)
-		if r := p.recs[goid]; goid != 0 && r != nil {
-			if r.creatorFn == "" && r.entry != "" && r.entry != fn {
-				// A goroutine nobody created: the root (main.main).
-				fn, goid = r.entry, 0
-				if !seen[fn] {
-					out = append(out, fn)
-				}
-				break
-			}
-			fn, goid = r.creatorFn, r.parent
-			continue
-		}
-		goid = 0
-		fn = topKey(p.fnCreators[fn])
-	}
-	return out
 }
 
 func topKey(m map[string]int64) string {

@@ -6,6 +6,8 @@ import "time"
 const (
 	KindGoroutine = "goroutine"
 	KindHeap      = "heap"
+	// KindIncident is the kind of rules naming an [Incident]'s shape.
+	KindIncident = "incident"
 )
 
 // Options tunes [Analyze]. The zero value is ready to use.
@@ -37,12 +39,15 @@ const DefaultMinScore = 25
 // Report is the result of [Analyze]. Its JSON form is the stable contract
 // of `leakscope report --format json` described in docs/DESIGN.md.
 type Report struct {
-	Bundle   BundleSummary   `json:"bundle"`
-	Suspects []Suspect       `json:"suspects"` // highest score first
-	Timeline []TimelineEvent `json:"timeline"` // by time
-	Series   Series          `json:"series"`
-	Heap     HeapGrowth      `json:"heap"`
-	Spans    SpanSummary     `json:"spans"`
+	Bundle   BundleSummary `json:"bundle"`
+	Suspects []Suspect     `json:"suspects"` // highest score first
+	// Incidents group suspects that share their origin in the user's
+	// code and grow together; each suspect names its incident.
+	Incidents []Incident      `json:"incidents"` // highest score first
+	Timeline  []TimelineEvent `json:"timeline"`  // by time
+	Series    Series          `json:"series"`
+	Heap      HeapGrowth      `json:"heap"`
+	Spans     SpanSummary     `json:"spans"`
 	// LeakProfile compares the suspects with the runtime's goroutineleak
 	// profile when the bundle holds one.
 	LeakProfile *LeakProfileCheck `json:"goroutineleak,omitempty"`
@@ -102,11 +107,13 @@ type Suspect struct {
 	MaxWaitMinutes int64 `json:"max_wait_minutes,omitempty"`
 	// RetainedBytes is heap in use on allocation sites attributed to this
 	// group (goroutine suspects), measured from heap profiles.
-	RetainedBytes int64      `json:"retained_bytes,omitempty"`
-	Score         float64    `json:"score"` // 0..100
-	Evidence      []Evidence `json:"evidence"`
-	Description   string     `json:"description"`
-	Fix           string     `json:"fix"`
+	RetainedBytes int64 `json:"retained_bytes,omitempty"`
+	// RetainedPerMin is the growth of RetainedBytes, bytes per minute.
+	RetainedPerMin float64    `json:"retained_bytes_per_min,omitempty"`
+	Score          float64    `json:"score"` // 0..100
+	Evidence       []Evidence `json:"evidence"`
+	Description    string     `json:"description"`
+	Fix            string     `json:"fix"`
 	// StackID is the bundle stack id of a representative member (for
 	// flame graph focus); Stack its frames, leaf first.
 	StackID int64   `json:"stack_id"`
@@ -122,6 +129,83 @@ type Suspect struct {
 	// lists these goroutines, "not-reported" when the bundle has such a
 	// profile that does not, "" when there is no such profile.
 	LeakProfile string `json:"goroutineleak,omitempty"`
+	// Origin is the frame of the user's own code that caused these
+	// goroutines (or, for heap, these allocations), found by following
+	// creators goroutine by goroutine; nil when nothing reaches the
+	// user's code.
+	Origin *Origin `json:"origin,omitempty"`
+	// CreationChain is that chain for one member, nearest first: at each
+	// hop the goroutine that ran the go statement and the stack inside it.
+	CreationChain []CreationHop `json:"creation_chain,omitempty"`
+	// Incident is the id of the [Incident] this suspect belongs to.
+	Incident string `json:"incident,omitempty"`
+}
+
+// Incident is one root cause: the suspects (goroutine groups, and the heap
+// they pin) that one place in the user's code creates together, as "each
+// call to main.(*controller).reconcile leaks 8 goroutines and ~14 KiB of
+// heap; 596 calls/min".
+type Incident struct {
+	ID string `json:"id"` // "I1", …
+	// Summary is the incident in one line; Title the library shape or
+	// pattern it matches.
+	Summary string  `json:"summary"`
+	Pattern string  `json:"pattern"`
+	Title   string  `json:"title"`
+	Origin  *Origin `json:"origin,omitempty"`
+	// CreationChain is the top member's chain from its goroutines to the
+	// user's frame.
+	CreationChain []CreationHop `json:"creation_chain,omitempty"`
+	Description   string        `json:"description"`
+	Fix           string        `json:"fix"`
+	// Suspects are the member suspect ids, best first: the goroutine
+	// groups, then the heap suspects attached to it.
+	Suspects []string `json:"suspects"`
+	// Goroutines is the members' goroutines in the last snapshot and
+	// GoroutinesPerMin their summed growth.
+	Goroutines       int64   `json:"goroutines"`
+	GoroutinesPerMin float64 `json:"goroutines_per_min"`
+	// CallsPerMin estimates how often the origin runs: the slowest
+	// growing member group's rate (each call adds at least one of it);
+	// 0 when nothing grows. PerCall is goroutines added per call.
+	CallsPerMin float64 `json:"calls_per_min,omitempty"`
+	PerCall     float64 `json:"goroutines_per_call,omitempty"`
+	// RetainedBytes is heap in use attributed to the members and attached
+	// heap suspects; BytesPerMin its growth and BytesPerCall per call.
+	RetainedBytes int64     `json:"retained_bytes,omitempty"`
+	BytesPerMin   float64   `json:"bytes_per_min,omitempty"`
+	BytesPerCall  float64   `json:"bytes_per_call,omitempty"`
+	FirstSeen     time.Time `json:"first_seen"`
+	Score         float64   `json:"score"`
+	// Evidence says why the members form one incident.
+	Evidence []Evidence `json:"evidence"`
+}
+
+// Origin is a frame of the user's code that causes a leak.
+type Origin struct {
+	Function string `json:"function"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	// Basis says what shows it: "trace" or "ebpf" (a full creation
+	// stack), "dump" (a dump's "created by" line), "creator" (only the
+	// entry function of the creator goroutine, when no stack inside it
+	// is known), "allocation" (a heap allocation stack).
+	Basis string `json:"basis"`
+	// Goid is the goroutine the user's frame ran in (0 unknown).
+	Goid int64 `json:"goid,omitempty"`
+	// Members of Sampled followed members lead here.
+	Members int64 `json:"members,omitempty"`
+	Sampled int64 `json:"sampled,omitempty"`
+}
+
+// CreationHop is one step of a creation chain: goroutine Goid, running
+// Function (its entry function), executed a go statement with Stack
+// (leaf first, from the function holding the go statement).
+type CreationHop struct {
+	Goid     int64   `json:"goid,omitempty"`
+	Function string  `json:"function,omitempty"`
+	Stack    []Frame `json:"stack,omitempty"`
+	Basis    string  `json:"basis"`
 }
 
 // Fit summarises a least-squares line through a series.

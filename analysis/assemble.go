@@ -20,6 +20,7 @@ func assemble(in *loaded, v *verdicts, cfg config, src sourceCache) *Report {
 	sus = append(sus, heapSuspects(v.heap, cfg.rules, src)...)
 	sort.SliceStable(sus, func(i, j int) bool { return sus[i].Score > sus[j].Score })
 	numberSuspects(rep, sus)
+	rep.Incidents = incidents(rep.Suspects, cfg.rules)
 	linkGrowers(rep, v)
 	rep.Heap = heapSection(in, v)
 	if in.leaks != nil {

@@ -36,17 +36,23 @@ type rawGroup struct {
 	creatorStackID int64
 	goids          []int64 // sample, from the latest snapshot seen
 	goidsTS        int64
-	creatorGoids   map[int64]int64
-	labels         string
+	// spread is a uniform sample of that snapshot's members (the
+	// bottom-k of a hash of the goid), so that some of them were created
+	// during a trace window and attribution can follow their creation
+	// stacks; goids alone holds the oldest.
+	spread       []int64
+	creatorGoids map[int64]int64
+	labels       string
 }
 
 // goRec is what the analysis remembers about one goroutine id.
 type goRec struct {
-	creator   int64
-	creatorFn string
-	stackID   int64
-	lastTS    int64
-	firstTS   int64
+	creator      int64
+	creatorFn    string
+	creatorStack int64 // the dump's "created by" frame
+	stackID      int64
+	lastTS       int64
+	firstTS      int64
 }
 
 // dumpData is everything read from the goroutines table.
@@ -63,6 +69,9 @@ type dumpData struct {
 }
 
 const goidSample = 64
+
+// spreadSample bounds the uniform member sample kept per group.
+const spreadSample = 48
 
 // readDumps folds the goroutines table into groups: one pass for counts,
 // one for survival between consecutive snapshots. With all, it remembers
@@ -126,7 +135,10 @@ func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, err
 			}
 			if ts > g.goidsTS {
 				g.goidsTS = ts
-				g.goids = g.goids[:0]
+				g.goids, g.spread = g.goids[:0], g.spread[:0]
+			}
+			if ts == g.goidsTS {
+				g.spread = keepSpread(g.spread, goid)
 			}
 			if ts == g.goidsTS && len(g.goids) < goidSample {
 				g.goids = append(g.goids, goid)
@@ -210,11 +222,37 @@ func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, err
 func (d *dumpData) note(goid, creator int64, g *rawGroup, stack, ts int64) {
 	gr := d.goroutine[goid]
 	if gr == nil {
-		gr = &goRec{creator: creator, creatorFn: g.key.creator, stackID: stack, firstTS: ts, lastTS: ts}
+		gr = &goRec{creator: creator, creatorFn: g.key.creator, creatorStack: g.creatorStackID, stackID: stack, firstTS: ts, lastTS: ts}
 		d.goroutine[goid] = gr
 	}
 	if ts > gr.lastTS {
 		gr.lastTS, gr.stackID = ts, stack
 	}
 	gr.firstTS = min(gr.firstTS, ts)
+}
+
+// keepSpread adds goid to a sample of at most spreadSample goids, those
+// with the lowest hash: the same uniform sample whatever the row order.
+func keepSpread(s []int64, goid int64) []int64 {
+	if len(s) < spreadSample {
+		return append(s, goid)
+	}
+	hi := 0
+	for i, g := range s {
+		if mix(g) > mix(s[hi]) {
+			hi = i
+		}
+	}
+	if mix(goid) < mix(s[hi]) {
+		s[hi] = goid
+	}
+	return s
+}
+
+// mix is splitmix64's finaliser: a fixed, well-spread hash of a goid.
+func mix(x int64) uint64 {
+	z := uint64(x) + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/dump"
+	"github.com/leakscope/leakscope/ingest/gotrace"
 	"github.com/leakscope/leakscope/ingest/profiles"
 	"github.com/leakscope/leakscope/samples"
 )
@@ -29,6 +30,14 @@ type fetched struct {
 // dump (debug=2) and a heap profile every interval, and ingests them into
 // a new bundle. It returns the bundle directory.
 func recordSample(t testing.TB, dir string, d, interval time.Duration, args ...string) string {
+	t.Helper()
+	return record(t, dir, d, interval, false, args...)
+}
+
+// record is recordSample that, with trace, also records one 2 s
+// execution trace window after the second dump (whose goroutine-creation
+// stacks lead to the user's frame of leaks in library goroutines).
+func record(t testing.TB, dir string, d, interval time.Duration, trace bool, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -63,6 +72,13 @@ func recordSample(t testing.TB, dir string, d, interval time.Duration, args ...s
 			t.Fatalf("%s: %v", filepath.Base(dir), err)
 		}
 		got = append(got, fetched{fmt.Sprintf("heap-%02d.pb.gz", i), time.Now(), heap})
+		if trace && i == 1 {
+			tr, err := get("/debug/pprof/trace?seconds=2")
+			if err != nil {
+				t.Fatalf("%s: %v", filepath.Base(dir), err)
+			}
+			got = append(got, fetched{"trace.out", time.Now(), tr})
+		}
 		if time.Since(start) >= d {
 			break
 		}
@@ -78,10 +94,13 @@ func recordSample(t testing.TB, dir string, d, interval time.Duration, args ...s
 	}
 	for _, f := range got {
 		a := bundle.Artifact{Name: f.name, Time: f.at, Size: int64(len(f.body))}
-		if strings.HasPrefix(f.name, "heap") {
+		switch {
+		case strings.HasPrefix(f.name, "heap"):
 			err = profiles.Ingest(w, bytes.NewReader(f.body), &a)
 			w.Update(func(m *bundle.Manifest) { m.Source(bundle.SourcePprof) })
-		} else {
+		case f.name == "trace.out":
+			err = gotrace.Ingest(w, bytes.NewReader(f.body), &a, gotrace.Options{Now: f.at})
+		default:
 			err = dump.Ingest(w, bytes.NewReader(f.body), &a)
 			w.Update(func(m *bundle.Manifest) { m.Source(bundle.SourceDump) })
 		}

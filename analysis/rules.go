@@ -18,12 +18,16 @@ var defaultRulesJSON []byte
 
 // Rule classifies a group of parked goroutines (Kind "goroutine", the
 // default) or a growing heap allocation site (Kind "heap") into a leak
-// pattern. A rule matches when every non-empty condition holds: States
-// (any regexp matches the wait reason), Frames (each regexp matches some
-// frame function of the stack) and NotFrames (no regexp matches any
-// frame), Source (any regexp matches the source line the goroutines are
-// parked at, when that file is readable). Rules are tried in order; the
-// first match wins.
+// pattern, or names the library shape of an incident (Kind "incident").
+// A rule matches when every non-empty condition holds: States (any regexp
+// matches the wait reason), Frames (each regexp matches some frame
+// function of the stack) and NotFrames (no regexp matches any frame),
+// Source (any regexp matches the source line the goroutines are parked
+// at, when that file is readable). An incident rule matches on Creation
+// (each regexp matches some frame of a member's creation chain) and
+// Members (each regexp matches some frame of some member's stack); its
+// Fix may say {origin}, replaced by the user's function that causes the
+// incident. Rules are tried in order; the first match wins.
 type Rule struct {
 	Pattern     string   `json:"pattern"`
 	Kind        string   `json:"kind,omitempty"`
@@ -31,6 +35,8 @@ type Rule struct {
 	Frames      []string `json:"frames,omitempty"`
 	NotFrames   []string `json:"not_frames,omitempty"`
 	Source      []string `json:"source,omitempty"`
+	Creation    []string `json:"creation,omitempty"`
+	Members     []string `json:"members,omitempty"`
 	Title       string   `json:"title"`
 	Description string   `json:"description"`
 	Fix         string   `json:"fix"`
@@ -40,6 +46,7 @@ type Rule struct {
 	Benign bool `json:"benign,omitempty"`
 
 	states, frames, notFrames, source []*regexp.Regexp
+	creation, members                 []*regexp.Regexp
 	compiled                          bool
 }
 
@@ -103,8 +110,8 @@ func (r *Rule) compile() error {
 	if r.Kind == "" {
 		r.Kind = KindGoroutine
 	}
-	if r.Kind != KindGoroutine && r.Kind != KindHeap {
-		return fmt.Errorf("kind %q is not %q or %q", r.Kind, KindGoroutine, KindHeap)
+	if r.Kind != KindGoroutine && r.Kind != KindHeap && r.Kind != KindIncident {
+		return fmt.Errorf("kind %q is not %q, %q or %q", r.Kind, KindGoroutine, KindHeap, KindIncident)
 	}
 	var err error
 	if r.states, err = compileAll(r.States); err != nil {
@@ -118,6 +125,15 @@ func (r *Rule) compile() error {
 	}
 	if r.source, err = compileAll(r.Source); err != nil {
 		return err
+	}
+	if r.creation, err = compileAll(r.Creation); err != nil {
+		return err
+	}
+	if r.members, err = compileAll(r.Members); err != nil {
+		return err
+	}
+	if r.Kind == KindIncident && len(r.creation)+len(r.members) == 0 {
+		return fmt.Errorf("an incident rule needs creation or members")
 	}
 	r.compiled = true
 	return nil
@@ -212,4 +228,37 @@ func normState(s string) string {
 		s = strings.TrimSuffix(s, suf)
 	}
 	return strings.TrimSpace(s)
+}
+
+// matchIncident returns the first incident rule matching the member
+// suspects (indexes into sus), or nil.
+func matchIncident(rules []Rule, sus []Suspect, members []int) *Rule {
+	var creation, stacks []string
+	for _, i := range members {
+		s := sus[i]
+		stacks = append(stacks, functions(s.Stack)...)
+		for _, h := range s.CreationChain {
+			creation = append(creation, functions(h.Stack)...)
+		}
+	}
+	for i := range rules {
+		r := &rules[i]
+		if r.Kind != KindIncident || !r.compiled && r.compile() != nil {
+			continue
+		}
+		if allMatch(r.creation, creation) && allMatch(r.members, stacks) {
+			return r
+		}
+	}
+	return nil
+}
+
+// allMatch reports whether each regexp matches some function.
+func allMatch(res []*regexp.Regexp, fns []string) bool {
+	for _, re := range res {
+		if !anyMatch(re, fns) {
+			return false
+		}
+	}
+	return true
 }

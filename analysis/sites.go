@@ -21,6 +21,7 @@ type site struct {
 	survived, prevCount int64
 	maxWait, leaked     int64
 	goids               []int64
+	spread              []int64 // uniform sample of the latest snapshot's members
 	creatorGoids        map[int64]int64
 	creatorStackID      int64
 	labels              string
@@ -99,6 +100,7 @@ func buildSites(d *dumpData, st *stackTable) []*site {
 		for _, g := range s.groups {
 			if g.goidsTS == rep.goidsTS {
 				s.goids = append(s.goids, g.goids...)
+				s.spread = append(s.spread, g.spread...)
 			}
 		}
 		sort.Slice(s.goids, func(i, j int) bool { return s.goids[i] < s.goids[j] })

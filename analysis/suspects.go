@@ -38,6 +38,11 @@ func goroutineSuspect(x *candidate, a attribution, ts []int64, maxGoids int, src
 	if len(s.goids) > 0 {
 		sus.Goids = append([]int64(nil), s.goids[:min(len(s.goids), maxGoids)]...)
 	}
+	sus.Origin, sus.CreationChain = a.origin, a.chain
+	sus.Fix = inUserTerms(sus.Fix, a.origin)
+	if a.origin != nil {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: originText(a.origin, a.chain)})
+	}
 	if a.span != "" {
 		sus.Span = a.span
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "span", Detail: fmt.Sprintf("members were created inside %s (%d of %d sampled)", a.span, a.spanHits, a.spanOf)})
@@ -46,6 +51,7 @@ func goroutineSuspect(x *candidate, a attribution, ts []int64, maxGoids int, src
 		sus.Evidence = append(sus.Evidence, x.trace.evidence())
 	}
 	for _, h := range x.growers {
+		sus.RetainedPerMin += h.grower.BytesPerMin
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
 			Detail: fmt.Sprintf("allocation site %s holds %s and grows %s/min (R²=%.2f)", h.grower.Location, FormatBytes(float64(h.grower.InuseBytes)), FormatBytes(h.grower.BytesPerMin), h.grower.Fit.R2),
 			Value:  float64(h.grower.InuseBytes)})
@@ -70,6 +76,10 @@ func heapSuspect(h *heapSite, rules []Rule, src sourceCache) *Suspect {
 	if rule != nil {
 		sus.Pattern, sus.Title, sus.Description, sus.Fix = rule.Pattern, rule.Title, rule.Description, rule.Fix
 	}
+	if f, i := userFrame(g.Stack); i >= 0 {
+		sus.Origin = &Origin{Function: f.Function, File: f.File, Line: f.Line, Basis: basisAlloc}
+	}
+	sus.Fix = inUserTerms(sus.Fix, sus.Origin)
 	for _, p := range g.Series {
 		if p.Value > 0 {
 			sus.FirstSeen = p.TS

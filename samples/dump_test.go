@@ -26,6 +26,21 @@ func (g goroutine) topMain() string {
 	return ""
 }
 
+// parkedIn reports whether fn is the goroutine's innermost main-package
+// frame or, for a goroutine running only library code (a client-go
+// informer's), any of its frames.
+func (g goroutine) parkedIn(fn string) bool {
+	if m := g.topMain(); m != "" {
+		return m == fn
+	}
+	for _, f := range g.Frames {
+		if f == fn {
+			return true
+		}
+	}
+	return false
+}
+
 // parseDump reads a /debug/pprof/goroutine?debug=2 dump.
 func parseDump(r io.Reader) ([]goroutine, error) {
 	var (

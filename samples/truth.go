@@ -35,6 +35,11 @@ const (
 	PatternNetworkNoDeadline      = "network-no-deadline"
 	PatternUnboundedGoroutines    = "unbounded-goroutines"
 	PatternHeapGrowth             = "heap-growth"
+	// Incident patterns: library shapes the analysis names for a whole
+	// incident (its rules of kind "incident").
+	PatternInformerNotStopped    = "client-go-informer-not-stopped"
+	PatternBroadcasterNotStopped = "client-go-event-broadcaster-not-shut-down"
+	PatternWatchNotStopped       = "client-go-watch-not-stopped"
 )
 
 // Patterns lists every valid pattern string, in a fixed order.
@@ -44,7 +49,8 @@ var Patterns = []string{
 	PatternTimerNotStopped, PatternWaitGroupNeverDone,
 	PatternLockNeverReleased, PatternCondNeverSignalled,
 	PatternNetworkNoDeadline, PatternUnboundedGoroutines,
-	PatternHeapGrowth,
+	PatternHeapGrowth, PatternInformerNotStopped,
+	PatternBroadcasterNotStopped, PatternWatchNotStopped,
 }
 
 // ValidPattern reports whether p is one of [Patterns].
@@ -74,6 +80,14 @@ type Leak struct {
 	// the bytes in use attributed to Function) at least present after
 	// 30 s at the default rate.
 	MinCount30s int64 `json:"min_count_30s"`
+	// Origin, for leaks whose goroutines run in a library, is the user's
+	// function that creates them: the report must name it as its
+	// incident's origin, with Pattern as the incident's pattern. Then
+	// Function is a library function on the leaked goroutines' stacks and
+	// Creator the function in their "created by" line.
+	Origin string `json:"origin,omitempty"`
+	// Fix is a phrase the incident's fix must contain.
+	Fix string `json:"fix,omitempty"`
 }
 
 // Truth is the content of a sample's leak.json.
@@ -188,9 +202,36 @@ func Load(dir string) (Truth, error) {
 	return *t, nil
 }
 
+// LibraryModules are the nested modules under the samples root that hold
+// samples built on real libraries (kube: k8s.io/client-go), kept out of
+// the leakscope module's dependency graph.
+var LibraryModules = []string{"kube"}
+
 // All loads every sample under root: each direct subdirectory that holds
-// a leak.json. The result is sorted by name.
+// a leak.json, and those of the [LibraryModules]. The result is sorted by
+// name.
 func All(root string) ([]Sample, error) {
+	out, err := samplesIn(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range LibraryModules {
+		if _, err := os.Stat(filepath.Join(root, m, "go.mod")); err != nil {
+			continue
+		}
+		more, err := samplesIn(filepath.Join(root, m))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// samplesIn loads the samples that are direct subdirectories of dir.
+func samplesIn(dir string) ([]Sample, error) {
+	root := dir
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("list samples: %w", err)

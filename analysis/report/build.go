@@ -15,7 +15,12 @@ func buildReport(rep *analysis.Report, opts Options) *document {
 		d.title = "Leak report: " + lit(targetName(rep))
 	}
 	d.h(1, d.title)
+	if len(rep.Incidents) > 0 {
+		// The first line is the top incident and its fix.
+		d.p(incidentLine(rep.Incidents[0]))
+	}
 	d.p(bundleLine(rep))
+	incidentsSection(d, rep, 2)
 	d.h(2, "Suspects")
 	if len(rep.Suspects) == 0 {
 		d.p("No leak suspects: no goroutine group grew steadily or was marked leaked, and no heap allocation site grew steadily.")
@@ -58,13 +63,19 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 		d.p(fmt.Sprintf("The capture (%s) shows no leak: no goroutine group grew steadily or was marked leaked by the runtime, and no heap allocation site grew steadily.", window(rep)))
 	} else {
 		var parts []string
-		for i, s := range rep.Suspects {
+		for i, inc := range rep.Incidents {
 			if i == 3 {
 				break
 			}
-			parts = append(parts, summarySentence(s))
+			parts = append(parts, incidentWhat(inc))
 		}
 		d.p(fmt.Sprintf("During the capture (%s), %s", window(rep), strings.Join(parts, " ")))
+		for i, inc := range rep.Incidents {
+			if i == 3 {
+				break
+			}
+			d.p(incidentLine(inc))
+		}
 	}
 
 	d.h(2, "Impact")
@@ -76,6 +87,7 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 	if len(rep.Suspects) == 0 {
 		d.p("None.")
 	}
+	incidentsSection(d, rep, 3)
 	for i, s := range rep.Suspects {
 		if i >= opts.maxSuspects() {
 			break
@@ -90,7 +102,18 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 	d.h(2, "Remediation")
 	seen := map[string]bool{}
 	var fixes []string
+	for _, inc := range rep.Incidents {
+		key := inc.Pattern + "\x00" + inc.Fix
+		if inc.Fix == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		fixes = append(fixes, fmt.Sprintf("**%s** (%s): %s", lit(inc.Pattern), inc.ID, fixText(inc.Fix, inc.Origin)))
+	}
 	for _, s := range rep.Suspects {
+		if s.Incident != "" {
+			continue // its incident's fix is listed
+		}
 		if seen[s.Pattern] || s.Fix == "" {
 			continue
 		}
@@ -137,17 +160,6 @@ func suspectRows(sus []analysis.Suspect) [][]string {
 			code(shortFn(s.Location)), creator, count, growth, first})
 	}
 	return rows
-}
-
-func summarySentence(s analysis.Suspect) string {
-	if s.Kind == analysis.KindHeap {
-		return fmt.Sprintf("Heap in use at %s grew to %s (%s, %s).", code(shortFn(s.Location)), analysis.FormatBytes(float64(s.Count)), rate(s.GrowthPerMin, "bytes"), lit(s.Pattern))
-	}
-	out := fmt.Sprintf("%d goroutines leaked parked at %s (%s, %s)", s.Count, code(shortFn(s.Location)), lit(s.Pattern), rate(s.GrowthPerMin, ""))
-	if s.Creator != "" {
-		out += fmt.Sprintf(", created by %s", code(shortFn(s.Creator)))
-	}
-	return out + "."
 }
 
 func impactItems(rep *analysis.Report) []string {

@@ -33,6 +33,12 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		if len(s.Ancestry) > 1 {
 			facts = append(facts, "**Creator chain:** "+codeJoin(s.Ancestry, " ← "))
 		}
+		if o := s.Origin; o != nil {
+			facts = append(facts, "**Origin (your code):** "+code(o.Function)+" ("+fileLit(o.File, o.Line)+"), from "+lit(basisText(o.Basis)))
+		}
+		if s.Incident != "" {
+			facts = append(facts, "**Incident:** ["+s.Incident+"](#"+strings.ToLower(s.Incident)+")")
+		}
 		facts = append(facts, fmt.Sprintf("**Goroutines:** %d now, %s", s.Count, rate(s.GrowthPerMin, "")))
 	} else {
 		facts = append(facts, fmt.Sprintf("**Allocated at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)))
@@ -91,7 +97,7 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		}
 	}
 	if s.Fix != "" {
-		d.p("**Usual fix:** " + s.Fix)
+		d.p("**Usual fix:** " + fixText(s.Fix, s.Origin))
 	}
 }
 

@@ -1,0 +1,245 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// growTogether bounds how far apart two member groups' growth rates may
+// be (as a ratio) and still be one incident: one call may create a group
+// once and another several times (a listener per handler), but not a
+// hundred times.
+const growTogether = 8
+
+// incidents groups the numbered suspects into incidents: goroutine groups
+// with the same origin in the user's code (its function: one call runs
+// every line of it) that grow
+// together (both grow, at rates within growTogether of each other, or
+// neither grows), then the heap suspects their code or goroutines
+// allocate. Every suspect ends up in exactly one incident; it sets each
+// suspect's Incident.
+func incidents(sus []Suspect, rules []Rule) []Incident {
+	var groups [][]int // suspect indexes
+	byOrigin := map[string][]int{}
+	for i, s := range sus {
+		if s.Kind != KindGoroutine {
+			continue
+		}
+		key := ""
+		if s.Origin != nil {
+			key = s.Origin.Function
+		}
+		joined := false
+		if key != "" {
+			for _, gi := range byOrigin[key] {
+				if grewTogether(sus[groups[gi][0]], s) {
+					groups[gi] = append(groups[gi], i)
+					joined = true
+					break
+				}
+			}
+		}
+		if !joined {
+			groups = append(groups, []int{i})
+			if key != "" {
+				byOrigin[key] = append(byOrigin[key], len(groups)-1)
+			}
+		}
+	}
+	for i, s := range sus {
+		if s.Kind != KindHeap {
+			continue
+		}
+		if gi := heapOwner(sus, groups, s); gi >= 0 {
+			groups[gi] = append(groups[gi], i)
+		} else {
+			groups = append(groups, []int{i})
+		}
+	}
+	out := make([]Incident, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, makeIncident(sus, g, rules))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	for i := range out {
+		out[i].ID = fmt.Sprintf("I%d", i+1)
+		for _, id := range out[i].Suspects {
+			for k := range sus {
+				if sus[k].ID == id {
+					sus[k].Incident = out[i].ID
+				}
+			}
+		}
+	}
+	return out
+}
+
+// grewTogether reports whether two goroutine groups of one origin grow
+// alike: both grow at rates within growTogether of each other, or
+// neither grows.
+func grewTogether(a, b Suspect) bool {
+	ga, gb := a.GrowthPerMin > 0, b.GrowthPerMin > 0
+	if ga != gb {
+		return false
+	}
+	if !ga {
+		return true
+	}
+	r := a.GrowthPerMin / b.GrowthPerMin
+	return r <= growTogether && r >= 1.0/growTogether
+}
+
+// heapOwner returns the group whose origin function is on a heap
+// suspect's allocation stack, or whose member goroutines made it (its
+// entry or location is on that stack); -1 for none.
+func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
+	for gi, g := range groups {
+		top := sus[g[0]]
+		if top.Kind != KindGoroutine {
+			continue
+		}
+		if top.Origin != nil && containsFn(h.Stack, top.Origin.Function) {
+			return gi
+		}
+	}
+	for gi, g := range groups {
+		for _, i := range g {
+			m := sus[i]
+			if m.Kind != KindGoroutine {
+				continue
+			}
+			if containsFn(h.Stack, m.Location) || containsFn(h.Stack, entryFunction(m.Stack)) {
+				return gi
+			}
+		}
+	}
+	return -1
+}
+
+// makeIncident sums one group of suspects (indexes into sus, best
+// first) into an incident.
+func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
+	top := sus[members[0]]
+	inc := Incident{Pattern: top.Pattern, Title: top.Title, Description: top.Description, Fix: top.Fix,
+		Origin: top.Origin, CreationChain: top.CreationChain, Score: top.Score, FirstSeen: top.FirstSeen,
+		Suspects: []string{}, Evidence: []Evidence{}}
+	var rates []float64
+	var shapes []string
+	for _, i := range members {
+		s := sus[i]
+		inc.Suspects = append(inc.Suspects, s.ID)
+		inc.Score = math.Max(inc.Score, s.Score)
+		if !s.FirstSeen.IsZero() && (inc.FirstSeen.IsZero() || s.FirstSeen.Before(inc.FirstSeen)) {
+			inc.FirstSeen = s.FirstSeen
+		}
+		switch s.Kind {
+		case KindGoroutine:
+			inc.Goroutines += s.Count
+			inc.GoroutinesPerMin += s.GrowthPerMin
+			inc.RetainedBytes += s.RetainedBytes
+			inc.BytesPerMin += s.RetainedPerMin
+			if s.GrowthPerMin > 0 {
+				rates = append(rates, s.GrowthPerMin)
+			}
+			shapes = append(shapes, shortName(s.Location))
+		case KindHeap:
+			inc.RetainedBytes += s.Count
+			inc.BytesPerMin += s.GrowthPerMin
+		}
+	}
+	if len(rates) > 0 {
+		inc.CallsPerMin, inc.PerCall = perCall(rates, inc.GoroutinesPerMin)
+		inc.BytesPerCall = math.Round(inc.BytesPerMin / inc.CallsPerMin)
+	}
+	inc.GoroutinesPerMin = round(inc.GoroutinesPerMin, 2)
+	inc.BytesPerMin = round(inc.BytesPerMin, 1)
+	if r := matchIncident(rules, sus, members); r != nil {
+		inc.Pattern, inc.Title, inc.Description = r.Pattern, r.Title, r.Description
+		inc.Fix = r.Fix
+	}
+	inc.Fix = inUserTerms(inc.Fix, inc.Origin)
+	inc.Suspects = append(inc.Suspects[:0:0], inc.Suspects...)
+	inc.Summary = incidentSummary(inc, top)
+	if len(members) > 1 {
+		inc.Evidence = append(inc.Evidence, Evidence{Kind: "incident",
+			Detail: fmt.Sprintf("%d suspects share their origin and grow together: %s", len(members), strings.Join(shapes, ", "))})
+	}
+	if inc.Origin != nil {
+		inc.Evidence = append(inc.Evidence, Evidence{Kind: "origin", Detail: originText(inc.Origin, inc.CreationChain)})
+	}
+	return inc
+}
+
+// perCall estimates how often the origin runs and how many goroutines
+// each run leaks from the member groups' growth rates: every group grows
+// by a whole number of goroutines per call, so the median rate is one
+// call's (groups created once per call are the usual case), and a
+// per-call count within a quarter of a whole number is that number.
+func perCall(rates []float64, total float64) (calls, each float64) {
+	r := slices.Clone(rates)
+	slices.Sort(r)
+	calls = r[len(r)/2]
+	if len(r)%2 == 0 {
+		calls = (r[len(r)/2-1] + r[len(r)/2]) / 2
+	}
+	each = total / calls
+	if n := math.Round(each); n >= 1 && math.Abs(each-n) < 0.25 {
+		each = n
+	}
+	return round(calls, 1), round(each, 1)
+}
+
+// inUserTerms substitutes the user's frame for {origin} in a fix.
+func inUserTerms(fix string, o *Origin) string {
+	name := "the code that starts it"
+	if o != nil {
+		name = "`" + shortName(o.Function) + "`"
+	}
+	return strings.ReplaceAll(fix, "{origin}", name)
+}
+
+// incidentSummary is the incident's one line.
+func incidentSummary(inc Incident, top Suspect) string {
+	where := "an unknown caller"
+	if inc.Origin != nil {
+		where = "`" + shortName(inc.Origin.Function) + "`"
+	}
+	heap := ""
+	if inc.BytesPerCall > 0 {
+		heap = fmt.Sprintf(" and ~%s of heap", FormatBytes(inc.BytesPerCall))
+	} else if inc.RetainedBytes > 0 {
+		heap = fmt.Sprintf(", holding %s of heap", FormatBytes(float64(inc.RetainedBytes)))
+	}
+	what := inc.Title
+	if what == "" {
+		what = inc.Pattern
+	}
+	switch {
+	case top.Kind == KindHeap:
+		return fmt.Sprintf("heap allocated under %s grows %s/min to %s (%s)", where, FormatBytes(inc.BytesPerMin), FormatBytes(float64(inc.RetainedBytes)), what)
+	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
+		return fmt.Sprintf("%d goroutines created from %s leak, %+.1f/min%s (%s)", inc.Goroutines, where, inc.GoroutinesPerMin, heap, what)
+	case inc.CallsPerMin > 0:
+		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min", where, plural(inc.PerCall, "goroutine"), heap, what, trimFloat(inc.CallsPerMin))
+	}
+	return fmt.Sprintf("%d goroutines created from %s are stuck%s (%s)", inc.Goroutines, where, heap, what)
+}
+
+// trimFloat prints a count without a needless ".0".
+func trimFloat(v float64) string {
+	if v == math.Trunc(v) || v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// plural prints "1 goroutine", "2.5 goroutines".
+func plural(v float64, noun string) string {
+	if v == 1 {
+		return "1 " + noun
+	}
+	return trimFloat(v) + " " + noun + "s"
+}
