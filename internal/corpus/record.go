@@ -36,7 +36,7 @@ const (
 	minuteTimeout  = 4 * time.Minute
 	testTimeout    = 40 * time.Second // -test.timeout of the timeout run
 	pollEvery      = 100 * time.Millisecond
-	asleepWait     = 20 * time.Second // how long a run without the hook may take to deadlock
+	asleepWait     = time.Minute // how long a run without the hook may take to deadlock
 )
 
 // Artifact is one recorded input file.
@@ -70,14 +70,15 @@ func (r *Recording) artifact(name string) *Artifact {
 	return nil
 }
 
-func (r *Recording) add(name string, at time.Time, body []byte) error {
+// add writes an artifact; a failed write is recorded as a problem.
+func (r *Recording) add(name string, at time.Time, body []byte) {
 	if err := os.WriteFile(filepath.Join(r.Dir, name), body, 0o644); err != nil {
-		return err
+		r.problem("%v", err)
+		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Artifacts = append(r.Artifacts, Artifact{Name: name, At: at})
-	return nil
 }
 
 func (r *Recording) problem(format string, args ...any) {
@@ -156,7 +157,7 @@ func Record(ctx context.Context, progs []blocking.Program, tc Toolchain, out str
 			func() { mainRun(ctx, p, bins[i], runs, r) },
 			func() { short <- struct{}{}; defer func() { <-short }(); quitRun(ctx, p, bins[i], runs, r) },
 			func() { short <- struct{}{}; defer func() { <-short }(); leakRun(ctx, p, bins[i], runs, r) },
-			func() { short <- struct{}{}; defer func() { <-short }(); asleepRun(ctx, p, bins[i], runs, r) },
+			func() { asleepRun(ctx, p, bins[i], runs, r) }, // idle until it dies or its bound
 		}
 		if p.Truth.Shape == blocking.ShapeTest {
 			todo = append(todo, func() { timeoutRun(ctx, p, bins[i], runs, r) })
