@@ -21,10 +21,14 @@ deps: deps-apt deps-npm
 	GOTOOLCHAIN=go1.27.3 $(GO) version
 	cd samples/kube && $(GO) mod download
 
+## (gcc: the race detector, which the dump parser's tests run, needs cgo.)
 deps-apt:
-	@if ! command -v chromium >/dev/null 2>&1; then \
-		echo "installing Debian packages: chromium"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v gcc >/dev/null 2>&1 || missing="$$missing gcc"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
 deps-npm:

@@ -51,7 +51,9 @@ type Report struct {
 	// LeakProfile compares the suspects with the runtime's goroutineleak
 	// profile when the bundle holds one.
 	LeakProfile *LeakProfileCheck `json:"goroutineleak,omitempty"`
-	Warnings    []string          `json:"warnings"`
+	// Races are the race detector's reports found in dumps and logs.
+	Races    []Race   `json:"races,omitempty"`
+	Warnings []string `json:"warnings"`
 	// GeneratedAt is [Options.Now].
 	GeneratedAt time.Time `json:"generated_at,omitzero"`
 }

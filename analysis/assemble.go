@@ -39,6 +39,7 @@ func assemble(in *loaded, v *verdicts, cfg config, src sourceCache) *Report {
 	rep.Bundle = summarise(in.b, in.d, in.prof)
 	rep.GeneratedAt = cfg.now
 	rep.Timeline = timeline(rep, in.b)
+	rep.Races = in.races
 	return rep
 }
 

@@ -32,6 +32,7 @@ type loaded struct {
 	leaks     map[Frame]int64
 	leakTotal int64
 
+	races    []Race
 	warnings []string
 }
 
@@ -71,6 +72,9 @@ func (in *loaded) readTables(mem memory.Allocator, userCode []string) error {
 		return err
 	}
 	if in.spans, err = readSpans(b, mem); err != nil {
+		return err
+	}
+	if in.races, err = readRaces(b, mem, in.st); err != nil {
 		return err
 	}
 	in.ix = newSpanIndex(in.spans, b.Manifest.End.UnixNano())

@@ -95,7 +95,7 @@ func TestBadFileLeavesBundleUnchanged(t *testing.T) {
 		"garbage.bin": {[]byte("\x00\x01\x02 definitely not a profile"), "not a pprof profile"},
 		"notes.txt":   {[]byte("meeting notes\n"), "not a pprof profile"},
 		"badproto.pb": {[]byte{0x0a, 0x10, 0x08, 0x01}, "pprof"},
-		"baddump.txt": {[]byte("goroutine 1 [running]:\nmain.main()\n\t/x/main.go:5 +0x25\n\x00\x01garbage{{{\n"), "line"},
+		"baddump.txt": {[]byte("goroutine 1 [running]:\nmain.main()\n\x01garbage{{{\n"), "goroutine 1 (line 1) ended at line 3"},
 	}
 	for name, c := range cases {
 		path := writeFile(t, name, c.data)

@@ -39,6 +39,7 @@ func buildReport(rep *analysis.Report, opts Options) *document {
 	heapSection(d, rep, 2)
 	spansSection(d, rep, 2)
 	leakProfileSection(d, rep, 2)
+	raceSection(d, rep, 2)
 	warningsSection(d, rep, 2)
 	return d
 }
@@ -98,6 +99,7 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 	heapSection(d, rep, 3)
 	spansSection(d, rep, 3)
 	leakProfileSection(d, rep, 3)
+	raceSection(d, rep, 3)
 
 	d.h(2, "Remediation")
 	seen := map[string]bool{}

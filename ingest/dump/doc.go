@@ -19,26 +19,49 @@
 // thread", "synctest bubble N", "(durable)", "(leaked)", "(scan)" and
 // "labels:{...}" (Go 1.26 with GODEBUG=tracebacklabels=1).
 //
+// # Logs as users have them
+//
+// Tracebacks are read wherever they are in the input, which is read whole,
+// as a stream: after any amount of application log, inside the envelopes
+// container runtimes put around each line (CRI's "2026-12-01T08:00:00Z
+// stderr F ...", with P parts of split lines joined; Docker's json-file
+// records; kubectl logs --timestamps), indented (a dump pasted indented, or
+// logged by a test: "    x_test.go:12: goroutine 7 [running]:" with the
+// next lines indented four more spaces), in go test output (-timeout
+// panics, FAIL lines) and go run output ("exit status 2", with or without a
+// final newline). Each stream of a container log (stdout, stderr) is parsed
+// on its own, so one cannot interrupt a traceback on the other.
+//
+// Race detector reports ("WARNING: DATA RACE", with their accesses and
+// where each goroutine was created) are read too, as [Race] values beside
+// the goroutines: [Reader.Races].
+//
 // # What is skipped and what is an error
 //
 // A goroutine block starts at a header line ("goroutine 18 [chan send]:")
-// and ends at a blank line, at the next header, at an "exit status N" line
-// (go run), or, once its "created by" frame is complete, at any other line.
-// Lines between blocks are skipped without complaint: crash tracebacks come
-// from logs, where other output surrounds them (the preamble, the register
-// dump, log lines of other programs). Inside a block every line must belong
-// to the format; anything else is a [*SyntaxError] naming the line number,
-// its content and the goroutine. Input with no goroutine block at all is an
-// error wrapping [ErrNoGoroutines].
+// and ends at a blank line, at the next header, at a line that ends it by
+// its form (a crash's register dump, which GOTRACEBACK=crash prints right
+// after each thread's stack; "exit status N"; go test's FAIL; a race
+// report), once its "created by" frame is complete at any other line, or
+// at a line that belongs to no traceback. The block is kept as far as it
+// goes; when the line cut a frame off from its location, [Reader.Notes]
+// says so. Lines between blocks are skipped without complaint: crash
+// tracebacks come from logs. Frames without parentheses followed by a
+// location (a cgo symbolizer's C functions, "??") are frames; "?? :0"
+// locations are accepted. Input with no goroutine block and no race
+// report is an error wrapping [ErrNoGoroutines].
 //
 // # Truncated input
 //
 // The reader recognises a dump cut off inside a goroutine block: at the end
-// of input without a final newline, inside an unfinished frame, in a block
-// with no frame yet, or at exactly 64 MiB (the runtime's cap, where the last
-// block cannot be known to be complete). Every complete goroutine before the
-// cut is returned; the cut-off block is dropped and [Reader.Truncated]
-// reports where it happened.
+// of input inside a line that may belong to the block (the start of a
+// frame or of its location, of a header), inside an unfinished frame, in a
+// block with no frame yet, inside a goroutine header line ("...\n\ngoroutine
+// 55"), or at exactly 64 MiB (the runtime's cap, where the last block
+// cannot be known to be complete). A last line without a newline that
+// cannot continue the block ("exit status 2", other output) does not cut
+// it. Every complete goroutine before the cut is returned; the cut-off
+// block is dropped and [Reader.Truncated] reports where it happened.
 //
 // # Memory
 //

@@ -85,18 +85,26 @@ func (g *Goroutine) reset(id int64, line int) {
 }
 
 // ErrNoGoroutines is wrapped by the error returned for input that holds no
-// goroutine block at all.
+// goroutine block and no race report at all.
 var ErrNoGoroutines = errors.New("no goroutine found")
 
-// SyntaxError reports a line inside a goroutine block that does not belong
-// to the dump format.
-type SyntaxError struct {
-	Line      int    // 1-based line number
-	Goroutine int64  // goroutine whose block holds the line
-	Text      string // the line (cut to 120 bytes)
-	Msg       string // what was expected
+// NoGoroutinesError is the error for input that holds no goroutine block
+// and no race report; it wraps [ErrNoGoroutines].
+type NoGoroutinesError struct {
+	Lines int    // lines read
+	Cut   string // where the only block was cut off, if it was
+	Notes string // what [Reader.Notes] says
 }
 
-func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("line %d: %s %q in goroutine %d", e.Line, e.Msg, e.Text, e.Goroutine)
+func (e *NoGoroutinesError) Error() string {
+	if e.Cut != "" {
+		return fmt.Sprintf("%v: the only goroutine block is %s", ErrNoGoroutines, e.Cut)
+	}
+	msg := fmt.Sprintf("%v in %d lines (not a goroutine dump, crash traceback or race report)", ErrNoGoroutines, e.Lines)
+	if e.Notes != "" {
+		msg += ": " + e.Notes
+	}
+	return msg
 }
+
+func (e *NoGoroutinesError) Unwrap() error { return ErrNoGoroutines }

@@ -19,10 +19,15 @@ const maxPending = 1024
 // own), source is a.Name, stack_id interns the frames, creator_stack_id the
 // one-frame stack of the "created by" frame.
 //
-// It fills a.Kind ("dump"), a.Rows, a.Status ([bundle.StatusComplete], or
-// [bundle.StatusTruncated] with a.Detail saying where the input was cut
-// off) and a.Size when it was 0; a.Time is left as it is. On error a.Status
-// is [bundle.StatusFailed], the error names the line, and rows already
+// Each access of each race-detector report becomes a row of the races
+// table (see [schema.RacesSchema]), its stacks interned like goroutines'.
+//
+// It fills a.Kind ("dump"), a.Rows (goroutine and race rows), a.Status
+// ([bundle.StatusComplete], or [bundle.StatusTruncated] with a.Detail
+// saying where the input was cut off), a.Detail with the reader's notes
+// (blocks other output interrupted, see [Reader.Notes]) and a.Size when it
+// was 0; a.Time is left as it is. On error a.Status is
+// [bundle.StatusFailed], the error says what is wrong, and rows already
 // appended stay in w (call w.Abort to drop them). Ingest neither copies r
 // under raw/ nor edits the manifest; the caller does both.
 //
@@ -52,13 +57,57 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 		a.Detail = err.Error()
 		return fmt.Errorf("ingest goroutine dump %s: %w", a.Name, err)
 	}
+	if err := in.races(rd.Races()); err != nil {
+		a.Status = bundle.StatusFailed
+		a.Detail = err.Error()
+		return fmt.Errorf("ingest goroutine dump %s: %w", a.Name, err)
+	}
+	a.Rows = in.rows
 	a.Status = bundle.StatusComplete
-	a.Detail = ""
+	a.Detail = rd.Notes()
 	if rd.Truncated() {
 		a.Status = bundle.StatusTruncated
-		a.Detail = rd.TruncationDetail()
+		a.Detail = joinNotes(rd.TruncationDetail(), a.Detail)
 	}
 	return nil
+}
+
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
+}
+
+// races appends one races row per access of each report.
+func (in *ingester) races(rs []Race) error {
+	for i, race := range rs {
+		for _, acc := range race.Accesses {
+			row := schema.Race{SnapshotTS: in.ts, Race: int64(i + 1), Access: acc.Op, Addr: int64(acc.Addr), Goid: acc.Goid,
+				GoroutineState: acc.State, Location: race.Location, Source: in.source}
+			var err error
+			if row.StackID, err = in.stack(acc.Frames); err != nil {
+				return fmt.Errorf("race report at line %d: %w", race.Line, err)
+			}
+			if row.CreationStackID, err = in.stack(acc.CreatedAt); err != nil {
+				return fmt.Errorf("race report at line %d: %w", race.Line, err)
+			}
+			if err := in.w.Append(row); err != nil {
+				return fmt.Errorf("append race report at line %d: %w", race.Line, err)
+			}
+			in.rows++
+		}
+	}
+	return nil
+}
+
+// stack interns frames as a stack.
+func (in *ingester) stack(frames []Frame) (int64, error) {
+	in.frames = in.frames[:0]
+	for _, f := range frames {
+		in.frames = append(in.frames, bundle.StackFrame{Function: f.Function, File: f.File, Line: f.Line, Inlined: f.Inlined})
+	}
+	return in.w.StackID(in.frames)
 }
 
 type ingester struct {

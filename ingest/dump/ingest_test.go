@@ -212,13 +212,14 @@ func TestIngestCrashRelay(t *testing.T) {
 	}
 }
 
-// TestIngestBad checks that a broken dump fails naming the line.
+// TestIngestBad checks that a dump whose only block is broken fails
+// saying where, and that an empty input fails.
 func TestIngestBad(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	a := &bundle.Artifact{Name: "x.txt"}
-	_, err := ingestBytes(t, []byte("goroutine 4 [select]:\nmain.f()\n\t/x.go:1 +0x1\nfoo\n"), a, mem)
-	if err == nil || !strings.Contains(err.Error(), `x.txt: line 4: unexpected "foo" in goroutine 4`) || a.Status != bundle.StatusFailed {
+	_, err := ingestBytes(t, []byte("goroutine 4 [select]:\nmain.f()\nfoo\n"), a, mem)
+	if err == nil || !strings.Contains(err.Error(), `x.txt: no goroutine found in 3 lines`) || !strings.Contains(err.Error(), `goroutine 4 (line 1) ended at line 3`) || a.Status != bundle.StatusFailed {
 		t.Fatalf("err %v, artifact %+v", err, a)
 	}
 	_, err = ingestBytes(t, nil, a, mem)

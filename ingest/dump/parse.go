@@ -175,10 +175,18 @@ type fileLine struct {
 // The cgo symbolizer forms "\tfile:line pc=0x..." and "\tpc=0x..." are
 // accepted too; the latter has no file.
 func parseFileLine(line []byte, fl *fileLine) bool {
-	if len(line) < 2 || line[0] != '\t' {
+	var s []byte
+	switch {
+	case len(line) >= 2 && line[0] == '\t':
+		s = line[1:]
+	case len(line) >= 3 && line[0] == ' ' && line[1] == ' ':
+		s = bytes.TrimLeft(line, " ") // spaces where a copy and paste replaced the tab
+	default:
 		return false
 	}
-	s := line[1:]
+	if len(s) == 0 {
+		return false
+	}
 	*fl = fileLine{}
 	if bytes.HasPrefix(s, []byte("pc=0x")) {
 		return true
@@ -199,7 +207,8 @@ func parseFileLine(line []byte, fl *fileLine) bool {
 			for _, c := range s[i+1 : j] {
 				n = n*10 + int64(c-'0')
 			}
-			fl.file = s[:i]
+			// "?? :0" and "??:0": a frame the symbolizer could not place.
+			fl.file = bytes.TrimRight(s[:i], " ")
 			fl.line = n
 			fl.hasOffset = bytes.HasPrefix(s[j:], []byte(" +0x"))
 			return true
@@ -247,4 +256,188 @@ func parseAncestor(line []byte) bool {
 	}
 	_, err := strconv.ParseInt(string(rest[:len(rest)-2]), 10, 64)
 	return err == nil
+}
+
+// headerAt finds a goroutine header in line, possibly indented: by
+// whitespace (a dump pasted or printed indented), or as the first line of
+// a test's log output ("    foo_test.go:12: goroutine 7 [running]:",
+// whose next lines are indented four more spaces). It returns the
+// indentation the block's other lines carry.
+func headerAt(line []byte, h *header) (indent []byte, ok bool) {
+	if parseHeader(line, h) {
+		return nil, true
+	}
+	ws := len(line) - len(bytes.TrimLeft(line, " \t"))
+	if ws == len(line) {
+		return nil, false
+	}
+	rest := line[ws:]
+	if parseHeader(rest, h) {
+		return line[:ws], true
+	}
+	// A test log line: "name_test.go:12: ".
+	i := bytes.Index(rest, []byte(".go:"))
+	if i <= 0 || bytes.IndexAny(rest[:i], " \t") >= 0 {
+		return nil, false
+	}
+	j := i + len(".go:")
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	if j == i+len(".go:") || !bytes.HasPrefix(rest[j:], []byte(": ")) || !parseHeader(rest[j+2:], h) {
+		return nil, false
+	}
+	indent = append(append([]byte(nil), line[:ws]...), "    "...)
+	return indent, true
+}
+
+// headerID returns the goroutine id of a (possibly cut) header line.
+func headerID(line []byte) (int64, bool) {
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(line, " \t"), goroutinePrefix)
+	if !ok {
+		return 0, false
+	}
+	n := 0
+	for n < len(rest) && n < 19 && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	id, err := strconv.ParseInt(string(rest[:n]), 10, 64)
+	return id, err == nil
+}
+
+// couldBeHeader reports whether line, the last of a cut input, may be the
+// start of a goroutine header line.
+func couldBeHeader(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t")
+	if len(t) >= 4 && bytes.HasPrefix(goroutinePrefix, t) {
+		return true
+	}
+	rest, ok := bytes.CutPrefix(t, goroutinePrefix)
+	if !ok {
+		return false
+	}
+	// "goroutine 55", "goroutine 55 [chan se", "goroutine 55 gp=0x..."
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	return n > 0 && (n == len(rest) || rest[n] == ' ')
+}
+
+// couldContinue reports whether line, the last of a cut input inside a
+// block in substate sub, may be the start of a line of that block.
+func couldContinue(line []byte, sub int) bool {
+	switch sub {
+	case stFile, stCreatedFile, stAncFile:
+		return len(line) == 0 || line[0] == '\t' || line[0] == ' '
+	}
+	if len(line) == 0 || couldBeHeader(line) {
+		return true
+	}
+	for _, p := range [][]byte{[]byte("created by "), []byte("..."), []byte("[originating from goroutine "), unavailable, nonGo} {
+		if bytes.HasPrefix(line, p) || bytes.HasPrefix(p, line) {
+			return true
+		}
+	}
+	return couldBeFunc(line)
+}
+
+// couldBeFunc reports whether line may be the start of a function line:
+// no space outside brackets before the arguments, no control characters.
+func couldBeFunc(line []byte) bool {
+	if c := line[0]; c == ' ' || c == '\t' {
+		return false
+	}
+	depth := 0
+	for _, c := range line {
+		switch {
+		case c < 0x20 || c == 0x7f:
+			return false
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == '(' && depth == 0:
+			return true // the rest may be arguments or a receiver
+		case c == ' ' && depth <= 0, c == '=':
+			return false
+		}
+	}
+	return true
+}
+
+// blockEnders start lines that end a goroutine block by their form: what
+// follows tracebacks in crash output, go test and go run output and race
+// reports.
+var blockEnders = [][]byte{
+	exitStatus, []byte("FAIL\t"), []byte("ok  \t"), []byte("--- FAIL"), []byte("--- PASS"), []byte("=== RUN"),
+	[]byte("-----"), []byte("PC=0x"), []byte("[signal "), []byte("signal arrived during"),
+	raceFence, raceWarning, []byte("Found "), []byte("panic: "), []byte("fatal error: "),
+}
+
+var exitStatus = []byte("exit status ")
+
+// endsBlock reports whether line ends a goroutine block by its form.
+func endsBlock(line []byte) bool {
+	if bytes.Equal(line, []byte("FAIL")) || bytes.Equal(line, []byte("PASS")) || registerLine(line) {
+		return true
+	}
+	for _, p := range blockEnders {
+		if bytes.HasPrefix(line, p) {
+			return true
+		}
+	}
+	for _, p := range preambles {
+		if bytes.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// registerLine recognises a line of the register dump a crash prints
+// after a thread's stack ("rax    0xca", "r8     0x0", "rflags 0x286").
+func registerLine(line []byte) bool {
+	name, val, ok := bytes.Cut(line, []byte(" "))
+	if !ok || len(name) == 0 || len(name) > 7 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	val = bytes.TrimLeft(val, " ")
+	if !bytes.HasPrefix(val, []byte("0x")) || len(val) == 2 {
+		return false
+	}
+	for _, c := range val[2:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// cgoFrame recognises a C function name as a cgo symbolizer prints it,
+// without parentheses ("crash", "??", "__libc_start_main"); the line after
+// it must be its location for it to count as a frame.
+func cgoFrame(line []byte) bool {
+	if len(line) == 0 || len(line) > 512 || line[0] == ' ' || line[0] == '\t' || bytes.HasSuffix(line, []byte(":")) {
+		return false
+	}
+	for _, c := range line {
+		if c <= ' ' || c == 0x7f || c == '=' {
+			return false
+		}
+	}
+	return true
+}
+
+// looksLikeFrame recognises a stack location line ("\t/src/x.go:12
+// +0x1d") outside any block: a sign of other output mixed into a
+// traceback.
+func looksLikeFrame(line []byte) bool {
+	var fl fileLine
+	return len(line) > 1 && line[0] == '\t' && parseFileLine(line, &fl) && fl.hasOffset
 }

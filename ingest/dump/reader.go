@@ -1,11 +1,9 @@
 package dump
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 const (
@@ -19,81 +17,68 @@ const (
 	maxInterned = 1 << 16
 )
 
-// substates of a goroutine block.
-const (
-	stFrames      = iota // expecting a frame, "created by", elision or the end
-	stFile               // a function line was read; its location follows
-	stCreatedFile        // "created by" was read; its location follows
-	stDone               // "created by" complete; only ancestors may follow
-	stAncestor           // inside "[originating from goroutine N]:"
-	stAncFile            // an ancestor's function line was read
-)
-
-// Reader reads goroutines one at a time from a goroutine dump or crash
-// traceback. It is not safe for concurrent use.
+// Reader reads goroutines one at a time from a goroutine dump, a crash
+// traceback or a log holding them, and collects the race detector's
+// reports it meets on the way. It is not safe for concurrent use.
 type Reader struct {
-	br      *bufio.Reader
-	long    []byte
-	tooLong bool
-	line    int
-	bytes   int64
-	lastNL  bool
-	eof     bool
-	err     error
-
-	gs   [2]Goroutine
-	cur  int
-	in   bool
-	sub  int
-	pend Frame // function line waiting for its location
-	dots bool  // pend's arguments were "..."
-	// args holds the argument text of the current block's frames, one
-	// after the other; argEnds where each frame's ends. end turns them
-	// into one string per goroutine that the frames' Args slice.
-	args    []byte
-	argEnds []int
-	h       header
+	lr      *lineReader
+	streams [numStreams]*blocks
 	names   map[string]string
+	err     error
+	done    bool // the input has ended
+	fin     int  // next stream to finish at the end
 
-	count     int
-	skipped   int
-	truncated bool
-	detail    string
+	count          int
+	skipped        int
+	emptyBlocks    int
+	strayFrames    int
+	interrupted    int
+	firstInterrupt string
+	truncated      bool
+	detail         string
+	races          []Race
+	raceTotal      int
 }
 
 // NewReader returns a reader of the dump in r. It buffers r itself.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 256<<10), names: make(map[string]string)}
+	return &Reader{lr: newLineReader(r), names: make(map[string]string)}
 }
 
 // Next returns the next complete goroutine. At the end of the input it
-// returns io.EOF; an input without any goroutine yields an error wrapping
-// [ErrNoGoroutines] instead, and a line that breaks the format inside a
-// block yields a [*SyntaxError]. Errors are sticky. The returned goroutine
-// and its slices are only valid until the next call (see [Goroutine.Clone]).
+// returns io.EOF; an input without any goroutine or race report yields an
+// error wrapping [ErrNoGoroutines] instead. Errors are sticky. The returned
+// goroutine and its slices are only valid until the next call (see
+// [Goroutine.Clone]).
 func (r *Reader) Next() (*Goroutine, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	for {
-		line, err := r.readLine()
+	for !r.done {
+		ln, err := r.lr.next()
 		if err == io.EOF {
-			return r.finish()
+			r.done = true
+			break
 		}
 		if err != nil {
-			r.err = fmt.Errorf("read goroutine dump after line %d: %w", r.line, err)
+			r.err = fmt.Errorf("read goroutine dump after line %d: %w", r.lr.num, err)
 			return nil, r.err
 		}
-		g, err := r.feed(line)
-		if err != nil {
-			r.err = err
-			return nil, err
-		}
-		if g != nil {
+		if g := r.stream(ln.stream).feed(ln); g != nil {
 			r.count++
 			return g, nil
 		}
 	}
+	return r.finish()
+}
+
+// stream returns the parser of one stream.
+func (r *Reader) stream(s int) *blocks {
+	if r.streams[s] == nil {
+		r.streams[s] = &blocks{r: r}
+		r.streams[s].race.r = r
+	}
+	return r.streams[s]
 }
 
 // Truncated reports, once Next has returned io.EOF, whether the input was
@@ -104,53 +89,39 @@ func (r *Reader) Truncated() bool { return r.truncated }
 func (r *Reader) TruncationDetail() string { return r.detail }
 
 // Lines returns the number of lines read so far.
-func (r *Reader) Lines() int { return r.line }
+func (r *Reader) Lines() int { return r.lr.num }
 
 // Bytes returns the number of bytes read so far.
-func (r *Reader) Bytes() int64 { return r.bytes }
+func (r *Reader) Bytes() int64 { return r.lr.bytes }
 
 // SkippedLines returns the number of non-blank lines outside goroutine
-// blocks (preamble, register dumps, log noise) skipped so far.
+// blocks and race reports (preamble, register dumps, log noise) skipped
+// so far.
 func (r *Reader) SkippedLines() int { return r.skipped }
 
-// readLine returns the next line without its line ending. The slice is
-// valid until the next call.
-func (r *Reader) readLine() ([]byte, error) {
-	if r.eof {
-		return nil, io.EOF
+// Races returns the race reports read so far (at most 10,000; RaceCount
+// counts them all).
+func (r *Reader) Races() []Race { return r.races }
+
+// RaceCount returns how many race reports were read.
+func (r *Reader) RaceCount() int { return r.raceTotal }
+
+// Notes says, once Next has returned io.EOF, what a reader of the result
+// should know beyond truncation: goroutine blocks other output
+// interrupted, stack lines found outside any block, race reports beyond
+// those kept. It is "" when there is nothing to say.
+func (r *Reader) Notes() string {
+	var notes []string
+	if r.interrupted > 0 {
+		notes = append(notes, fmt.Sprintf("%d goroutine blocks ended at a line that is not part of a traceback, their stacks possibly incomplete (first: %s)", r.interrupted, r.firstInterrupt))
 	}
-	b, err := r.br.ReadSlice('\n')
-	r.bytes += int64(len(b))
-	r.tooLong = false
-	if err == bufio.ErrBufferFull {
-		r.long = append(r.long[:0], b...)
-		for err == bufio.ErrBufferFull {
-			b, err = r.br.ReadSlice('\n')
-			r.bytes += int64(len(b))
-			if len(r.long)+len(b) <= maxLine {
-				r.long = append(r.long, b...)
-			} else {
-				r.tooLong = true
-			}
-		}
-		b = r.long
+	if r.strayFrames > 0 {
+		notes = append(notes, fmt.Sprintf("%d stack lines found outside any goroutine block (other output mixed into the traceback?)", r.strayFrames))
 	}
-	switch {
-	case err == io.EOF:
-		r.eof = true
-		if len(b) == 0 && !r.tooLong {
-			return nil, io.EOF
-		}
-		r.lastNL = false
-	case err != nil:
-		return nil, err
-	default:
-		r.lastNL = true
+	if r.raceTotal > len(r.races) {
+		notes = append(notes, fmt.Sprintf("%d race reports, the first %d kept", r.raceTotal, len(r.races)))
 	}
-	r.line++
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	return b, nil
+	return strings.Join(notes, "; ")
 }
 
 func (r *Reader) intern(b []byte) string {
@@ -164,171 +135,33 @@ func (r *Reader) intern(b []byte) string {
 	return s
 }
 
-// start begins a block from the header in r.h.
-func (r *Reader) start() error {
-	g := &r.gs[r.cur]
-	g.reset(r.h.id, r.line)
-	r.args, r.argEnds = r.args[:0], r.argEnds[:0]
-	g.State = r.intern(r.h.state)
-	g.WaitMinutes = r.h.minutes
-	g.LockedToThread = r.h.locked
-	g.Bubble = r.h.bubble
-	if r.h.labels != nil {
-		l, ok := parseLabels(r.h.labels)
-		if !ok {
-			return &SyntaxError{Line: r.line, Goroutine: g.ID, Text: clip(r.h.labels), Msg: "malformed labels"}
-		}
-		g.Labels = r.intern([]byte(l))
+// cut records that the input ended inside g's block, which is dropped.
+func (r *Reader) cut(g *Goroutine, why string) {
+	if r.truncated {
+		return
 	}
-	r.in = true
-	r.sub = stFrames
-	return nil
+	r.truncated = true
+	r.detail = fmt.Sprintf("cut off %s at byte %d (line %d) in goroutine %d, whose block starts at line %d; %d complete goroutines kept",
+		why, r.lr.bytes, r.lr.num, g.ID, g.Line, r.count)
 }
 
-// argBase is where the next frame's arguments start in r.args.
-func (r *Reader) argBase() int {
-	if n := len(r.argEnds); n > 0 {
-		return r.argEnds[n-1]
+// cutHeader records that the input ended inside a goroutine header line.
+func (r *Reader) cutHeader(ln logLine) {
+	if r.truncated {
+		return
 	}
-	return 0
-}
-
-// end closes the current block and returns it.
-func (r *Reader) end() *Goroutine {
-	g := &r.gs[r.cur]
-	if len(r.args) > 0 && len(r.argEnds) == len(g.Frames) {
-		all, from := string(r.args), 0
-		for i, to := range r.argEnds {
-			g.Frames[i].Args = all[from:to]
-			from = to
-		}
+	r.truncated = true
+	what := "a goroutine header line"
+	if id, ok := headerID(ln.text); ok {
+		what = fmt.Sprintf("the header line of goroutine %d", id)
 	}
-	r.cur ^= 1
-	r.in = false
-	return g
+	r.detail = fmt.Sprintf("cut off inside %s at byte %d (line %d); %d complete goroutines kept", what, r.lr.bytes, ln.num, r.count)
 }
 
 var (
-	exitStatus  = []byte("exit status ")
 	unavailable = []byte("\tgoroutine running on other thread; stack unavailable")
 	nonGo       = []byte("non-Go function at pc=")
 )
-
-// feed consumes one line and returns a goroutine when the line ends one.
-func (r *Reader) feed(line []byte) (*Goroutine, error) {
-	if !r.in {
-		if !r.tooLong && parseHeader(line, &r.h) {
-			return nil, r.start()
-		}
-		if len(line) > 0 {
-			r.skipped++
-		}
-		return nil, nil
-	}
-	g := &r.gs[r.cur]
-	if r.eof && !r.lastNL {
-		// The input stops mid-line inside a block: whatever this line
-		// is, the block is cut off (see finish).
-		return nil, nil
-	}
-	if r.tooLong {
-		return nil, r.syntax(g, line, fmt.Sprintf("line longer than %d bytes", maxLine))
-	}
-	switch r.sub {
-	case stFile, stCreatedFile, stAncFile:
-		var fl fileLine
-		if !parseFileLine(line, &fl) {
-			return nil, r.syntax(g, line, "expected the file:line of the frame before, got")
-		}
-		switch r.sub {
-		case stFile:
-			f := r.pend
-			f.File = r.intern(fl.file)
-			f.Line = fl.line
-			f.Inlined = r.dots && !fl.hasOffset
-			g.Frames = append(g.Frames, f)
-			r.argEnds = append(r.argEnds, len(r.args))
-			r.sub = stFrames
-		case stCreatedFile:
-			g.createdBy.File = r.intern(fl.file)
-			g.createdBy.Line = fl.line
-			g.CreatedBy = &g.createdBy
-			r.sub = stDone
-		default:
-			r.sub = stAncestor
-		}
-		return nil, nil
-	}
-	if len(line) == 0 {
-		return r.end(), nil
-	}
-	if parseHeader(line, &r.h) {
-		done := r.end()
-		return done, r.start()
-	}
-	if parseAncestor(line) {
-		g.Ancestors++
-		r.sub = stAncestor
-		return nil, nil
-	}
-	if r.sub == stDone || bytes.HasPrefix(line, exitStatus) {
-		// The block is complete; what follows is other output.
-		r.skipped++
-		return r.end(), nil
-	}
-	anc := r.sub == stAncestor
-	if fn, goid, ok := parseCreatedBy(line); ok {
-		if anc {
-			r.sub = stAncFile
-			return nil, nil
-		}
-		g.createdBy = Frame{Function: r.intern(fn)}
-		g.CreatorGoid = goid
-		r.sub = stCreatedFile
-		return nil, nil
-	}
-	if n, ok := parseElided(line); ok {
-		if !anc {
-			g.FramesElided = true
-			g.ElidedFrames += n
-		}
-		return nil, nil
-	}
-	if bytes.Equal(line, unavailable) {
-		g.StackUnavailable = true
-		return nil, nil
-	}
-	if bytes.HasPrefix(line, nonGo) {
-		if !anc {
-			g.Frames = append(g.Frames, Frame{Function: "non-Go function"})
-			r.args = r.args[:r.argBase()]
-			r.argEnds = append(r.argEnds, len(r.args))
-		}
-		return nil, nil
-	}
-	if name, args, ok := parseFunc(line); ok {
-		if anc {
-			r.sub = stAncFile
-			return nil, nil
-		}
-		fn := r.intern(name)
-		if fn == "panic" {
-			// The runtime prints runtime.gopanic as "panic"; profiles
-			// name it in full.
-			fn = "runtime.gopanic"
-		}
-		r.pend = Frame{Function: fn}
-		r.dots = bytes.Equal(args, []byte("..."))
-		r.args = append(r.args[:r.argBase()], args...)
-		r.sub = stFile
-		return nil, nil
-	}
-	return nil, r.syntax(g, line, "unexpected")
-}
-
-func (r *Reader) syntax(g *Goroutine, line []byte, msg string) error {
-	return &SyntaxError{Line: r.line, Goroutine: g.ID, Text: clip(line), Msg: msg}
-}
 
 func clip(b []byte) string {
 	if len(b) > 120 {
@@ -337,43 +170,56 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// finish handles the end of the input.
+// finish handles the end of the input: each stream's open block is
+// complete or cut off.
 func (r *Reader) finish() (*Goroutine, error) {
-	if r.in {
-		g := &r.gs[r.cur]
-		complete := r.lastNL && r.bytes != RuntimeCap &&
-			(r.sub == stFrames || r.sub == stDone || r.sub == stAncestor) &&
-			(len(g.Frames) > 0 || g.StackUnavailable)
-		if complete {
+	for ; r.fin < numStreams; r.fin++ {
+		p := r.streams[r.fin]
+		if p == nil {
+			continue
+		}
+		if p.race.active {
+			p.race.done()
+		}
+		if !p.in {
+			continue
+		}
+		if g := r.close(p); g != nil {
+			r.fin++
 			r.count++
-			return r.end(), nil
+			return g, nil
 		}
-		r.in = false
-		r.truncated = true
-		why := "inside its block"
-		switch {
-		case r.bytes == RuntimeCap:
-			why = "at exactly 64 MiB, the runtime's cap for debug=2 dumps"
-		case !r.lastNL:
-			why = "mid-line"
-		}
-		r.detail = fmt.Sprintf("cut off %s at byte %d (line %d) in goroutine %d, whose block starts at line %d; %d complete goroutines kept",
-			why, r.bytes, r.line, g.ID, g.Line, r.count)
 	}
-	if r.count == 0 {
+	if r.count == 0 && r.raceTotal == 0 {
+		e := &NoGoroutinesError{Lines: r.lr.num, Notes: r.Notes()}
 		if r.truncated {
-			r.err = fmt.Errorf("%w: the only goroutine block is %s", ErrNoGoroutines, r.detail)
-		} else {
-			r.err = fmt.Errorf("%w in %d lines (not a goroutine dump or crash traceback)", ErrNoGoroutines, r.line)
+			e.Cut = r.detail
 		}
+		r.err = e
 		return nil, r.err
 	}
 	r.err = io.EOF
 	return nil, io.EOF
 }
 
-// IsSyntax reports whether err is (or wraps) a [*SyntaxError].
-func IsSyntax(err error) bool {
-	var se *SyntaxError
-	return errors.As(err, &se)
+// close ends a block still open at the end of the input: complete, or
+// cut off (nil).
+func (r *Reader) close(p *blocks) *Goroutine {
+	g := &p.gs[p.cur]
+	if p.sub == stFile && p.guess {
+		p.sub = stFrames // the guessed cgo frame was other output
+	}
+	complete := r.lr.bytes != RuntimeCap &&
+		(p.sub == stFrames || p.sub == stDone || p.sub == stAncestor) &&
+		(len(g.Frames) > 0 || g.StackUnavailable)
+	if complete {
+		return p.end()
+	}
+	p.in = false
+	why := "inside its block"
+	if r.lr.bytes == RuntimeCap {
+		why = "at exactly 64 MiB, the runtime's cap for debug=2 dumps"
+	}
+	r.cut(g, why)
+	return nil
 }

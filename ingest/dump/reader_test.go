@@ -3,6 +3,7 @@ package dump
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -211,35 +212,47 @@ func TestRuntimeCap(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
-		noG      bool   // want ErrNoGoroutines
-		line     int    // want a SyntaxError at this line
 		contains string // in the error text
 	}{
-		{name: "empty", in: "", noG: true},
-		{name: "binary", in: "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x00\x01\xfe\n\x00goroutine", noG: true},
-		{name: "log only", in: "panic: boom\n\nexit status 2\n", noG: true},
-		{name: "header only", in: "goroutine 1 [running]:", noG: true, contains: "cut off"},
-		{name: "garbage mid goroutine", in: "goroutine 1 [running]:\nmain.main()\n\t/x.go:3 +0x1\n\ngoroutine 17 [chan send]:\nmain.f()\n\t/x.go:9 +0x1\nfoo\nmain.g()\n\t/x.go:1 +0x1\n", line: 8, contains: `line 8: unexpected "foo" in goroutine 17`},
-		{name: "missing location", in: "goroutine 3 [select]:\nmain.f()\nmain.g()\n\t/x.go:1 +0x1\n", line: 3, contains: "file:line"},
-		{name: "bad labels", in: "goroutine 3 [select labels:{\"a\": b}]:\nmain.f()\n\t/x.go:1 +0x1\n", line: 1, contains: "labels"},
-		{name: "long line", in: "goroutine 3 [select]:\nmain.f(" + strings.Repeat("0x1, ", 300000) + ")\n\t/x.go:1\n", line: 2, contains: "longer than"},
+		{name: "empty", in: ""},
+		{name: "binary", in: "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x00\x01\xfe\n\x00goroutine"},
+		{name: "log only", in: "panic: boom\n\nexit status 2\n"},
+		{name: "header only", in: "goroutine 1 [running]:", contains: "cut off inside the header line of goroutine 1"},
+		{name: "missing location", in: "goroutine 3 [select]:\nmain.f()\nmain.g()\n\t/x.go:1 +0x1\n", contains: `goroutine 3 (line 1) ended at line 3 by a line that is not the frame's file:line "main.g()"`},
+		{name: "long line", in: "goroutine 3 [select]:\nmain.f(" + strings.Repeat("0x1, ", 300000) + ")\n\t/x.go:1\n", contains: "longer than 1 MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, gs, err := readAll(tc.in)
 			if err == nil {
 				t.Fatalf("no error, %d goroutines", len(gs))
 			}
-			if tc.noG && !errors.Is(err, ErrNoGoroutines) {
+			if !errors.Is(err, ErrNoGoroutines) {
 				t.Errorf("error %v does not wrap ErrNoGoroutines", err)
-			}
-			var se *SyntaxError
-			if tc.line != 0 && (!errors.As(err, &se) || se.Line != tc.line) {
-				t.Errorf("error %v, want a syntax error at line %d", err, tc.line)
 			}
 			if !strings.Contains(err.Error(), tc.contains) {
 				t.Errorf("error %q does not contain %q", err, tc.contains)
 			}
 		})
+	}
+}
+
+// TestInterrupted checks that a line of other output inside a goroutine
+// block ends the block, keeps what it had and says so.
+func TestInterrupted(t *testing.T) {
+	in := "goroutine 1 [running]:\nmain.main()\n\t/x.go:3 +0x1\n\ngoroutine 17 [chan send]:\nmain.f()\n\t/x.go:9 +0x1\nfoo\nmain.g()\n\t/x.go:1 +0x1\n\n" +
+		"goroutine 18 [select]:\nmain.h(0x1)\nlevel=info msg=interleaved\n\t/x.go:5 +0x1\n"
+	rd, gs, err := readAll(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 2 || gs[1].ID != 17 || len(gs[1].Frames) != 1 {
+		t.Fatalf("goroutines %+v", gs)
+	}
+	notes := rd.Notes()
+	for _, want := range []string{"1 goroutine blocks ended", "goroutine 18 (line 12) ended at line 14", "2 stack lines found outside"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
 	}
 }
 
@@ -286,6 +299,70 @@ func TestLooks(t *testing.T) {
 		}
 		if !Looks(data[:min(len(data), 512)]) {
 			t.Errorf("Looks(%s) = false", name)
+		}
+	}
+}
+
+// TestCgoFrames reads frames the way a cgo symbolizer has the runtime
+// print them (runtime.printOneCgoTraceback): a C function name without
+// parentheses, "??" for one it could not name, and "file:line pc=0x..."
+// or "?? :0" where the file is unknown.
+func TestCgoFrames(t *testing.T) {
+	in := "goroutine 1 gp=0xc000002380 m=0 mp=0x6a5f20 [syscall, locked to thread]:\n" +
+		"runtime.cgocall(0x4a1c30, 0xc00006af40)\n\t/usr/local/go/src/runtime/cgocall.go:167 +0x4b fp=0xc00006af18 sp=0xc00006aee0 pc=0x40566b\n" +
+		"??\n\t??:0 pc=0x7f5d3c0ad6b8\n" +
+		"crash\n\t/src/crash.c:5 pc=0x4a1c3d\n" +
+		"??()\n\t?? :0 +0x7f5d3c0ad6b8\n" +
+		"main._Cfunc_crash()\n\t_cgo_gotypes.go:39 +0x3f fp=0xc00006af40 sp=0xc00006af18 pc=0x4a1b9f\n" +
+		"main.main()\n\t/app/main.go:12 +0x17 fp=0xc00006af50 sp=0xc00006af40 pc=0x4a1bd7\n"
+	rd, gs, err := readAll(in)
+	if err != nil || len(gs) != 1 || rd.Truncated() {
+		t.Fatalf("%d goroutines, err %v, truncated %v", len(gs), err, rd.Truncated())
+	}
+	var got []string
+	for _, f := range gs[0].Frames {
+		got = append(got, fmt.Sprintf("%s@%s:%d", f.Function, f.File, f.Line))
+	}
+	want := "runtime.cgocall@/usr/local/go/src/runtime/cgocall.go:167 ??@??:0 crash@/src/crash.c:5 ??@??:0 main._Cfunc_crash@_cgo_gotypes.go:39 main.main@/app/main.go:12"
+	if strings.Join(got, " ") != want {
+		t.Errorf("frames\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+}
+
+// TestLastLine checks what a last line without a newline means: a line
+// that ends a block ("exit status 2") or other output leaves the last
+// goroutine complete; the start of a frame or header means the input was
+// cut.
+func TestLastLine(t *testing.T) {
+	block := "goroutine 1 [running]:\nmain.main()\n\t/x.go:3 +0x1\n"
+	for _, tc := range []struct {
+		tail      string
+		truncated bool
+		n         int
+	}{
+		{"exit status 2", false, 1},
+		{"FAIL\texample.com/x\t0.1s", false, 1},
+		{"level=info msg=bye", false, 1},
+		{"\x00\x01\x02 binary junk", false, 1},
+		{"rax    0xca", false, 1},
+		{"main.f(0x1", true, 0},
+		{"\t/x.go:1", false, 1}, // a location with no function before it is not this block's
+		{"created by main.g in gorout", true, 0},
+		{"\ngoroutine 55", true, 1},
+		{"\ngoroutine 55 [chan se", true, 1},
+		{"\ngorou", true, 1},
+		{"\nI1201 08:00:00 last log line", false, 1},
+	} {
+		rd, gs, err := readAll(block + tc.tail)
+		if err != nil && tc.n > 0 {
+			t.Errorf("%q: %v", tc.tail, err)
+			continue
+		}
+		if len(gs) != tc.n || rd.Truncated() != tc.truncated {
+			t.Errorf("%q: %d goroutines, truncated %v (%s); want %d, %v", tc.tail, len(gs), rd.Truncated(), rd.TruncationDetail(), tc.n, tc.truncated)
+		}
+		if strings.Contains(rd.TruncationDetail(), "mid-line") && !strings.HasPrefix(tc.tail, "main.f") && !strings.HasPrefix(tc.tail, "created") {
+			t.Errorf("%q reported as cut mid-line: %s", tc.tail, rd.TruncationDetail())
 		}
 	}
 }

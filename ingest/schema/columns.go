@@ -247,3 +247,32 @@ var ClockSyncSchema = schemaOf(TableClockSync,
 	field(ColTS, Timestamp, false),
 	field(ColSource, DictString, false),
 )
+
+// Columns of the races table.
+const (
+	ColRace           = "race"
+	ColAccess         = "access"
+	ColAddr           = "addr"
+	ColGoroutineState = "goroutine_state"
+	ColLocation       = "location"
+)
+
+// RacesSchema is the races table: the race detector's reports ("WARNING:
+// DATA RACE") found in dumps and logs, one row per access a report names.
+// race numbers the reports of one source from 1; access is "write",
+// "read", "atomic write"... with "previous " before the earlier access;
+// stack_id is the access's stack and creation_stack_id where its
+// goroutine was created ("Goroutine N (running) created at:"), whose state
+// goroutine_state gives; location is what the report says of the memory.
+var RacesSchema = schemaOf(TableRaces,
+	field(ColSnapshotTS, Timestamp, false),
+	field(ColRace, arrow.PrimitiveTypes.Int64, false),
+	field(ColAccess, DictString, false),
+	field(ColAddr, arrow.PrimitiveTypes.Int64, false),
+	field(ColGoid, arrow.PrimitiveTypes.Int64, false),
+	field(ColStackID, arrow.PrimitiveTypes.Int64, true),
+	field(ColGoroutineState, DictString, false),
+	field(ColCreationStackID, arrow.PrimitiveTypes.Int64, true),
+	field(ColLocation, arrow.BinaryTypes.String, false),
+	field(ColSource, DictString, false),
+)

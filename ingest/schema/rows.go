@@ -53,6 +53,20 @@ type Goroutine struct {
 	FrameArgs []string
 }
 
+// Race is one row of the races table: one access of a race report.
+type Race struct {
+	SnapshotTS      int64
+	Race            int64
+	Access          string
+	Addr            int64
+	Goid            int64
+	StackID         int64
+	GoroutineState  string
+	CreationStackID int64
+	Location        string
+	Source          string
+}
+
 // TraceGoroutine is one row of the trace_goroutines table.
 type TraceGoroutine struct {
 	Goid            int64
@@ -336,4 +350,21 @@ func (r ClockSync) AppendTo(b *array.RecordBuilder) {
 	i64(b, 0, r.MonoNS)
 	ts(b, 1, r.TS)
 	dict(b, 2, r.Source)
+}
+
+// Table implements [Row].
+func (Race) Table() string { return TableRaces }
+
+// AppendTo implements [Row].
+func (r Race) AppendTo(b *array.RecordBuilder) {
+	ts(b, 0, r.SnapshotTS)
+	i64(b, 1, r.Race)
+	dict(b, 2, r.Access)
+	i64(b, 3, r.Addr)
+	i64(b, 4, r.Goid)
+	optI64(b, 5, r.StackID)
+	dict(b, 6, r.GoroutineState)
+	optI64(b, 7, r.CreationStackID)
+	str(b, 8, r.Location)
+	dict(b, 9, r.Source)
 }

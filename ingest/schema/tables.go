@@ -16,6 +16,7 @@ const (
 	TableMetrics          = "metrics"
 	TableEBPFEvents       = "ebpf_events"
 	TableClockSync        = "clock_sync"
+	TableRaces            = "races"
 )
 
 // Column names shared by several tables.
@@ -53,13 +54,14 @@ var Schemas = map[string]*arrow.Schema{
 	TableMetrics:          MetricsSchema,
 	TableEBPFEvents:       EBPFEventsSchema,
 	TableClockSync:        ClockSyncSchema,
+	TableRaces:            RacesSchema,
 }
 
 // TableNames lists every table in a stable order (dictionaries first).
 var TableNames = []string{
 	TableFrames, TableStacks, TableSamples, TableGoroutines,
 	TableTraceGoroutines, TableTraceTransitions, TableSpans,
-	TableMetrics, TableEBPFEvents, TableClockSync,
+	TableMetrics, TableEBPFEvents, TableClockSync, TableRaces,
 }
 
 func field(name string, t arrow.DataType, nullable bool) arrow.Field {

@@ -1,8 +1,10 @@
 //go:build ignore
 
 // dumpprog parks goroutines in known states and then either prints its
-// debug=2 goroutine dump (mode "dump") or waits to be killed with SIGQUIT
-// (mode "wait"). The dump parser's tests build and run it.
+// debug=2 goroutine dump (mode "dump"), waits to be killed with SIGQUIT
+// (mode "wait"), or writes about 100 KiB of application log to stderr
+// and panics, as a service's log ends in a crash (mode "logpanic"). The
+// dump parser's tests build and run it.
 //
 // Before the dump it prints to stderr, one per line:
 //
@@ -162,6 +164,12 @@ func main() {
 	case "wait":
 		fmt.Fprintln(os.Stderr, "READY")
 		select {}
+	case "logpanic":
+		for i := 0; i < 1500; i++ {
+			fmt.Fprintf(os.Stderr, "I1201 08:00:%02d.%06d       1 reconciler.go:%d] reconciled object default/item-%d in %dms\n", i%60, i, 40+i%7, i, i%13)
+		}
+		var m map[string]int
+		m["boom"]++ // panics: assignment to entry in nil map
 	}
 }
 

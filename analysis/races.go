@@ -1,0 +1,94 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// Race is one report of the race detector ("WARNING: DATA RACE") found in
+// the bundle's dumps and logs: two accesses to the same memory, at least
+// one a write, with no synchronisation between them. Races are not leaks
+// but often explain a hang or a crash, so a report shows them beside its
+// suspects.
+type Race struct {
+	// Source is the raw artifact the report came from; Number counts the
+	// reports of that source from 1.
+	Source   string `json:"source"`
+	Number   int    `json:"number"`
+	Location string `json:"location,omitempty"`
+	// Accesses are the conflicting accesses, the later first.
+	Accesses []RaceAccess `json:"accesses"`
+}
+
+// RaceAccess is one access of a race report.
+type RaceAccess struct {
+	// Access is "write", "read", "atomic write"..., with "previous "
+	// before the earlier access.
+	Access string `json:"access"`
+	// Addr is the address accessed, in hex.
+	Addr string `json:"addr"`
+	Goid int64  `json:"goid"`
+	// Function, File and Line name the first frame of the access's stack
+	// outside the runtime; Stack is the whole stack, leaf first.
+	Function string  `json:"function"`
+	File     string  `json:"file,omitempty"`
+	Line     int     `json:"line,omitempty"`
+	Stack    []Frame `json:"stack"`
+	// State is the goroutine's state when the race was found ("running"
+	// or "finished"); CreatedBy is the frame that created it.
+	State     string `json:"goroutine_state,omitempty"`
+	CreatedBy *Frame `json:"created_by,omitempty"`
+}
+
+// readRaces reads the races table into reports, in source and report
+// order.
+func readRaces(b *bundle.Bundle, mem memory.Allocator, st *stackTable) ([]Race, error) {
+	byKey := map[string]*Race{}
+	var order []string
+	err := bundle.Tolerate(b.ReadTable(schema.TableRaces, mem, func(rec arrow.Record) error {
+		c := cols{rec}
+		num, access, addr := c.i64(schema.ColRace), c.str(schema.ColAccess), c.i64(schema.ColAddr)
+		goid, stack, state := c.i64(schema.ColGoid), c.i64(schema.ColStackID), c.str(schema.ColGoroutineState)
+		created, loc, source := c.i64(schema.ColCreationStackID), c.str(schema.ColLocation), c.str(schema.ColSource)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			key := fmt.Sprintf("%s\x00%d", source(r), num(r))
+			race := byKey[key]
+			if race == nil {
+				race = &Race{Source: strings.Clone(source(r)), Number: int(num(r)), Location: strings.Clone(loc(r))}
+				byKey[key] = race
+				order = append(order, key)
+			}
+			a := RaceAccess{Access: strings.Clone(access(r)), Addr: fmt.Sprintf("%#x", uint64(addr(r))), Goid: goid(r),
+				Stack: st.framesOf(stack(r)), State: strings.Clone(state(r))}
+			if len(a.Stack) > 0 {
+				f, _ := locationFrame(a.Stack)
+				a.Function, a.File, a.Line = f.Function, f.File, f.Line
+			}
+			if cs := st.framesOf(created(r)); len(cs) > 0 {
+				a.CreatedBy = &cs[0]
+			}
+			race.Accesses = append(race.Accesses, a)
+		}
+		return nil
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("read races: %w", err)
+	}
+	out := make([]Race, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byKey[k])
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Source != out[j].Source {
+			return out[i].Source < out[j].Source
+		}
+		return out[i].Number < out[j].Number
+	})
+	return out, nil
+}

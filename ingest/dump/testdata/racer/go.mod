@@ -1,0 +1,3 @@
+module example.com/racer
+
+go 1.22
