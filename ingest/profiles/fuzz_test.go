@@ -24,6 +24,10 @@ func FuzzIngest(f *testing.F) {
 	}
 	f.Add([]byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n1: 2 [3: 4] @ 0x1\n"))
 	f.Add([]byte{})
+	f.Add([]byte("--- mutex:\ncycles/second=1\nsampling period=1\n10 2 @ 0x2 0x3\n#\t0x1\tmain.f+0x1\t/x.go:3\n#\t0x2\tmain.g+0x1\t/x.go:9\n"))
+	f.Add([]byte("goroutineleak profile: total 1\n1 @ 0x2 0x3\n#\t0x1\tmain.leak+0x1d\t/x.go:29\n"))
+	f.Add([]byte("--- threadz 1 ---\n\n--- Thread 7f (name: main/1) stack: ---\n  PC: 0x1 0x2\n"))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x27, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x40, 0x10, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 		w, err := bundle.Create(filepath.Join(t.TempDir(), "f.lsb"), bundle.NewManifest("fuzz", "fuzz"), mem)

@@ -23,11 +23,16 @@ const Kind = "pprof"
 // which endpoint it scraped); otherwise it is recognised from the sample
 // types. Ingest fills a.Kind, a.Profile, a.Rows and a.Status.
 func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
-	p, err := Parse(r)
+	p, form, err := parse(r)
 	if err != nil {
 		return err
 	}
 	name := a.Profile
+	if name == "" && form == formMutex {
+		// Mutex and block profiles have the same sample types; the
+		// legacy text says which it is in its header.
+		name = schema.ProfileMutex
+	}
 	if name == "" {
 		name = Name(p)
 	}
@@ -74,35 +79,52 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 	return nil
 }
 
-// Parse reads a whole profile (gzipped or not) and validates it. Errors
-// say what is wrong; gzip and protobuf errors keep pprof's wording.
+// Parse reads a whole profile (gzipped or not) and validates it: the
+// protobuf form, or a legacy form profile.Parse reads (Go's debug=1 text,
+// the binary CPU profiles Go wrote before 1.9, contention and threadz
+// text). Errors say what is wrong; gzip and protobuf errors keep pprof's
+// wording.
 func Parse(r io.Reader) (*profile.Profile, error) {
+	p, _, err := parse(r)
+	return p, err
+}
+
+// parse is Parse that also says which legacy form the profile had ("" for
+// protobuf; see legacyForm).
+func parse(r io.Reader) (*profile.Profile, string, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("read profile: %w", err)
+		return nil, "", fmt.Errorf("read profile: %w", err)
 	}
 	if len(data) == 0 {
-		return nil, fmt.Errorf("empty file: not a pprof profile")
+		return nil, "", fmt.Errorf("empty file: not a pprof profile")
 	}
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 		// Decompress here rather than in pprof: it reports a truncated
 		// stream only as a generic parse failure.
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("corrupt gzip header: %w", err)
+			return nil, "", fmt.Errorf("corrupt gzip header: %w", err)
 		}
 		if data, err = io.ReadAll(zr); err != nil {
-			return nil, fmt.Errorf("corrupt or truncated gzip stream: %w", err)
+			return nil, "", fmt.Errorf("corrupt or truncated gzip stream: %w", err)
 		}
+	}
+	form := legacyForm(data)
+	if form == formJava {
+		return nil, "", fmt.Errorf("a Java profile, not from a Go program")
 	}
 	p, err := profile.ParseData(data)
 	if err != nil {
-		return nil, fmt.Errorf("not a valid pprof profile: %w", err)
+		return nil, "", fmt.Errorf("not a valid pprof profile: %w", err)
 	}
 	if err := p.CheckValid(); err != nil {
-		return nil, fmt.Errorf("invalid pprof profile: %w", err)
+		return nil, "", fmt.Errorf("invalid pprof profile: %w", err)
 	}
-	return p, nil
+	if form != "" && form != formCPU {
+		symbolizeComments(p, data)
+	}
+	return p, form, nil
 }
 
 // Name recognises which Go runtime profile p is from its sample types, or
@@ -116,6 +138,8 @@ func Name(p *profile.Profile) string {
 		return schema.ProfileGoroutineLeak
 	case "threadcreate/count":
 		return schema.ProfileThreadcreate
+	case "thread/count":
+		return schema.ProfileThreads
 	case "samples/count,cpu/nanoseconds":
 		return schema.ProfileCPU
 	case "alloc_objects/count,alloc_space/bytes,inuse_objects/count,inuse_space/bytes":
@@ -164,7 +188,7 @@ func valueColumns(p *profile.Profile, name string) ([]string, error) {
 			cols[i] = schema.ColCPUNanosecs
 		case st.Type == "samples":
 			cols[i] = schema.ColSamplesCount
-		case st.Unit == "count" && (st.Type == name || st.Type == "goroutine" || st.Type == "threadcreate" || st.Type == "goroutineleak"):
+		case st.Unit == "count" && (st.Type == name || st.Type == "goroutine" || st.Type == "threadcreate" || st.Type == "goroutineleak" || st.Type == "thread"):
 			cols[i] = schema.ColCount
 		case st.Type == "contentions":
 			cols[i] = schema.ColContentions

@@ -34,6 +34,8 @@ const (
 	ProfileMutex         = "mutex"
 	ProfileThreadcreate  = "threadcreate"
 	ProfileGoroutineLeak = "goroutineleak"
+	// ProfileThreads is a legacy threadz profile: the stacks of threads.
+	ProfileThreads = "threads"
 )
 
 // Sample value columns, one per pprof sample type the Go runtime writes.

@@ -2,7 +2,8 @@
 // directory, after doing work that gives each one samples: parked and
 // leaked goroutines, allocations, lock contention, blocking and CPU.
 // Built with GOEXPERIMENT=goroutineleakprofile it also writes the
-// goroutineleak profile.
+// goroutineleak profile. Each profile is written twice: NAME.pb.gz
+// (protobuf) and NAME.txt (the legacy text form, debug=1).
 package main
 
 import (
@@ -87,11 +88,15 @@ func main() {
 		check(p.WriteTo(f, 0))
 		check(f.Close())
 	}
-	// A legacy text profile too (debug=1 heap), which pprof still parses.
-	f, err := os.Create(filepath.Join(dir, "heap.txt"))
-	check(err)
-	check(pprof.Lookup("heap").WriteTo(f, 1))
-	check(f.Close())
+	// The legacy text form of every profile too (debug=1), which pprof
+	// still parses: "goroutine profile: total N", "--- contention:",
+	// "--- mutex:", "heap profile: ...".
+	for _, p := range pprof.Profiles() {
+		f, err := os.Create(filepath.Join(dir, p.Name()+".txt"))
+		check(err)
+		check(p.WriteTo(f, 1))
+		check(f.Close())
+	}
 	fmt.Println(len(sink))
 	close(block)
 }
