@@ -1,14 +1,14 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"io"
+	"unicode/utf8"
 
 	"github.com/leakscope/leakscope/ingest/dump"
 	"github.com/leakscope/leakscope/ingest/gotrace"
+	"github.com/leakscope/leakscope/ingest/profiles"
 )
 
 // Kind is what a file holds.
@@ -20,51 +20,50 @@ const (
 	KindPprof   Kind = "pprof"
 	KindDump    Kind = "dump"
 	KindTrace   Kind = "trace"
+	// KindLog is text that starts as none of the others, such as an
+	// application log: a traceback or race report may come anywhere in
+	// it, so it is read as a dump, whole, and refused if it holds none.
+	KindLog Kind = "log"
 )
 
 // sniffLen is how much of a file Detect looks at.
 const sniffLen = 64 << 10
 
 // Detect recognises the kind of content from its first bytes (up to 64
-// KiB; pass the start of the file). Gzipped content is recognised by what
-// it decompresses to.
+// KiB; pass the start of the file). Gzip- and zstd-compressed content is
+// recognised by what it decompresses to.
 func Detect(head []byte) Kind {
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(head))
+	if isGzip(head) || isZstd(head) {
+		// head may cut the stream: look at what it decompresses to.
+		zr, _, closeFn, err := decompressor(bytes.NewReader(head), head, sniffLen)
 		if err != nil {
 			return KindUnknown
 		}
+		defer closeFn()
 		inner := make([]byte, sniffLen)
 		n, _ := io.ReadFull(zr, inner)
 		if n == 0 {
 			return KindUnknown
 		}
-		if k := detectPlain(inner[:n]); k != KindUnknown {
-			return k
-		}
-		// The Go runtime gzips its protobuf profiles.
-		if looksProtobuf(inner[:n]) {
-			return KindPprof
-		}
-		return KindUnknown
+		return detectContent(inner[:n])
 	}
-	if k := detectPlain(head); k != KindUnknown {
-		return k
-	}
-	if looksProtobuf(head) {
-		return KindPprof
-	}
-	return KindUnknown
+	return detectContent(head)
 }
 
-func detectPlain(head []byte) Kind {
+// detectContent recognises uncompressed content from its first bytes.
+func detectContent(head []byte) Kind {
 	switch {
 	case gotrace.Looks(head):
 		return KindTrace
 	case dump.Looks(head):
 		return KindDump
-	case looksLegacyProfile(head):
+	case profiles.LooksLegacy(head) && profiles.Foreign(head) == "":
 		return KindPprof
+	case looksProtobuf(head):
+		// The Go runtime writes protobuf profiles (gzipped).
+		return KindPprof
+	case looksText(head) && profiles.Foreign(head) == "":
+		return KindLog
 	}
 	return KindUnknown
 }
@@ -115,31 +114,26 @@ func looksProtobuf(head []byte) bool {
 	return fields > 0
 }
 
-// legacyPrefixes start the text profiles pprof still parses.
-var legacyPrefixes = [][]byte{
-	[]byte("heap profile:"),
-	[]byte("--- contention:"),
-	[]byte("--- mutex:"),
-	[]byte("threadcreate profile:"),
-	[]byte("goroutine profile:"),
-	[]byte("--- heapz"),
-}
-
-func looksLegacyProfile(head []byte) bool {
-	for _, p := range legacyPrefixes {
-		if bytes.HasPrefix(head, p) {
-			return true
+// looksText reports whether head is text: valid UTF-8 (a cut last rune
+// allowed) with no NUL and few other control characters.
+func looksText(head []byte) bool {
+	if len(head) == 0 || bytes.IndexByte(head, 0) >= 0 {
+		return false
+	}
+	sample := head[:min(len(head), 8<<10)]
+	ctl := 0
+	for i := 0; i < len(sample); {
+		r, n := utf8.DecodeRune(sample[i:])
+		if r == utf8.RuneError && n == 1 {
+			if len(sample)-i >= utf8.UTFMax {
+				return false
+			}
+			break // a rune cut by the end of head
 		}
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != 0x1b {
+			ctl++
+		}
+		i += n
 	}
-	return false
-}
-
-// sniff returns a reader that yields all of r and the first bytes of it.
-func sniff(r io.Reader) (io.Reader, []byte, error) {
-	br := bufio.NewReaderSize(r, sniffLen)
-	head, err := br.Peek(sniffLen)
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
-		return nil, nil, err
-	}
-	return br, head, nil
+	return ctl*100 <= len(sample)
 }

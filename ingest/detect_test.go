@@ -58,8 +58,8 @@ func TestDetect(t *testing.T) {
 		{"execution trace", tr, KindTrace},
 		{"gzipped trace", gz(tr), KindTrace},
 		{"empty", nil, KindUnknown},
-		{"text", []byte("hello world\n"), KindUnknown},
-		{"json", []byte(`{"a": 1}`), KindUnknown},
+		{"text", []byte("hello world\n"), KindLog},
+		{"json", []byte(`{"a": 1}`), KindLog},
 		{"png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), KindUnknown},
 		{"broken gzip", heap[:5], KindUnknown},
 	}

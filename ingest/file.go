@@ -28,6 +28,10 @@ type Options struct {
 	Mem memory.Allocator
 	// Manifest is used when the bundle does not exist yet.
 	Manifest bundle.Manifest
+	// MaxDecompressed caps what a gzip- or zstd-compressed file may
+	// expand to (0: DefaultMaxDecompressed); past it the file is refused
+	// with an error wrapping ErrTooLarge.
+	MaxDecompressed int64
 }
 
 // File adds the file at path to the bundle in dir, creating the bundle if
@@ -70,16 +74,14 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if opts.Progress != nil {
 		r = &progressReader{r: r, size: a.Size, fn: opts.Progress}
 	}
-	r, head, err := sniff(r)
+	src, err := openContent(r, opts.MaxDecompressed)
 	if err != nil {
-		return a, fmt.Errorf("read: %w", err)
+		return a, err
 	}
-	kind := Detect(head)
+	kind := src.kind
 	if kind == KindUnknown {
-		if len(head) == 0 {
-			return a, fmt.Errorf("empty file: %w", ErrUnknownKind)
-		}
-		return a, fmt.Errorf("%w (it starts with %q)", ErrUnknownKind, preview(head))
+		src.close()
+		return a, src.unknown()
 	}
 	m := opts.Manifest
 	if m.FormatVersion == 0 {
@@ -91,22 +93,32 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	}
 	raw, rel, err := w.CreateRaw(name)
 	if err != nil {
+		src.close()
 		w.Abort()
 		return a, err
 	}
 	a.Name = rel
-	tee := io.TeeReader(r, raw)
+	tee, err := src.attach(raw)
+	if err != nil {
+		src.close()
+		raw.Close()
+		os.Remove(raw.Name())
+		w.Abort()
+		return a, err
+	}
 	switch kind {
 	case KindPprof:
 		err = profiles.Ingest(w, tee, &a)
 	case KindDump:
 		err = dump.Ingest(w, tee, &a)
+	case KindLog:
+		err = logError(dump.Ingest(w, tee, &a))
 	case KindTrace:
 		err = gotrace.Ingest(w, tee, &a, gotrace.Options{Now: a.Time})
 	}
-	if err == nil {
-		// Keep the whole original even where the parser stopped early.
-		_, err = io.Copy(raw, r)
+	if ferr := src.finish(); err == nil {
+		// The whole original is kept, even where the parser stopped early.
+		err = ferr
 	}
 	if cerr := raw.Close(); err == nil {
 		err = cerr
@@ -131,21 +143,27 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	return a, nil
 }
 
+// logError says what a text file without a traceback is.
+func logError(err error) error {
+	var ne *dump.NoGoroutinesError
+	if !errors.As(err, &ne) || ne.Cut != "" {
+		return err
+	}
+	msg := fmt.Sprintf("it is text, and none of its %d lines starts a goroutine traceback or race report", ne.Lines)
+	if ne.Notes != "" {
+		msg += " (" + ne.Notes + ")"
+	}
+	return fmt.Errorf("%w: %s", ErrUnknownKind, msg)
+}
+
 func sourceOf(k Kind) string {
 	switch k {
-	case KindDump:
+	case KindDump, KindLog:
 		return bundle.SourceDump
 	case KindTrace:
 		return bundle.SourceTrace
 	}
 	return bundle.SourcePprof
-}
-
-func preview(head []byte) string {
-	if len(head) > 24 {
-		head = head[:24]
-	}
-	return string(head)
 }
 
 func newID() string {

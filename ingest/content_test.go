@@ -1,0 +1,157 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+func zst(b []byte) []byte {
+	var out bytes.Buffer
+	zw, _ := zstd.NewWriter(&out)
+	zw.Write(b)
+	zw.Close()
+	return out.Bytes()
+}
+
+// TestCompressed ingests a real dump, trace and heap profile gzipped and
+// zstd-compressed: each reads as its plain form does, and raw/ keeps the
+// compressed original byte for byte.
+func TestCompressed(t *testing.T) {
+	heap, dump, tr := realArtifacts(t)
+	var plainHeap bytes.Buffer
+	zr, _ := gzip.NewReader(bytes.NewReader(heap))
+	plainHeap.ReadFrom(zr)
+	for _, c := range []struct {
+		name  string
+		plain []byte
+		kind  string
+	}{{"dump.txt", dump, "dump"}, {"trace.out", tr, "trace"}, {"heap.pb", plainHeap.Bytes(), "pprof"}} {
+		dir := filepath.Join(t.TempDir(), "c.lsb")
+		want, err := File(dir, writeFile(t, c.name, c.plain), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for ext, data := range map[string][]byte{".gz": gz(c.plain), ".zst": zst(c.plain)} {
+			a, err := File(dir, writeFile(t, c.name+ext, data), Options{})
+			if err != nil {
+				t.Errorf("%s%s: %v", c.name, ext, err)
+				continue
+			}
+			if a.Kind != c.kind || a.Rows != want.Rows || a.Status != want.Status {
+				t.Errorf("%s%s: kind %s, %d rows, %s; plain: %s, %d rows, %s", c.name, ext, a.Kind, a.Rows, a.Status, want.Kind, want.Rows, want.Status)
+			}
+			if raw, _ := os.ReadFile(filepath.Join(dir, a.Name)); !bytes.Equal(raw, data) {
+				t.Errorf("%s%s: raw copy differs from the original (%d of %d bytes)", c.name, ext, len(raw), len(data))
+			}
+		}
+	}
+}
+
+// TestDecompressionBomb ingests a zstd file that expands far past the
+// limit: it is refused as too large while streaming, and the bundle is
+// unchanged.
+func TestDecompressionBomb(t *testing.T) {
+	_, dump, _ := realArtifacts(t)
+	dir := filepath.Join(t.TempDir(), "b.lsb")
+	if _, err := File(dir, writeFile(t, "dump.txt", dump), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	big := bytes.Repeat(dump, (64<<20)/len(dump)+1) // 64 MiB of dumps
+	bomb := zst(big)
+	if len(bomb)*50 > len(big) {
+		t.Fatalf("bomb of %d bytes for %d: not much of a bomb", len(bomb), len(big))
+	}
+	_, err := File(dir, writeFile(t, "bomb.txt.zst", bomb), Options{MaxDecompressed: 8 << 20})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "bomb.txt.zst") {
+		t.Fatalf("bomb: %v, want a too-large error naming the file", err)
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("bundle changed:\n before %s\n after  %s", before, after)
+	}
+}
+
+// TestTracebackDeepInLog ingests an application log of more than 64 KiB
+// with a real goroutine dump after it: detection does not stop at the
+// first bytes, and every goroutine is read.
+func TestTracebackDeepInLog(t *testing.T) {
+	var log bytes.Buffer
+	for i := 0; log.Len() < 100<<10; i++ {
+		fmt.Fprintf(&log, "2026-12-01T08:00:%02dZ INFO controller: reconciled default/item-%d in %dms\n", i%60, i, i%17)
+	}
+	var d bytes.Buffer
+	pprof.Lookup("goroutine").WriteTo(&d, 2)
+	want := bytes.Count(d.Bytes(), []byte("\ngoroutine ")) + 1
+	data := append(log.Bytes(), d.Bytes()...)
+	if Detect(data[:sniffLen]) != KindLog {
+		t.Fatalf("the log's first 64 KiB detected as %q", Detect(data[:sniffLen]))
+	}
+	dir := filepath.Join(t.TempDir(), "l.lsb")
+	for _, name := range []string{"app.log", "app.log.gz"} {
+		in := data
+		if strings.HasSuffix(name, ".gz") {
+			in = gz(data)
+		}
+		a, err := File(dir, writeFile(t, name, in), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if a.Kind != "dump" || a.Rows < int64(want)-2 || a.Rows > int64(want) {
+			t.Errorf("%s: %s with %d rows, the dump has %d goroutines", name, a.Kind, a.Rows, want)
+		}
+	}
+	_, err := File(dir, writeFile(t, "plain.log", log.Bytes()), Options{})
+	if !errors.Is(err, ErrUnknownKind) || !strings.Contains(err.Error(), "none of its") {
+		t.Errorf("a log without a traceback: %v", err)
+	}
+}
+
+// TestUnknownFormats checks that a refusal names what the file is.
+func TestUnknownFormats(t *testing.T) {
+	for data, want := range map[string]string{
+		"PK\x03\x04rest":         "zip archive",
+		"\xfd7zXZ\x00\x00":       "xz-compressed",
+		"\x7fELF\x02\x01\x01":    "ELF",
+		"\x00\x01\x02\x03binary": "binary data starting 00 01 02 03",
+		"--- heapz 1 ---\nformat = java\nresolution = bytes\n": "Java",
+	} {
+		_, err := File(filepath.Join(t.TempDir(), "u.lsb"), writeFile(t, "x", []byte(data)), Options{})
+		if !errors.Is(err, ErrUnknownKind) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want it named %q", data, err, want)
+		}
+	}
+}
+
+// TestLegacyProfilesDetected ingests files in the legacy forms pprof reads
+// (google/pprof's own test profiles, from the module cache): detection
+// takes Go's old binary CPU profiles and contention and threadz text as
+// profiles, and refuses Java's naming them.
+func TestLegacyProfilesDetected(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/google/pprof").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := filepath.Join(strings.TrimSpace(string(out)), "profile", "testdata")
+	dir := filepath.Join(t.TempDir(), "legacy.lsb")
+	for _, name := range []string{"go.crc32.cpu", "gobench.cpu", "cppbench.contention", "cppbench.thread", "gobench.heap"} {
+		a, err := File(dir, filepath.Join(td, name), Options{})
+		if err != nil || a.Kind != "pprof" || a.Rows == 0 {
+			t.Errorf("%s: %v (%+v)", name, err, a)
+		}
+	}
+	for _, name := range []string{"java.cpu", "java.heap", "java.contention"} {
+		if _, err := File(dir, filepath.Join(td, name), Options{}); !errors.Is(err, ErrUnknownKind) || !strings.Contains(err.Error(), "Java") {
+			t.Errorf("%s: %v, want it refused as Java", name, err)
+		}
+	}
+}
