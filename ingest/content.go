@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 
 	"github.com/klauspost/compress/zstd"
@@ -46,7 +49,7 @@ func openContent(r io.Reader, max int64) (*content, error) {
 	if max <= 0 {
 		max = DefaultMaxDecompressed
 	}
-	c := &content{spool: &spool{r: r, max: maxSpool}, close: func() {}}
+	c := &content{spool: &spool{r: r, max: maxSpool, hash: sha256.New()}, close: func() {}}
 	c.orig = bufio.NewReaderSize(c.spool, 64<<10)
 	magic, err := c.orig.Peek(4)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
@@ -92,6 +95,9 @@ func (c *content) finish() error {
 	return err
 }
 
+// sum returns the SHA-256 of the original, once finish has read it all.
+func (c *content) sum() string { return hex.EncodeToString(c.spool.hash.Sum(nil)) }
+
 // unknown describes content of no kind leakscope reads.
 func (c *content) unknown() error {
 	what := describeFormat(c.head)
@@ -132,15 +138,17 @@ func isZstd(b []byte) bool { return len(b) >= 4 && bytes.Equal(b[:4], []byte{0x2
 // spool passes reads through, keeping what it read: in memory (up to max)
 // until attach, then in the attached writer.
 type spool struct {
-	r   io.Reader
-	buf bytes.Buffer
-	max int
-	w   io.Writer
+	r    io.Reader
+	buf  bytes.Buffer
+	max  int
+	w    io.Writer
+	hash hash.Hash // of every byte read
 }
 
 func (s *spool) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if n > 0 {
+		s.hash.Write(p[:n])
 		if s.w != nil {
 			if _, werr := s.w.Write(p[:n]); werr != nil {
 				return n, fmt.Errorf("keep the original: %w", werr)

@@ -36,8 +36,11 @@ type Options struct {
 
 // File adds the file at path to the bundle in dir, creating the bundle if
 // needed. The file's kind is detected from its content. The whole file is
-// one unit: on error the bundle is left exactly as it was, and the error
-// names the file and what is wrong with it. The returned artifact says
+// one unit, added in one transaction (see [bundle.Begin]): on error, or if
+// the process is killed, the bundle is left exactly as it was (a bundle
+// File created is removed), and the error names the file and what is wrong
+// with it. A file whose content the bundle already holds is refused with
+// [ErrDuplicate], so re-running an interrupted ingest adds nothing twice. The returned artifact says
 // what was made of it; its Status is "truncated" (with Detail) when the
 // file was cut short but its complete part was kept.
 func File(dir, path string, opts Options) (bundle.Artifact, error) {
@@ -87,8 +90,9 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if m.FormatVersion == 0 {
 		m = bundle.NewManifest(newID(), "leakscope")
 	}
-	w, err := bundle.Create(dir, m, mem)
+	w, err := bundle.Begin(dir, m, mem)
 	if err != nil {
+		src.close()
 		return a, err
 	}
 	raw, rel, err := w.CreateRaw(name)
@@ -123,6 +127,10 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if cerr := raw.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		a.SHA256 = src.sum()
+		err = duplicate(w.Manifest(), a)
+	}
 	if err != nil {
 		os.Remove(raw.Name())
 		w.Abort()
@@ -141,6 +149,20 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 		return a, err
 	}
 	return a, nil
+}
+
+// ErrDuplicate is wrapped by the error for a file whose content the bundle
+// already holds: adding it again would count every row twice.
+var ErrDuplicate = errors.New("already in the bundle")
+
+// duplicate refuses a whose content an artifact of m already has.
+func duplicate(m bundle.Manifest, a bundle.Artifact) error {
+	for _, o := range m.Artifacts {
+		if o.SHA256 != "" && o.SHA256 == a.SHA256 {
+			return fmt.Errorf("%w as %s (same content); not added again", ErrDuplicate, o.Name)
+		}
+	}
+	return nil
 }
 
 // logError says what a text file without a traceback is.

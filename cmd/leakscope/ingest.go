@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -50,6 +52,10 @@ read is reported and leaves the bundle unchanged; the others are still added.`, 
 		if bar != nil {
 			bar.Finish()
 		}
+		if errors.Is(err, ingest.ErrDuplicate) {
+			fmt.Fprintf(stderr, "leakscope: note: %v\n", err)
+			continue
+		}
 		if err != nil {
 			failed++
 			fmt.Fprintf(stderr, "leakscope: %v\n", err)
@@ -60,10 +66,23 @@ read is reported and leaves the bundle unchanged; the others are still added.`, 
 			fmt.Fprintf(stderr, "leakscope: warning: %s was cut short; its complete part was kept (see leakscope inspect %s)\n", path, *out)
 		}
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d files not ingested; the bundle %s holds the others", failed, len(files), *out)
+	return ingestSummary(failed, len(files), *out)
+}
+
+// ingestSummary is the error ending an ingest that failed for some files:
+// it says what the bundle holds, and that there is no bundle when none
+// was ever written.
+func ingestSummary(failed, total int, out string) error {
+	if failed == 0 {
+		return nil
 	}
-	return nil
+	if _, err := os.Stat(filepath.Join(out, bundle.ManifestFile)); err != nil {
+		return fmt.Errorf("none of the %d files could be ingested; no bundle was written", total)
+	}
+	if failed == total {
+		return fmt.Errorf("none of the %d files could be ingested; the bundle %s is as it was", total, out)
+	}
+	return fmt.Errorf("%d of %d files not ingested; the bundle %s holds the other %d", failed, total, out, total-failed)
 }
 
 // describe says in one line what ingest made of a file.
@@ -79,8 +98,11 @@ func describe(path string, a bundle.Artifact) string {
 		what = "execution trace"
 	}
 	s := fmt.Sprintf("%s: %s, %d rows", path, what, a.Rows)
-	if a.Status == bundle.StatusTruncated {
+	switch {
+	case a.Status == bundle.StatusTruncated:
 		s += " (truncated: " + a.Detail + ")"
+	case a.Detail != "":
+		s += " (note: " + a.Detail + ")"
 	}
 	return s
 }

@@ -92,6 +92,9 @@ type Artifact struct {
 	Status     string    `json:"status"`
 	Detail     string    `json:"detail,omitempty"`
 	OriginPath string    `json:"origin,omitempty"`
+	// SHA256 is the hex SHA-256 of the original, for telling a file
+	// already added from a new one.
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Clock records how monotonic timestamps were mapped to wall-clock time.

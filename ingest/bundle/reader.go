@@ -37,8 +37,12 @@ type Bundle struct {
 	Manifest Manifest
 }
 
-// Open opens the bundle in dir for reading.
+// Open opens the bundle in dir for reading, first finishing or removing
+// what an interrupted addition left (see [Recover]).
 func Open(dir string) (*Bundle, error) {
+	if err := Recover(dir); err != nil {
+		return nil, err
+	}
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err

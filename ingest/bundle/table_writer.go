@@ -11,18 +11,21 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/killpoint"
 )
 
 // batchRows is the number of buffered rows that triggers a batch write
 // before the once-a-second flush.
 const batchRows = 64 * 1024
 
-// tableWriter appends rows of one table to TABLE.arrow (or to
-// TABLE.arrow.tmp when the bundle already had that table).
+// tableWriter appends rows of one table to TABLE.arrow of the bundle (a
+// new bundle written in place), or to TABLE.arrow of a transaction's
+// staging directory, which starts as a copy of the bundle's table and
+// replaces it when the transaction commits.
 type tableWriter struct {
 	name    string
-	path    string // final path
-	tmpPath string // non-empty when writing a copy that replaces path on close
+	path    string // where the rows are written
+	staged  bool   // path is in a staging directory
 	f       *os.File
 	w       *ipc.Writer
 	b       *array.RecordBuilder
@@ -34,20 +37,22 @@ type tableWriter struct {
 
 func tablePath(dir, table string) string { return filepath.Join(dir, table+".arrow") }
 
-func newTableWriter(dir, table string, mem memory.Allocator) (*tableWriter, error) {
+// newTableWriter starts the table in dir; with a staging directory stage,
+// it writes there, after a copy of what dir's table holds.
+func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWriter, error) {
 	sc, ok := schema.Schemas[table]
 	if !ok {
 		return nil, fmt.Errorf("unknown table %q", table)
 	}
 	tw := &tableWriter{name: table, path: tablePath(dir, table), schema: sc, mem: mem}
-	target := tw.path
-	_, statErr := os.Stat(tw.path)
-	exists := statErr == nil
-	if exists {
-		tw.tmpPath = tw.path + ".tmp"
-		target = tw.tmpPath
+	orig := tw.path
+	exists := false
+	if stage != "" {
+		tw.path, tw.staged = tablePath(stage, table), true
+		_, statErr := os.Stat(orig)
+		exists = statErr == nil
 	}
-	f, err := os.OpenFile(target, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(tw.path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create table %s: %w", table, err)
 	}
@@ -55,7 +60,7 @@ func newTableWriter(dir, table string, mem memory.Allocator) (*tableWriter, erro
 	tw.w = ipc.NewWriter(f, ipc.WithSchema(sc), ipc.WithZstd(), ipc.WithAllocator(mem))
 	tw.b = array.NewRecordBuilder(mem, sc)
 	if exists {
-		n, err := copyTable(tw.path, tw.w, sc, mem)
+		n, err := copyTable(orig, tw.w, sc, mem)
 		tw.rows = n
 		if err != nil && !errors.As(err, new(*PartialError)) {
 			tw.abort()
@@ -129,10 +134,12 @@ func (tw *tableWriter) flush() error {
 	if err := tw.w.Write(rec); err != nil {
 		return fmt.Errorf("write table %s: %w", tw.name, err)
 	}
+	killpoint.At("bundle:batch")
 	return nil
 }
 
-// close flushes, ends the stream and, for a copy, renames it into place.
+// close flushes and ends the stream. A staged table is moved into the
+// bundle by the transaction's commit.
 func (tw *tableWriter) close() error {
 	err := tw.flush()
 	if cerr := tw.w.Close(); err == nil {
@@ -142,24 +149,12 @@ func (tw *tableWriter) close() error {
 		err = cerr
 	}
 	tw.b.Release()
-	if err != nil {
-		if tw.tmpPath != "" {
-			os.Remove(tw.tmpPath)
-		}
-		return err
-	}
-	if tw.tmpPath != "" {
-		return os.Rename(tw.tmpPath, tw.path)
-	}
-	return nil
+	return err
 }
 
-// abort drops what this writer wrote: a copy is removed, the original stays.
+// abort stops writing; the caller drops what was written.
 func (tw *tableWriter) abort() {
 	tw.w.Close()
 	tw.f.Close()
 	tw.b.Release()
-	if tw.tmpPath != "" {
-		os.Remove(tw.tmpPath)
-	}
 }

@@ -23,11 +23,20 @@ const RawDir = "raw"
 const FlushInterval = time.Second
 
 // Writer appends rows to a bundle. It is safe for concurrent use by
-// multiple goroutines. Close must be called to finish the bundle; until then
-// every table is still readable up to its last flush.
+// multiple goroutines. Close must be called to finish the bundle.
+//
+// A writer of a new bundle ([Create] on a missing directory, as capture
+// does) writes in place: every table is readable up to its last flush, so
+// a capture killed with SIGKILL keeps everything up to its last second. A
+// writer adding to an existing bundle, or started by [Begin], writes a
+// transaction (see txn.go): nothing it writes is visible until Close
+// commits it, and Abort or a kill leaves the bundle as it was.
 type Writer struct {
-	dir string
-	mem memory.Allocator
+	dir   string
+	mem   memory.Allocator
+	stage string   // the transaction's staging directory; "" when writing in place
+	lock  *os.File // the bundle's lock, held by a transaction
+	made  bool     // Begin created the bundle, and Abort removes it
 
 	mu       sync.Mutex
 	manifest Manifest
@@ -50,11 +59,8 @@ type frameKey struct {
 	inlined        bool
 }
 
-// Create opens dir as a bundle for writing. A missing directory is created
-// with manifest m; an existing bundle is opened for adding, keeping its
-// manifest (m is then ignored) and its frame and stack dictionaries.
-func Create(dir string, m Manifest, mem memory.Allocator) (*Writer, error) {
-	w := &Writer{
+func newWriter(dir string, mem memory.Allocator) *Writer {
+	return &Writer{
 		dir:     dir,
 		mem:     mem,
 		tables:  map[string]*tableWriter{},
@@ -63,33 +69,98 @@ func Create(dir string, m Manifest, mem memory.Allocator) (*Writer, error) {
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+}
+
+// Create opens dir as a bundle for writing. A missing directory is created
+// with manifest m and written in place; an existing bundle is opened for
+// adding as a transaction (as [Begin] does), keeping its manifest (m is
+// then ignored) and its frame and stack dictionaries.
+func Create(dir string, m Manifest, mem memory.Allocator) (*Writer, error) {
 	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
-		old, err := ReadManifest(dir)
-		if err != nil {
+		return begin(dir, mem)
+	}
+	if err := initBundle(dir, m); err != nil {
+		return nil, err
+	}
+	w := newWriter(dir, mem)
+	w.manifest, _ = ReadManifest(dir)
+	go w.flushLoop()
+	return w, nil
+}
+
+// Begin starts a transaction adding to the bundle in dir, creating the
+// bundle (empty, with manifest m) if it is missing. What the writer writes
+// becomes part of the bundle at once when Close commits; after Abort or a
+// crash the bundle is as it was (a bundle Begin created is removed again
+// by Abort). Begin first finishes or removes what an interrupted
+// transaction left, and fails with [ErrBusy] while another process adds
+// to the bundle.
+func Begin(dir string, m Manifest, mem memory.Allocator) (*Writer, error) {
+	made := false
+	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err != nil {
+		if err := initBundle(dir, m); err != nil {
 			return nil, err
 		}
-		w.manifest = old
-		if err := w.loadDictionaries(); err != nil {
-			return nil, err
+		made = true
+	}
+	w, err := begin(dir, mem)
+	if err != nil {
+		if made {
+			os.RemoveAll(dir)
 		}
-	} else {
-		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-			return nil, fmt.Errorf("%s exists and is not a bundle (no %s); choose a new output path", dir, ManifestFile)
+		return nil, err
+	}
+	w.made = made
+	return w, nil
+}
+
+// begin starts a transaction on an existing bundle.
+func begin(dir string, mem memory.Allocator) (*Writer, error) {
+	lock, err := lockBundle(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	w := newWriter(dir, mem)
+	w.lock = lock
+	fail := func(err error) (*Writer, error) {
+		if w.stage != "" {
+			os.RemoveAll(w.stage)
 		}
-		if err := os.MkdirAll(filepath.Join(dir, RawDir), 0o755); err != nil {
-			return nil, fmt.Errorf("create bundle: %w", err)
-		}
-		w.manifest = m
-		if w.manifest.FormatVersion == 0 {
-			w.manifest.FormatVersion = FormatVersion
-			w.manifest.SchemaVersion = schema.SchemaVersion
-		}
-		if err := writeManifest(dir, w.manifest); err != nil {
-			return nil, fmt.Errorf("create bundle: %w", err)
-		}
+		unlock(lock)
+		return nil, err
+	}
+	if err := recoverLocked(dir); err != nil {
+		return fail(err)
+	}
+	if w.manifest, err = ReadManifest(dir); err != nil {
+		return fail(err)
+	}
+	if err := w.loadDictionaries(); err != nil {
+		return fail(err)
+	}
+	if w.stage, err = newStaging(dir); err != nil {
+		return fail(fmt.Errorf("start adding to bundle %s: %w", dir, err))
 	}
 	go w.flushLoop()
 	return w, nil
+}
+
+// initBundle creates the bundle directory dir with manifest m.
+func initBundle(dir string, m Manifest) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s exists and is not a bundle (no %s); choose a new output path", dir, ManifestFile)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, RawDir), 0o755); err != nil {
+		return fmt.Errorf("create bundle: %w", err)
+	}
+	if m.FormatVersion == 0 {
+		m.FormatVersion = FormatVersion
+		m.SchemaVersion = schema.SchemaVersion
+	}
+	if err := writeManifest(dir, m); err != nil {
+		return fmt.Errorf("create bundle: %w", err)
+	}
+	return nil
 }
 
 // Dir returns the bundle directory.
@@ -150,7 +221,7 @@ func (w *Writer) table(name string) (*tableWriter, error) {
 	if tw := w.tables[name]; tw != nil {
 		return tw, nil
 	}
-	tw, err := newTableWriter(w.dir, name, w.mem)
+	tw, err := newTableWriter(w.dir, w.stage, name, w.mem)
 	if err != nil {
 		return nil, err
 	}
@@ -254,8 +325,9 @@ func (w *Writer) Rows() map[string]int64 {
 	return out
 }
 
-// CreateRaw creates raw/NAME for an original artifact. The name is made
-// unique (name, name.1, …) and must be a plain file name.
+// CreateRaw creates raw/NAME for an original artifact (in a transaction,
+// in its staging directory; the returned name is where it will be). The
+// name is made unique (name, name.1, …) and must be a plain file name.
 func (w *Writer) CreateRaw(name string) (*os.File, string, error) {
 	name = filepath.Base(name)
 	if name == "." || name == "/" || strings.HasPrefix(name, "..") {
@@ -263,9 +335,19 @@ func (w *Writer) CreateRaw(name string) (*os.File, string, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	at := w.dir
+	if w.stage != "" {
+		at = w.stage
+	}
 	base := name
 	for i := 1; ; i++ {
-		f, err := os.OpenFile(filepath.Join(w.dir, RawDir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if w.stage != "" {
+			if _, err := os.Lstat(filepath.Join(w.dir, RawDir, name)); err == nil {
+				name = fmt.Sprintf("%s.%d", base, i)
+				continue
+			}
+		}
+		f, err := os.OpenFile(filepath.Join(at, RawDir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err == nil {
 			return f, RawDir + "/" + name, nil
 		}
@@ -315,7 +397,8 @@ func (w *Writer) flushLocked() error {
 			}
 		}
 	}
-	if w.dirty {
+	if w.dirty && w.stage == "" {
+		// A transaction's manifest is written only when it commits.
 		if err := writeManifest(w.dir, w.manifest); err != nil {
 			w.err = fmt.Errorf("write manifest: %w", err)
 			return w.err
@@ -339,8 +422,8 @@ func (w *Writer) flushLoop() {
 	}
 }
 
-// Close flushes and ends every table and writes the manifest. A table that
-// replaced an existing one is renamed into place only here.
+// Close flushes and ends every table and writes the manifest; a
+// transaction commits.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -368,15 +451,26 @@ func (w *Writer) Close() error {
 			err = cerr
 		}
 	}
-	if err != nil {
-		return err
+	if w.stage == "" {
+		if err != nil {
+			return err
+		}
+		return writeManifest(w.dir, w.manifest)
 	}
-	return writeManifest(w.dir, w.manifest)
+	defer unlock(w.lock)
+	if err == nil {
+		err = commit(w.dir, w.stage, w.manifest)
+	}
+	if err != nil {
+		w.discard()
+	}
+	return err
 }
 
-// Abort stops the writer and discards everything it wrote: tables that
-// already existed keep their old content, tables it created are removed,
-// and the manifest on disk is left as it was at the last flush.
+// Abort stops the writer and discards everything it wrote. A transaction
+// leaves the bundle as it was (a bundle Begin created is removed); a new
+// bundle written in place loses the tables the writer created, and its
+// manifest stays as it was at the last flush.
 func (w *Writer) Abort() {
 	w.mu.Lock()
 	if w.closed {
@@ -391,9 +485,22 @@ func (w *Writer) Abort() {
 	defer w.mu.Unlock()
 	for _, tw := range w.tables {
 		tw.abort()
-		if tw.tmpPath == "" {
+		if !tw.staged {
 			os.Remove(tw.path)
 		}
+	}
+	if w.stage != "" {
+		w.discard()
+		unlock(w.lock)
+	}
+}
+
+// discard removes a transaction's staging directory, and the bundle when
+// Begin created it.
+func (w *Writer) discard() {
+	os.RemoveAll(w.stage)
+	if w.made {
+		os.RemoveAll(w.dir)
 	}
 }
 
