@@ -240,7 +240,7 @@ func TestHostileUploads(t *testing.T) {
 		{"traversal", tgz(map[string]string{"manifest.json": string(manifest), "../../etc/evil": "x"}, nil), nil, 400, "path traversal"},
 		{"absolute", tgz(map[string]string{"/etc/evil": "x"}, nil), nil, 400, "absolute path"},
 		{"symlink", tgz(map[string]string{"manifest.json": string(manifest)}, map[string]string{"raw/passwd": "/etc/passwd"}), nil, 400, "links are not allowed"},
-		{"bomb", bomb.Bytes(), nil, 400, "exceeds the limit"},
+		{"bomb", bomb.Bytes(), nil, 413, "unpacked, it holds more than"},
 		{"not a bundle", []byte("GET / HTTP/1.1\r\nthis is not an archive at all"), nil, 400, "not a .tar.zst or .tar.gz"},
 		{"no manifest", tgz(map[string]string{"metrics.arrow": "x"}, nil), nil, 400, "no manifest.json"},
 		{"truncated", f.archive[:len(f.archive)*2/3], nil, 400, "bad bundle archive"},
@@ -317,9 +317,24 @@ func TestGuard(t *testing.T) {
 		t.Fatalf("upload with token: %d %s", rec.Code, rec.Body)
 	}
 	wantError(t, do(t, remote, "DELETE", "/api/captures/"+up["id"], nil, nil), 401, "token")
-	if rec := do(t, remote, "GET", "/api/captures/"+up["id"], nil, nil); rec.Code != 200 {
-		t.Errorf("read without token: %d", rec.Code)
+	// Off loopback, reads of the API need the token too: as a header or
+	// as the page's cookie; the page itself loads without it.
+	wantError(t, do(t, remote, "GET", "/api/captures/"+up["id"], nil, nil), 401, "token")
+	wantError(t, do(t, remote, "GET", "/api/captures/"+up["id"]+"/raw/x", nil, nil, "Authorization", "Bearer wrong"), 401, "token")
+	for _, hdr := range [][]string{{"Authorization", "Bearer s3cret"}, {"Cookie", TokenCookie + "=s3cret"}} {
+		if rec := do(t, remote, "GET", "/api/captures/"+up["id"], nil, nil, hdr...); rec.Code != 200 {
+			t.Errorf("read with %s: %d %s", hdr[0], rec.Code, rec.Body)
+		}
 	}
+	if rec := do(t, remote, "GET", "/", nil, nil); rec.Code != 200 {
+		t.Errorf("the page without token: %d", rec.Code)
+	}
+	wantError(t, do(t, remote, "DELETE", "/api/captures/"+up["id"], nil, nil, "Cookie", TokenCookie+"=s3cret"), 401, "token")
+	_, public := newServer(t, Options{Token: "s3cret", PublicRead: true})
+	if rec := do(t, public, "GET", "/api/captures", nil, nil); rec.Code != 200 {
+		t.Errorf("public read without token: %d", rec.Code)
+	}
+	wantError(t, do(t, public, "POST", "/api/captures", f.archive, nil), 401, "token")
 	if rec := do(t, remote, "DELETE", "/api/captures/"+up["id"], nil, nil, TokenHeader, "s3cret"); rec.Code != 200 {
 		t.Errorf("delete with token: %d %s", rec.Code, rec.Body)
 	}

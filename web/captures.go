@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"log"
 	"net/http"
 	"strconv"
 	"strings"
@@ -130,7 +131,7 @@ func captureHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 
 // uploadHandler answers POST /api/captures: the body is a bundle archive
 // (.tar.zst or .tar.gz); the answer is 201 {"id": ...}.
-func uploadHandler(s *Store, maxBytes int64) http.HandlerFunc {
+func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > maxBytes {
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload of %d bytes exceeds the limit of %d bytes", r.ContentLength, maxBytes))
@@ -140,7 +141,7 @@ func uploadHandler(s *Store, maxBytes int64) http.HandlerFunc {
 			writeError(w, http.StatusUnsupportedMediaType, "send the bundle archive itself as the request body, not a multipart form")
 			return
 		}
-		body := http.MaxBytesReader(w, r.Body, maxBytes)
+		body := http.MaxBytesReader(w, idleReader(w, r.Body, readIdle), maxBytes)
 		id, err := s.Add(body)
 		if err != nil {
 			var mbe *http.MaxBytesError
@@ -150,7 +151,10 @@ func uploadHandler(s *Store, maxBytes int64) http.HandlerFunc {
 			}
 			status := statusOf(err)
 			if status == http.StatusInternalServerError && !errors.Is(err, bundle.ErrArchive) {
-				writeError(w, status, "store upload: "+err.Error())
+				// The error may name the server's paths: it goes to the
+				// log, the client hears what happened.
+				log.Printf("leakscope serve: store upload: %v", err)
+				writeError(w, status, "the workbench could not store the upload (its log says why)")
 				return
 			}
 			writeError(w, status, "upload refused: "+err.Error())

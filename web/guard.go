@@ -18,6 +18,9 @@ const TokenHeader = "X-Leakscope-Token"
 //     rebinding).
 //   - Writes (any method but GET and HEAD) are refused when they come from a
 //     page of another origin, and need the token when one is set.
+//   - On any other address, reads of the API need the token too (as a
+//     header, or the cookie the page sets), unless PublicRead is set; the
+//     page itself loads without it, to ask for it.
 func guard(opts Options, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if opts.Loopback {
@@ -29,6 +32,11 @@ func guard(opts Options, next http.Handler) http.Handler {
 				writeError(w, http.StatusForbidden, "host "+r.Host+" is not a loopback name; open the workbench as http://127.0.0.1:PORT or http://localhost:PORT")
 				return
 			}
+		}
+		if read := r.Method == http.MethodGet || r.Method == http.MethodHead; read && needsReadToken(opts, r) && !tokenOK(r, opts.Token) && !cookieOK(r, opts.Token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="leakscope"`)
+			writeError(w, http.StatusUnauthorized, "this workbench is not on a loopback address: reading captures needs its token (header \"Authorization: Bearer TOKEN\" or "+TokenHeader+")")
+			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
@@ -43,6 +51,27 @@ func guard(opts Options, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// TokenCookie is the cookie the workbench page sets to the token so that
+// links (downloads) carry it on reads.
+const TokenCookie = "leakscope-token"
+
+// needsReadToken reports whether a read must carry the token: on a server
+// that is not loopback-only, for the API, unless reads are public.
+func needsReadToken(opts Options, r *http.Request) bool {
+	return !opts.Loopback && !opts.PublicRead && opts.Token != "" && strings.HasPrefix(r.URL.Path, "/api/")
+}
+
+// cookieOK checks the token cookie (for reads only: a cookie rides along
+// on cross-site requests, so writes take the header alone).
+func cookieOK(r *http.Request, token string) bool {
+	c, err := r.Cookie(TokenCookie)
+	if err != nil {
+		return false
+	}
+	v, err := url.QueryUnescape(c.Value)
+	return err == nil && v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(token)) == 1
 }
 
 func tokenOK(r *http.Request, token string) bool {

@@ -50,7 +50,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ErrNotFound), errors.Is(err, flame.ErrNoSnapshot), errors.Is(err, flame.ErrNoFunction):
 		return http.StatusNotFound
-	case errors.As(err, &mbe):
+	case errors.As(err, &mbe), errors.Is(err, bundle.ErrTooLarge), errors.Is(err, ErrQuota):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, bundle.ErrArchive), errors.Is(err, errBadRequest):
 		return http.StatusBadRequest

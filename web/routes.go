@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/gorilla/mux"
 )
@@ -12,14 +13,22 @@ const DefaultMaxUpload = 2 << 30
 
 // Options configures the router.
 type Options struct {
-	// Token, when non-empty, is required on every write (upload, delete).
-	// A server on a non-loopback address must set one.
+	// Token, when non-empty, is required on every write (upload, delete)
+	// and, on a server that is not Loopback, on every read of the API too
+	// unless PublicRead is set. A server on a non-loopback address must
+	// set one.
 	Token string
 	// Loopback restricts the server to loopback clients and Host names;
 	// set it when the listen address is a loopback one.
 	Loopback bool
+	// PublicRead lets anyone who reaches a non-loopback server read every
+	// capture without the token (writes still need it).
+	PublicRead bool
 	// MaxUploadBytes caps an upload body (0: DefaultMaxUpload).
 	MaxUploadBytes int64
+	// WriteIdle and ReadIdle bound how long a client may stop reading an
+	// answer or sending an upload (0: DefaultWriteIdle, DefaultReadIdle).
+	WriteIdle, ReadIdle time.Duration
 }
 
 // idRoute matches capture ids only (see idPattern), so no id can name a
@@ -32,9 +41,15 @@ func NewRouter(s *Store, opts Options) http.Handler {
 	if opts.MaxUploadBytes <= 0 {
 		opts.MaxUploadBytes = DefaultMaxUpload
 	}
+	if opts.WriteIdle <= 0 {
+		opts.WriteIdle = DefaultWriteIdle
+	}
+	if opts.ReadIdle <= 0 {
+		opts.ReadIdle = DefaultReadIdle
+	}
 	r := mux.NewRouter()
 	r.HandleFunc("/api/captures", listHandler(s)).Methods(http.MethodGet)
-	r.HandleFunc("/api/captures", uploadHandler(s, opts.MaxUploadBytes)).Methods(http.MethodPost)
+	r.HandleFunc("/api/captures", uploadHandler(s, opts.MaxUploadBytes, opts.ReadIdle)).Methods(http.MethodPost)
 	r.HandleFunc(idRoute, withCapture(s, captureHandler)).Methods(http.MethodGet)
 	r.HandleFunc(idRoute, deleteHandler(s)).Methods(http.MethodDelete)
 	r.HandleFunc(idRoute+"/report", withCapture(s, reportHandler)).Methods(http.MethodGet)
@@ -50,7 +65,7 @@ func NewRouter(s *Store, opts Options) http.Handler {
 	})
 	r.PathPrefix("/api/").Handler(notFound)
 	r.PathPrefix("/").Handler(staticHandler())
-	return guard(opts, r)
+	return idleWrites(opts.WriteIdle, guard(opts, r))
 }
 
 // withCapture resolves the {id} of the route, holds the capture for the

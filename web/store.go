@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
@@ -35,10 +36,24 @@ type Store struct {
 	mem    memory.Allocator
 	limits bundle.Limits
 	opts   analysis.Options
+	quota  int64 // the most bytes all captures may take together
 
-	mu   sync.RWMutex
-	caps map[string]*capture
+	mu       sync.RWMutex
+	caps     map[string]*capture
+	used     int64 // bytes the captures take
+	reserved int64 // bytes uploads in flight may still take
 }
+
+// DefaultQuota is the most disk all captures of a data directory may
+// take together when [Store.SetQuota] is not called.
+const DefaultQuota = 32 << 30
+
+// minFree is the disk space uploads always leave free.
+const minFree = 1 << 30
+
+// ErrQuota is wrapped by the error for an upload the data directory has
+// no room for.
+var ErrQuota = errors.New("the data directory is full")
 
 // OpenStore opens (creating it if needed) the data directory. On first use
 // of a data directory (no DATA/captures yet), every bundle directory at the
@@ -48,7 +63,10 @@ func OpenStore(dataDir string, seed fs.FS, limits bundle.Limits, mem memory.Allo
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	s := &Store{dir: filepath.Join(dataDir, "captures"), mem: mem, limits: limits, caps: map[string]*capture{}}
+	if limits.MaxBytes <= 0 {
+		limits.MaxBytes = bundle.DefaultLimits.MaxBytes
+	}
+	s := &Store{dir: filepath.Join(dataDir, "captures"), mem: mem, limits: limits, quota: DefaultQuota, caps: map[string]*capture{}}
 	_, err := os.Stat(s.dir)
 	first := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
@@ -90,8 +108,37 @@ func (s *Store) load() error {
 			continue
 		}
 		s.caps[name] = newCapture(name, b, s)
+		s.used += dirSize(b.Dir)
 	}
 	return nil
+}
+
+// SetQuota sets the most bytes all captures may take together.
+func (s *Store) SetQuota(total int64) {
+	s.mu.Lock()
+	s.quota = total
+	s.mu.Unlock()
+}
+
+// Used returns the bytes the captures take and the quota.
+func (s *Store) Used() (used, quota int64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.used, s.quota
+}
+
+// dirSize adds up the sizes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Seed installs every top-level NAME.lsb directory of fsys as capture
@@ -149,6 +196,7 @@ func (s *Store) install(id string, fill func(tmp string) error) error {
 	}
 	s.mu.Lock()
 	s.caps[id] = newCapture(id, b, s)
+	s.used += dirSize(dst)
 	s.mu.Unlock()
 	return nil
 }
@@ -182,11 +230,23 @@ func newID() string {
 // Add unpacks a bundle archive (.tar.zst or .tar.gz) read from r as a new
 // capture and returns its id. The archive is validated before it becomes
 // visible; on error nothing is left in the data directory. Refused
-// archives give errors wrapping bundle.ErrArchive.
+// archives give errors wrapping bundle.ErrArchive; one that would unpack
+// to more than the per-upload limit or the room left under the quota (or
+// on the disk) wraps bundle.ErrTooLarge, checked while it streams.
 func (s *Store) Add(r io.Reader) (string, error) {
+	room, why, err := s.reserve()
+	if err != nil {
+		return "", err
+	}
+	defer s.release(room)
 	id := newID()
 	dst := filepath.Join(s.dir, id)
-	if _, err := bundle.Unpack(r, dst, s.limits); err != nil {
+	lim := s.limits
+	lim.MaxBytes = room
+	if _, err := bundle.Unpack(r, dst, lim); err != nil {
+		if errors.Is(err, bundle.ErrTooLarge) {
+			return "", fmt.Errorf("%w (%s)", err, why)
+		}
 		return "", err
 	}
 	b, err := bundle.Open(dst)
@@ -195,10 +255,46 @@ func (s *Store) Add(r io.Reader) (string, error) {
 		return "", err
 	}
 	c := newCapture(id, b, s)
+	size := dirSize(dst)
 	s.mu.Lock()
 	s.caps[id] = c
+	s.used += size
 	s.mu.Unlock()
 	return id, nil
+}
+
+// reserve sets aside room for one upload: the per-upload limit, or what
+// is left under the quota and on the disk if that is less. why says
+// which bound it.
+func (s *Store) reserve() (room int64, why string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	room, why = s.limits.MaxBytes, fmt.Sprintf("the most one capture may take is %s; see serve --max-unpacked", sizeText(s.limits.MaxBytes))
+	if left := s.quota - s.used - s.reserved; left < room {
+		room, why = left, fmt.Sprintf("the captures take %s of the data directory's quota of %s; delete some, or raise serve --quota", sizeText(s.used), sizeText(s.quota))
+	}
+	var st syscall.Statfs_t
+	if syscall.Statfs(s.dir, &st) == nil {
+		if free := int64(st.Bavail)*st.Bsize - minFree - s.reserved; free < room {
+			room, why = free, fmt.Sprintf("the disk holding the data directory has %s free, and uploads leave %s", sizeText(int64(st.Bavail)*st.Bsize), sizeText(minFree))
+		}
+	}
+	if room <= 0 {
+		return 0, "", fmt.Errorf("%w: %s", ErrQuota, why)
+	}
+	s.reserved += room
+	return room, why, nil
+}
+
+func (s *Store) release(room int64) {
+	s.mu.Lock()
+	s.reserved -= room
+	s.mu.Unlock()
+}
+
+// sizeText writes a byte count in binary units.
+func sizeText(n int64) string {
+	return analysis.FormatBytes(float64(n))
 }
 
 // Acquire returns the capture with the given id, held for reading: its
@@ -249,9 +345,13 @@ func (s *Store) Delete(id string) error {
 	c.use.Lock() // wait for readers; no new ones can find c
 	defer c.use.Unlock()
 	trash := filepath.Join(s.dir, ".deleted-"+id+"-"+newID())
+	size := dirSize(c.b.Dir)
 	if err := os.Rename(c.b.Dir, trash); err != nil {
 		return fmt.Errorf("delete capture %s: %w", id, err)
 	}
+	s.mu.Lock()
+	s.used -= size
+	s.mu.Unlock()
 	if err := os.RemoveAll(trash); err != nil {
 		return fmt.Errorf("delete capture %s: %w", id, err)
 	}

@@ -24,26 +24,33 @@ var sampleBundles fs.FS = bundles.FS
 
 // serveOptions are the flags of `leakscope serve`.
 type serveOptions struct {
-	addr      string
-	data      string
-	token     string
-	maxUpload int64
-	maxBytes  int64
-	noSamples bool
+	addr       string
+	data       string
+	token      string
+	maxUpload  int64
+	maxBytes   int64
+	quota      int64
+	publicRead bool
+	noSamples  bool
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fsx := newFlagSet("serve", "serve [--addr 127.0.0.1:7070] [--data DIR]",
 		`Serves the workbench (captures, overview, flame graphs, ancestry, timeline,
 downloads) and its JSON API. Bound to a loopback address it answers local
-clients only; on any other address every write (upload, delete) needs the
-token, given by --token or LEAKSCOPE_TOKEN, or generated and printed.`, stderr)
+clients only; on any other address every request to the API (reads too,
+unless --public-read) needs the token, given by --token or LEAKSCOPE_TOKEN,
+or generated and printed. Uploads are capped twice, checked while they
+stream: each may unpack to --max-unpacked, and all captures together may
+take --quota (and leave 1 GiB of the disk free).`, stderr)
 	var o serveOptions
 	fsx.StringVar(&o.addr, "addr", "127.0.0.1:7070", "listen `address` (HOST:PORT; port 0 picks a free one)")
 	fsx.StringVar(&o.data, "data", defaultDataDir(), "data `directory` holding the uploaded captures")
-	fsx.StringVar(&o.token, "token", os.Getenv("LEAKSCOPE_TOKEN"), "write `token` required on non-loopback addresses (default $LEAKSCOPE_TOKEN)")
+	fsx.StringVar(&o.token, "token", os.Getenv("LEAKSCOPE_TOKEN"), "`token` required on non-loopback addresses (default $LEAKSCOPE_TOKEN)")
 	fsx.Int64Var(&o.maxUpload, "max-upload", web.DefaultMaxUpload, "largest upload body in `bytes`")
-	fsx.Int64Var(&o.maxBytes, "max-unpacked", 16<<30, "largest unpacked capture in `bytes`")
+	fsx.Int64Var(&o.maxBytes, "max-unpacked", bundle.DefaultLimits.MaxBytes, "largest unpacked capture in `bytes`")
+	fsx.Int64Var(&o.quota, "quota", web.DefaultQuota, "most `bytes` all captures in the data directory may take")
+	fsx.BoolVar(&o.publicRead, "public-read", false, "on a non-loopback address, let anyone who reaches it read every capture without the token")
 	fsx.BoolVar(&o.noSamples, "no-samples", false, "do not install the sample captures into a new data directory")
 	pos, err := parseFlags(fsx, args)
 	if err != nil {
@@ -61,7 +68,14 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		var b [16]byte
 		rand.Read(b[:])
 		o.token = hex.EncodeToString(b[:])
-		fmt.Fprintf(stderr, "leakscope serve: %s is not a loopback address; writes need the token %s (Authorization: Bearer TOKEN)\n", o.addr, o.token)
+		what := "reads and writes need"
+		if o.publicRead {
+			what = "writes need"
+		}
+		fmt.Fprintf(stderr, "leakscope serve: %s is not a loopback address; %s the token %s (Authorization: Bearer TOKEN)\n", o.addr, what, o.token)
+	}
+	if !loopback && o.publicRead {
+		fmt.Fprintf(stderr, "leakscope serve: WARNING: --public-read: anyone who can reach %s can read every capture (stacks, file paths, labels, raw dumps) without a token\n", o.addr)
 	}
 	seed := sampleBundles
 	if o.noSamples {
@@ -71,13 +85,18 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	store.SetQuota(o.quota)
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, MaxUploadBytes: o.maxUpload}),
+		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload}),
 		ReadHeaderTimeout: 10 * time.Second,
+		// Answers and uploads have idle deadlines per write and read
+		// (web.DefaultWriteIdle, DefaultReadIdle), not a total one: a large
+		// download may take its time, a stalled client is dropped.
+		IdleTimeout: 2 * time.Minute,
 	}
 	host := ln.Addr().String()
 	fmt.Fprintf(stdout, "leakscope workbench on http://%s/ (data %s)\n", host, store.Dir())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/leakscope/leakscope/capture"
 )
@@ -16,7 +17,7 @@ func runUpload(ctx context.Context, args []string, stdout, stderr io.Writer) err
 backoff; the new capture id is printed on success.`, stderr)
 	var o capture.UploadOptions
 	fs.StringVar(&o.To, "to", "", "workbench base URL, e.g. http://127.0.0.1:7070")
-	fs.StringVar(&o.Token, "token", "", "bearer token for the workbench")
+	fs.StringVar(&o.Token, "token", os.Getenv("LEAKSCOPE_TOKEN"), "bearer `token` for the workbench (default $LEAKSCOPE_TOKEN, as serve reads it)")
 	fs.IntVar(&o.Attempts, "attempts", 5, "most tries on connection errors and 5xx answers")
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -34,6 +34,11 @@ const (
 // the local side.
 var ErrArchive = errors.New("bad bundle archive")
 
+// ErrTooLarge is wrapped (with [ErrArchive]) by the error for an archive
+// that unpacks to more than [Limits.MaxBytes] or holds more than
+// [Limits.MaxFiles] entries.
+var ErrTooLarge = errors.New("archive too large")
+
 // Limits caps what [Unpack] accepts, so a small archive cannot expand into
 // an unbounded amount of disk (an archive bomb).
 type Limits struct {
@@ -44,7 +49,7 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits used when a zero Limits is passed.
-var DefaultLimits = Limits{MaxBytes: 16 << 30, MaxFiles: 100_000}
+var DefaultLimits = Limits{MaxBytes: 4 << 30, MaxFiles: 100_000}
 
 // maxManifestBytes caps manifest.json, which is read whole.
 const maxManifestBytes = 16 << 20
@@ -299,7 +304,7 @@ func extract(r io.Reader, dir string, lim Limits) error {
 		}
 		files++
 		if files > lim.MaxFiles {
-			return fmt.Errorf("%w: more than %d entries", ErrArchive, lim.MaxFiles)
+			return fmt.Errorf("%w: %w: more than %d entries", ErrArchive, ErrTooLarge, lim.MaxFiles)
 		}
 		name, err := entryName(hdr.Name)
 		if err != nil {
@@ -364,7 +369,7 @@ func extract(r io.Reader, dir string, lim Limits) error {
 		}
 		seen[name] = true
 		if hdr.Size < 0 || hdr.Size > lim.MaxBytes-total {
-			return fmt.Errorf("%w: unpacked size exceeds the limit of %d bytes at %q", ErrArchive, lim.MaxBytes, hdr.Name)
+			return fmt.Errorf("%w: %w: unpacked, it holds more than %s (at %q)", ErrArchive, ErrTooLarge, sizeText(lim.MaxBytes), hdr.Name)
 		}
 		if name == ManifestFile && hdr.Size > maxManifestBytes {
 			return fmt.Errorf("%w: %s is %d bytes (limit %d)", ErrArchive, ManifestFile, hdr.Size, maxManifestBytes)

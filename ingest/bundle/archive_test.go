@@ -231,7 +231,7 @@ func TestUnpackRefusesHostileArchives(t *testing.T) {
 		"gzip not tar":      {data: gz([]byte("hello, this is not a tar stream but it is long enough to matter ........................................................................................................................................................................................................................................................................................................................................................................................................................................................................................")), want: "read entry"},
 		"truncated":         {data: good.Bytes()[:good.Len()/2], want: "bad bundle archive"},
 		"truncated entry":   {data: gz(tarOf(t, []entry{mf, {name: "b.lsb/raw/x", body: []byte("abc"), size: 1000}})), want: "bad bundle archive"},
-		"size bomb":         {data: bomb(t, manifest, 64<<20), lim: Limits{MaxBytes: 8 << 20}, want: "exceeds the limit"},
+		"size bomb":         {data: bomb(t, manifest, 64<<20), lim: Limits{MaxBytes: 8 << 20}, want: "holds more than 8388608 bytes"},
 		"file count bomb":   {data: gz(tarOf(t, append([]entry{mf}, manyRaw(50)...))), lim: Limits{MaxFiles: 20}, want: "more than 20 entries"},
 		"big manifest":      {data: gz(tarOf(t, []entry{{name: "manifest.json", body: []byte("{}"), size: maxManifestBytes + 1}})), want: "manifest.json is"},
 		"control in name":   {data: gz(tarOf(t, []entry{mf, {name: "b.lsb/raw/a\x01b", body: []byte("x")}})), want: "not a bundle file"},

@@ -2,20 +2,28 @@
 
 const TOKEN_KEY = 'leakscope-token';
 
+// setTokenCookie keeps the token in a cookie too, so that downloads
+// (plain links) carry it to a workbench that needs it for reads.
+function setTokenCookie(token) {
+  document.cookie = `leakscope-token=${encodeURIComponent(token)}; path=/; SameSite=Strict`;
+}
+if (localStorage.getItem(TOKEN_KEY)) setTokenCookie(localStorage.getItem(TOKEN_KEY));
+
 // api fetches a JSON endpoint; it throws an Error carrying the server's
-// {"error": ...} message. Writes send the token kept in localStorage.
+// {"error": ...} message. Requests send the token kept in localStorage (a
+// workbench off loopback needs it for reads too); on 401 it is asked for.
 export async function api(path, opts = {}) {
   const headers = Object.assign({}, opts.headers || {});
   const token = localStorage.getItem(TOKEN_KEY);
-  if (token && opts.method && opts.method !== 'GET') headers['Authorization'] = 'Bearer ' + token;
+  if (token) headers['Authorization'] = 'Bearer ' + token;
   const res = await fetch(path, Object.assign({}, opts, { headers }));
   const text = await res.text();
   let body = null;
   try { body = text ? JSON.parse(text) : null; } catch { body = null; }
   if (!res.ok) {
     if (res.status === 401) {
-      const t = window.prompt('This workbench needs its write token:');
-      if (t) { localStorage.setItem(TOKEN_KEY, t); return api(path, opts); }
+      const t = window.prompt('This workbench needs its token:');
+      if (t) { localStorage.setItem(TOKEN_KEY, t); setTokenCookie(t); return api(path, opts); }
     }
     const err = new Error((body && body.error) || `${res.status} ${res.statusText}`);
     err.status = res.status;

@@ -1,0 +1,55 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"time"
+)
+
+// Default idle timeouts: how long a client may stop reading an answer or
+// sending an upload before the server gives up on it.
+const (
+	DefaultWriteIdle = 30 * time.Second
+	DefaultReadIdle  = 60 * time.Second
+)
+
+// idleWrites gives every write of every answer a deadline of d from now:
+// a download may take as long as it needs, but a client that stops
+// reading it is dropped after d, and the capture it held is released (a
+// DELETE waiting for it then goes ahead).
+func idleWrites(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}, r)
+	})
+}
+
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// idleReader gives every read of a request body a deadline of d from now:
+// an upload may take as long as it needs, but one that stalls is dropped.
+func idleReader(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
+	return &deadlineReader{ReadCloser: body, rc: http.NewResponseController(w), d: d}
+}
+
+type deadlineReader struct {
+	io.ReadCloser
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (r *deadlineReader) Read(p []byte) (int, error) {
+	r.rc.SetReadDeadline(time.Now().Add(r.d))
+	return r.ReadCloser.Read(p)
+}
