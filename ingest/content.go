@@ -41,6 +41,7 @@ type content struct {
 	kind        Kind
 	compression string // "gzip", "zstd" or ""
 	close       func()
+	cutAt       *cutStream // the compressed stream, to see whether it was cut
 }
 
 // openContent opens r for ingest, allowing it to decompress to at most max
@@ -61,7 +62,8 @@ func openContent(r io.Reader, max int64) (*content, error) {
 	}
 	c.compression, c.close = name, closeFn
 	if c.compression != "" {
-		plain = &limited{r: plain, left: max, max: max, what: c.compression}
+		c.cutAt = &cutStream{r: &limited{r: plain, left: max, max: max, what: c.compression}, c: c}
+		plain = c.cutAt
 	}
 	c.r = bufio.NewReaderSize(plain, sniffLen)
 	c.head, err = c.r.Peek(sniffLen)
@@ -100,12 +102,18 @@ func (c *content) sum() string { return hex.EncodeToString(c.spool.hash.Sum(nil)
 
 // unknown describes content of no kind leakscope reads.
 func (c *content) unknown() error {
+	if len(c.head) == 0 {
+		switch {
+		case c.cutAt != nil && c.cutAt.cut:
+			return fmt.Errorf("%w: it is %s-compressed, and the stream ends before any of its content", ErrUnknownKind, c.compression)
+		case c.compression != "":
+			return fmt.Errorf("%w: it is %s-compressed and decompresses to nothing", ErrUnknownKind, c.compression)
+		}
+		return fmt.Errorf("empty file: %w", ErrUnknownKind)
+	}
 	what := describeFormat(c.head)
 	if c.compression != "" {
 		what = c.compression + "-compressed " + what
-	}
-	if len(c.head) == 0 {
-		return fmt.Errorf("empty file: %w", ErrUnknownKind)
 	}
 	return fmt.Errorf("%w: it is %s", ErrUnknownKind, what)
 }
@@ -143,11 +151,13 @@ type spool struct {
 	max  int
 	w    io.Writer
 	hash hash.Hash // of every byte read
+	n    int64     // bytes read
 }
 
 func (s *spool) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if n > 0 {
+		s.n += int64(n)
 		s.hash.Write(p[:n])
 		if s.w != nil {
 			if _, werr := s.w.Write(p[:n]); werr != nil {
@@ -170,6 +180,34 @@ func (s *spool) attach(w io.Writer) error {
 	s.buf = bytes.Buffer{}
 	s.w = w
 	return nil
+}
+
+// cutStream ends a compressed stream that stops before its end (a file
+// cut short) at what it decompressed, and records that it did: parsers of
+// dumps, logs and traces keep the complete part of a cut input; a profile,
+// which must be whole, is refused (see cutShort).
+type cutStream struct {
+	r   io.Reader
+	c   *content
+	cut bool
+}
+
+func (s *cutStream) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		s.cut = true
+		return n, io.EOF
+	}
+	return n, err
+}
+
+// cutShort says, once parsing ended, whether the compressed stream was cut
+// before its end ("" if not).
+func (c *content) cutShort() string {
+	if c.cutAt == nil || !c.cutAt.cut {
+		return ""
+	}
+	return fmt.Sprintf("the %s stream ends early, after %d bytes of the file; its complete part was kept", c.compression, c.spool.n)
 }
 
 // limited fails a decompressed stream that goes past max bytes.

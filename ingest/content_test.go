@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -153,5 +154,33 @@ func TestLegacyProfilesDetected(t *testing.T) {
 		if _, err := File(dir, filepath.Join(td, name), Options{}); !errors.Is(err, ErrUnknownKind) || !strings.Contains(err.Error(), "Java") {
 			t.Errorf("%s: %v, want it refused as Java", name, err)
 		}
+	}
+}
+
+// TestCompressedCut ingests compressed files cut short: a dump and a log
+// keep their complete part and are marked truncated, saying the stream
+// ends early; a profile, which must be whole, is refused.
+func TestCompressedCut(t *testing.T) {
+	heap, dump, _ := realArtifacts(t)
+	dir := filepath.Join(t.TempDir(), "cut.lsb")
+	// zstd decodes whole blocks (up to 128 KiB of content): give it a
+	// dump followed by a megabyte of log that does not compress away.
+	big := bytes.NewBuffer(append([]byte(nil), dump...))
+	for i := 0; big.Len() < 1<<20; i++ {
+		fmt.Fprintf(big, "I1201 08:00:00 request %d id=%x\n", i, sha256.Sum256([]byte{byte(i), byte(i >> 8), byte(i >> 16)}))
+	}
+	for name, data := range map[string][]byte{"dump.txt.gz": gz(dump), "log.txt.zst": zst(big.Bytes())} {
+		cut := data[:len(data)*3/4]
+		a, err := File(dir, writeFile(t, name, cut), Options{})
+		if err != nil {
+			t.Errorf("%s cut short: %v", name, err)
+			continue
+		}
+		if a.Status != "truncated" || !strings.Contains(a.Detail, "stream ends early") || a.Rows == 0 {
+			t.Errorf("%s cut short: %s, %d rows, %q", name, a.Status, a.Rows, a.Detail)
+		}
+	}
+	if _, err := File(dir, writeFile(t, "heap.pb.gz", heap[:len(heap)*3/4]), Options{}); err == nil || !strings.Contains(err.Error(), "gzip") {
+		t.Errorf("a cut profile: %v", err)
 	}
 }

@@ -127,6 +127,15 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if cerr := raw.Close(); err == nil {
 		err = cerr
 	}
+	if cut := src.cutShort(); cut != "" {
+		switch {
+		case kind == KindPprof:
+			err = fmt.Errorf("corrupt or truncated %s stream: it ends early, and a profile must be whole", src.compression)
+		case err == nil:
+			a.Status = bundle.StatusTruncated
+			a.Detail = joinDetail(cut, a.Detail)
+		}
+	}
 	if err == nil {
 		a.SHA256 = src.sum()
 		err = duplicate(w.Manifest(), a)
@@ -149,6 +158,13 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 		return a, err
 	}
 	return a, nil
+}
+
+func joinDetail(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
 }
 
 // ErrDuplicate is wrapped by the error for a file whose content the bundle
