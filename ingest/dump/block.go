@@ -130,7 +130,7 @@ func (p *blocks) start(num int, indent []byte) {
 	g.LockedToThread = p.h.locked
 	g.Bubble = p.h.bubble
 	if p.h.labels != nil {
-		if l, ok := parseLabels(p.h.labels); ok {
+		if l, ok := parseLabels(p.h.labels, p.h.labelsBare); ok {
 			g.Labels = p.r.intern([]byte(l))
 		}
 	}

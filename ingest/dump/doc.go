@@ -11,13 +11,14 @@
 //     pod's log, preceded by a preamble ("panic: ...", "SIGQUIT: quit",
 //     "PC=0x... m=0 sigcode=0") and followed by a register dump.
 //
-// Formats of Go 1.18 through 1.26 are understood: "created by f" (before
+// Formats of Go 1.18 through 1.27 are understood: "created by f" (before
 // 1.21) and "created by f in goroutine N" (1.21+), "...additional frames
 // elided..." (before 1.21) and "...N frames elided..." (1.21+), headers with
 // "gp=0x... m=N mp=0x..." and frames with "fp= sp= pc=" (tracebacks at
 // level system or crash), and the header extras "N minutes", "locked to
 // thread", "synctest bubble N", "(durable)", "(leaked)", "(scan)" and
-// "labels:{...}" (Go 1.26 with GODEBUG=tracebacklabels=1).
+// "labels:{...}" (Go 1.26 with GODEBUG=tracebacklabels=1) or, after the
+// brackets, " {k: v, ...}" (Go 1.27).
 //
 // # Logs as users have them
 //

@@ -331,3 +331,40 @@ func TestCutInsideHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestRealDebug2Go127 parses the debug=2 dump of dumpprog built with Go
+// 1.27, whose headers carry pprof labels after the brackets ("[chan
+// receive] {app: dumpprog, team: leaks}:"). make deps fetches the
+// toolchain; without it (offline, outside CI) the test is skipped.
+func TestRealDebug2Go127(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with Go 1.27")
+	}
+	exe := filepath.Join(t.TempDir(), "dumpprog127")
+	build := exec.Command("go", "build", "-o", exe, "testdata/dumpprog.go")
+	build.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.3")
+	if out, err := build.CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("no Go 1.27.3 toolchain here: %v\n%s", err, out)
+		}
+		t.Fatalf("build with Go 1.27.3: %v\n%s", err, out)
+	}
+	cmd := exec.Command(exe, "dump")
+	// Go 1.27 prints labels by default, but not for a module that says go
+	// 1.26, as this one does.
+	cmd.Env = append(os.Environ(), "GODEBUG=tracebacklabels=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("dumpprog: %v\n%s", err, stderr.Bytes())
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("] {app: dumpprog, team: leaks}:")) {
+		t.Fatalf("no Go 1.27 label form in the dump:\n%s", stdout.Bytes())
+	}
+	rep := parseReport(t, stderr.Bytes())
+	rd, gs := parseAll(t, stdout.Bytes())
+	if rd.Truncated() || rd.Notes() != "" || len(gs) != countHeaders(stdout.Bytes()) {
+		t.Fatalf("%d goroutines of %d headers, truncated %v, notes %q", len(gs), countHeaders(stdout.Bytes()), rd.Truncated(), rd.Notes())
+	}
+	checkGoroutines(t, gs, rep)
+}

@@ -15,6 +15,9 @@ type header struct {
 	locked  bool
 	bubble  int64
 	labels  []byte // raw "{...}" content after "labels:", nil if absent
+	// labelsBare marks Go 1.27's form, where keys and values are quoted
+	// only when they need it.
+	labelsBare bool
 }
 
 var (
@@ -26,7 +29,19 @@ var (
 // parseHeader parses a goroutine header line. It reports false for any
 // other line.
 func parseHeader(line []byte, h *header) bool {
-	if !bytes.HasPrefix(line, goroutinePrefix) || !bytes.HasSuffix(line, []byte("]:")) {
+	if !bytes.HasPrefix(line, goroutinePrefix) {
+		return false
+	}
+	// Go 1.27 prints labels after the brackets: "[chan receive] {app:
+	// x, team: "a b"}:".
+	var labels27 []byte
+	if bytes.HasSuffix(line, []byte("}:")) {
+		if i := bytes.Index(line, []byte("] {")); i > 0 {
+			labels27 = line[i+3 : len(line)-2]
+			line = append(line[:i+1:i+1], ':')
+		}
+	}
+	if !bytes.HasSuffix(line, []byte("]:")) {
 		return false
 	}
 	rest := line[len(goroutinePrefix):]
@@ -64,6 +79,9 @@ func parseHeader(line []byte, h *header) bool {
 		h.labels = lab[:len(lab)-1]
 		inner = inner[:i]
 	}
+	if labels27 != nil {
+		h.labels, h.labelsBare = labels27, true
+	}
 	state := inner
 	if i := bytes.Index(inner, []byte(", ")); i >= 0 {
 		state = inner[:i]
@@ -98,18 +116,23 @@ func cutComma(b []byte) (field, rest []byte) {
 	return b, nil
 }
 
-// parseLabels turns the runtime's `"k": "v", "k2": "v2"` into "k=v,k2=v2"
-// sorted by key. It reports false on malformed input.
-func parseLabels(b []byte) (string, bool) {
+// parseLabels turns the runtime's `"k": "v", "k2": "v2"` (or, bare,
+// Go 1.27's `k: v, k2: "v 2"`) into "k=v,k2=v 2" sorted by key. It
+// reports false on malformed input.
+func parseLabels(b []byte, bare bool) (string, bool) {
 	s := string(b)
+	cut := cutQuoted
+	if bare {
+		cut = cutBare
+	}
 	type kv struct{ k, v string }
 	var kvs []kv
 	for len(s) > 0 {
-		k, rest, ok := cutQuoted(s)
+		k, rest, ok := cut(s)
 		if !ok || !strings.HasPrefix(rest, ": ") {
 			return "", false
 		}
-		v, rest, ok := cutQuoted(rest[2:])
+		v, rest, ok := cut(rest[2:])
 		if !ok {
 			return "", false
 		}
@@ -133,6 +156,23 @@ func parseLabels(b []byte) (string, bool) {
 		sb.WriteString(p.v)
 	}
 	return sb.String(), true
+}
+
+// cutBare takes a key or value of Go 1.27's label form from the start of
+// s: a quoted string, or letters, digits, '.', '/' and '_' (possibly none).
+func cutBare(s string) (val, rest string, ok bool) {
+	if strings.HasPrefix(s, `"`) {
+		return cutQuoted(s)
+	}
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '/' || c == '_') {
+			break
+		}
+		i++
+	}
+	return s[:i], s[i:], true
 }
 
 // cutQuoted unquotes the Go string literal at the start of s.

@@ -366,3 +366,16 @@ func TestLastLine(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelsGo127 reads Go 1.27's header labels, after the brackets and
+// quoted only where needed.
+func TestLabelsGo127(t *testing.T) {
+	in := "goroutine 7 [chan receive, 3 minutes] {app: svc, \"req id\": \"a, b}\", v: 1.2/x_y}:\nmain.f()\n\t/x.go:1 +0x1\n"
+	_, gs, err := readAll(in)
+	if err != nil || len(gs) != 1 {
+		t.Fatalf("%d goroutines, %v", len(gs), err)
+	}
+	if g := gs[0]; g.Labels != "app=svc,req id=a, b},v=1.2/x_y" || g.State != "chan receive" || g.WaitMinutes != 3 {
+		t.Errorf("parsed %+v", g)
+	}
+}

@@ -87,7 +87,7 @@ var wantStates = map[string]string{
 	"orphan": "chan receive", "fromWorker": "chan receive", "worker": "chan receive",
 }
 
-var headerRE = regexp.MustCompile(`(?m)^goroutine (\d+) .*\]:\r?$`)
+var headerRE = regexp.MustCompile(`(?m)^goroutine (\d+) .*\](?: \{.*\})?:\r?$`)
 
 // countHeaders counts goroutine header lines with a plain regexp, apart
 // from the parser, leaving out "goroutine 0" blocks.
