@@ -417,22 +417,26 @@ var blockEnders = [][]byte{
 
 var exitStatus = []byte("exit status ")
 
+// endersByByte indexes blockEnders and preambles by their first byte:
+// endsBlock runs on most lines of a dump.
+var endersByByte = func() (t [256][][]byte) {
+	for _, p := range append(append([][]byte{[]byte("FAIL"), []byte("PASS")}, blockEnders...), preambles...) {
+		t[p[0]] = append(t[p[0]], p)
+	}
+	return t
+}()
+
 // endsBlock reports whether line ends a goroutine block by its form.
 func endsBlock(line []byte) bool {
-	if bytes.Equal(line, []byte("FAIL")) || bytes.Equal(line, []byte("PASS")) || registerLine(line) {
-		return true
+	if len(line) == 0 {
+		return false
 	}
-	for _, p := range blockEnders {
-		if bytes.HasPrefix(line, p) {
+	for _, p := range endersByByte[line[0]] {
+		if bytes.HasPrefix(line, p) && (len(p) > 4 || len(line) == len(p)) {
 			return true
 		}
 	}
-	for _, p := range preambles {
-		if bytes.HasPrefix(line, p) {
-			return true
-		}
-	}
-	return false
+	return line[0] >= 'a' && line[0] <= 'z' && registerLine(line)
 }
 
 // registerLine recognises a line of the register dump a crash prints
