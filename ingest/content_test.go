@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
 func zst(b []byte) []byte {
@@ -183,4 +184,35 @@ func TestCompressedCut(t *testing.T) {
 	if _, err := File(dir, writeFile(t, "heap.pb.gz", heap[:len(heap)*3/4]), Options{}); err == nil || !strings.Contains(err.Error(), "gzip") {
 		t.Errorf("a cut profile: %v", err)
 	}
+}
+
+// FuzzFile feeds arbitrary bytes to ingest as a file: it must never
+// panic, and a refused file must leave no bundle behind (ingest created
+// it) while an accepted one leaves a bundle that validates.
+func FuzzFile(f *testing.F) {
+	heap, dump, tr := realArtifacts(f)
+	for _, seed := range [][]byte{heap, dump[:min(len(dump), 4096)], tr[:min(len(tr), 4096)], gz(dump[:min(len(dump), 2048)]), zst([]byte("goroutine 1 [running]:\nmain.main()\n\t/x.go:1 +0x1\n")),
+		[]byte("2026-12-01T08:00:00Z stderr F goroutine 1 [running]:\n2026-12-01T08:00:00Z stderr F main.main()\n2026-12-01T08:00:00Z stderr F \t/x.go:1 +0x1\n"),
+		[]byte("==================\nWARNING: DATA RACE\nRead at 0x01 by goroutine 7:\n  main.f()\n      /x.go:1 +0x1\n==================\n"),
+		[]byte("--- mutex:\ncycles/second=1\nsampling period=1\n1 1 @ 0x2\n#\t0x1\tmain.f+0x1\t/x.go:3\n")} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "f.lsb")
+		path := filepath.Join(parent, "input")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := File(dir, path, Options{MaxDecompressed: 16 << 20})
+		if err != nil {
+			if _, serr := os.Stat(dir); serr == nil {
+				t.Fatalf("refused (%v) but left a bundle", err)
+			}
+			return
+		}
+		if _, err := bundle.Validate(dir); err != nil {
+			t.Fatalf("accepted, but the bundle does not validate: %v", err)
+		}
+	})
 }
