@@ -20,11 +20,16 @@ const progressThreshold = 16 << 20
 
 func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ingest", "ingest FILE... -o BUNDLE",
-		`Adds pprof profiles (any Go runtime profile, gzipped or not), goroutine dumps
-(/debug/pprof/goroutine?debug=2, panic and SIGQUIT tracebacks) and Go execution
-traces to a bundle. Each file's kind is detected from its content. The bundle is
-created if missing; an existing bundle keeps what it has. A file that cannot be
-read is reported and leaves the bundle unchanged; the others are still added.`, stderr)
+		`Adds pprof profiles (any Go runtime profile; protobuf or the legacy forms
+pprof reads), goroutine dumps (/debug/pprof/goroutine?debug=2), crash
+tracebacks (panic, fatal error, SIGQUIT at any GOTRACEBACK) and race-detector
+reports — also anywhere in a log, in container-runtime log lines (CRI, Docker
+json-file, kubectl --timestamps) or go test output — and Go execution traces
+to a bundle. gzip and zstd files are decompressed first. Each file's kind is
+detected from its content. The bundle is created if missing; an existing
+bundle keeps what it has. Each file is added in one atomic step: a file that
+cannot be read, or a kill, leaves the bundle as it was; a file already in the
+bundle is not added again; the others are still added.`, stderr)
 	out := fs.String("o", "", "bundle directory to create or add to (required)")
 	quiet := fs.Bool("q", false, "no progress bars (they are shown only on a terminal anyway)")
 	files, err := parseFlags(fs, args)
