@@ -69,8 +69,9 @@ func FormatFromName(name string) string {
 // Pack writes the bundle in dir to w as a tar archive compressed in format
 // ([FormatTarZstd] or [FormatTarGzip]). Entries sit under one top-level
 // directory named after dir (NAME.lsb/...), like `tar -C parent -c NAME.lsb`.
-// Only the manifest, known tables and regular files under raw/ are packed;
-// a writer's temporary files are left out.
+// Only the manifest, known tables and the files under raw/ the manifest
+// lists are packed; a writer's temporary files, and a raw file a killed
+// capture left half-written, are left out.
 func Pack(dir string, w io.Writer, format string) error {
 	if _, err := ReadManifest(dir); err != nil {
 		return fmt.Errorf("pack %s: %w", dir, err)
@@ -131,6 +132,11 @@ func packEntries(dir, top string, tw *tar.Writer) error {
 
 // packList returns the bundle-relative names Pack includes, sorted.
 func packList(dir string) ([]string, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	listed := m.rawNames()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -146,7 +152,7 @@ func packList(dir string) ([]string, error) {
 		return nil, err
 	}
 	for _, e := range raw {
-		if e.Type().IsRegular() && validRawName(e.Name()) {
+		if e.Type().IsRegular() && validRawName(e.Name()) && listed[e.Name()] {
 			names = append(names, RawDir+"/"+e.Name())
 		}
 	}

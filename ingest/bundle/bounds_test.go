@@ -1,7 +1,12 @@
 package bundle_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -76,5 +81,38 @@ func TestBudget(t *testing.T) {
 	bundle.MaxBatchBytes = old
 	if err := b.ReadTable(schema.TableGoroutines, memory.DefaultAllocator, func(arrow.Record) error { return nil }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnlistedRaw leaves a raw file the manifest does not list, as a
+// capture killed while downloading it does: it is no original, so
+// RawFiles does not offer it and Pack does not ship it.
+func TestUnlistedRaw(t *testing.T) {
+	dir := bundletest.Small(t, t.TempDir(), "orphan")
+	if err := os.WriteFile(filepath.Join(dir, bundle.RawDir, "heap-half.pb.gz"), []byte("\x1f\x8b half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := b.RawFiles()
+	if len(raw) != 1 || raw[0] != "goroutines.txt" {
+		t.Errorf("RawFiles = %v, want only the listed goroutines.txt", raw)
+	}
+	var buf bytes.Buffer
+	if err := bundle.Pack(dir, &buf, bundle.FormatTarGzip); err != nil {
+		t.Fatal(err)
+	}
+	zr, _ := gzip.NewReader(&buf)
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		if strings.Contains(h.Name, "heap-half") {
+			t.Errorf("Pack shipped the unlisted %s", h.Name)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/leakscope/leakscope/ingest/schema"
@@ -135,6 +136,18 @@ func (m *Manifest) HasSource(kind string) bool {
 		}
 	}
 	return false
+}
+
+// rawNames returns the file names under raw/ the manifest's artifacts
+// name.
+func (m *Manifest) rawNames() map[string]bool {
+	out := map[string]bool{}
+	for _, a := range m.Artifacts {
+		if name, ok := strings.CutPrefix(a.Name, RawDir+"/"); ok {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // Widen stretches the manifest's time range to cover t.

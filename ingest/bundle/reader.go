@@ -172,7 +172,9 @@ func (b *Bundle) Tables(mem memory.Allocator) ([]TableInfo, error) {
 	return out, nil
 }
 
-// RawFiles lists the original artifacts kept under raw/, sorted by name.
+// RawFiles lists the original artifacts kept under raw/ that the
+// manifest lists, sorted by name. A file the manifest does not list (a
+// capture killed while it downloaded the file) is no original.
 func (b *Bundle) RawFiles() ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(b.Dir, RawDir))
 	if errors.Is(err, os.ErrNotExist) {
@@ -181,9 +183,10 @@ func (b *Bundle) RawFiles() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	listed := b.Manifest.rawNames()
 	var names []string
 	for _, e := range entries {
-		if e.Type().IsRegular() {
+		if e.Type().IsRegular() && listed[e.Name()] {
 			names = append(names, e.Name())
 		}
 	}

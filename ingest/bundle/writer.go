@@ -358,8 +358,9 @@ func (w *Writer) CreateRaw(name string) (*os.File, string, error) {
 	}
 }
 
-// CopyRaw stores the content of r under raw/ and returns the bundle-relative
-// path and size.
+// CopyRaw stores the content of r under raw/, lists it in the manifest
+// as an artifact (name and size; [Writer.Update] adds more) and returns
+// the bundle-relative path and size.
 func (w *Writer) CopyRaw(name string, r io.Reader) (string, int64, error) {
 	f, rel, err := w.CreateRaw(name)
 	if err != nil {
@@ -373,6 +374,9 @@ func (w *Writer) CopyRaw(name string, r io.Reader) (string, int64, error) {
 		os.Remove(f.Name())
 		return "", 0, fmt.Errorf("store raw artifact %s: %w", name, err)
 	}
+	w.Update(func(m *Manifest) {
+		m.Artifacts = append(m.Artifacts, Artifact{Name: rel, Size: n, Status: StatusComplete})
+	})
 	return rel, n, nil
 }
 
