@@ -67,6 +67,15 @@
 // which in a capture cost more than the probe itself. [Tracer.Run] polls
 // every 50 ms instead.
 //
+// # Go releases
+//
+// The probes are tested with Go 1.22 to 1.27 (internal/versions runs the
+// version matrix): the probed functions exist in each with the same
+// meaning, and the runtime.g and runtime.m offsets come from the target's
+// DWARF, or for stripped binaries from a table per release checked
+// against DWARF builds (see offsetTable). Other releases are tried from
+// DWARF, with a warning.
+//
 // Only linux/amd64 is supported; elsewhere [Attach] returns an error
 // wrapping [ErrNotSupported]. Binary inspection ([OpenBinary]) and
 // symbolisation ([Symbolizer]) work on any platform.

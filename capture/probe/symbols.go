@@ -42,6 +42,11 @@ func (b *Binary) loadSymbols() error {
 	}
 	pcln := b.elf.Section(".gopclntab")
 	if pcln == nil {
+		// PIE binaries of Go 1.25 and older keep it among the
+		// relocated read-only data.
+		pcln = b.elf.Section(".data.rel.ro.gopclntab")
+	}
+	if pcln == nil {
 		return errors.New("no .gopclntab section: not a Go binary or unsupported layout")
 	}
 	if pcln.Type == elf.SHT_NOBITS || pcln.Size > 1<<30 {

@@ -54,9 +54,12 @@ type probeSpec struct {
 }
 
 // Attach loads the BPF programs and attaches them to process pid, which
-// must run a Go 1.22-1.26 linux/amd64 binary. Errors wrap ErrNotSupported
-// (architecture, kernel, Go version) or ErrPermission (not root, no
-// CAP_BPF/CAP_PERFMON); capture can carry on without eBPF in both cases.
+// must run a linux/amd64 Go binary: one of the tested releases
+// ([MinGoVersion] to [MaxGoVersion]), or another whose DWARF gives the
+// offsets (with a warning in [BinaryInfo.Notes]). Errors wrap
+// ErrNotSupported (architecture, kernel, a release it cannot read) or
+// ErrPermission (not root, no CAP_BPF/CAP_PERFMON); capture can carry on
+// without eBPF in both cases.
 func Attach(pid int, opts Options) (_ *Tracer, err error) {
 	if runtime.GOARCH != "amd64" {
 		return nil, fmt.Errorf("ebpf probes need linux/amd64, this is %s/%s: %w", runtime.GOOS, runtime.GOARCH, ErrNotSupported)

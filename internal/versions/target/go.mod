@@ -1,0 +1,3 @@
+module leakscope.test/target
+
+go 1.21
