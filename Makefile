@@ -14,18 +14,22 @@ build:
 	$(GO) build -o $(BIN) ./cmd/leakscope
 
 ## deps: everything the tests need on a fresh machine (Debian packages, Go
-## modules, npm packages). Idempotent.
+## modules, the Go toolchains of the version matrix, npm packages).
+## Idempotent.
 deps: deps-apt deps-npm
 	$(GO) mod download
-	@# the blocking-bug corpus (internal/corpus) builds with Go 1.27.3 from the module proxy
-	GOTOOLCHAIN=go1.27.3 $(GO) version
+	@# the Go releases of the version matrix (internal/versions), through the
+	@# module proxy; the blocking-bug corpus (internal/corpus) uses go1.27.3 of them
+	$(GO) run ./internal/versions/fetch
 	cd samples/kube && $(GO) mod download
 
-## (gcc: the race detector, which the dump parser's tests run, needs cgo.)
+## (gcc: the race detector, which the dump parser's tests run, needs cgo;
+## qemu-user: the arm64 test runs leakscope and its target under it.)
 deps-apt:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v gcc >/dev/null 2>&1 || missing="$$missing gcc"; \
+	command -v qemu-aarch64 >/dev/null 2>&1 || missing="$$missing qemu-user"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

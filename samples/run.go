@@ -152,6 +152,12 @@ func Start(ctx context.Context, dir string, args ...string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	return StartBinary(ctx, bin, args...)
+}
+
+// StartBinary runs an already built program as [Start] runs a sample: it
+// waits for the "listening on" line and returns the running process.
+func StartBinary(ctx context.Context, bin string, args ...string) (*Process, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace
@@ -159,10 +165,10 @@ func Start(ctx context.Context, dir string, args ...string) (*Process, error) {
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("start sample %s: %w", dir, err)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start sample %s: %w", dir, err)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	p.PID = cmd.Process.Pid
 	lines := make(chan string, 1)
@@ -181,16 +187,16 @@ func Start(ctx context.Context, dir string, args ...string) (*Process, error) {
 		u, err := parseListening(line)
 		if err != nil {
 			_ = p.Stop()
-			return nil, fmt.Errorf("start sample %s: %w; stderr:\n%s", dir, err, p.Stderr())
+			return nil, fmt.Errorf("start %s: %w; stderr:\n%s", bin, err, p.Stderr())
 		}
 		p.URL = u
 		return p, nil
 	case <-timer.C:
 		_ = p.Stop()
-		return nil, fmt.Errorf("start sample %s: no listening line after %v; stderr:\n%s", dir, StartTimeout, p.Stderr())
+		return nil, fmt.Errorf("start %s: no listening line after %v; stderr:\n%s", bin, StartTimeout, p.Stderr())
 	case <-ctx.Done():
 		_ = p.Stop()
-		return nil, fmt.Errorf("start sample %s: %w", dir, ctx.Err())
+		return nil, fmt.Errorf("start %s: %w", bin, ctx.Err())
 	}
 }
 
