@@ -331,7 +331,7 @@ func (c *capturer) fetch(runCtx, reqCtx context.Context, ep endpoint) {
 	var se *StatusError
 	if ep.profile == epLeak.profile && errors.As(err, &se) && se.Code == http.StatusNotFound {
 		if !c.leakGone.Swap(true) {
-			c.log.Notef("goroutineleak profile not served by the target (its Go runtime needs GOEXPERIMENT=goroutineleakprofile); skipping it")
+			c.log.Notef("goroutineleak profile not served by the target (%s); skipping it", leakProfileHint(c.w.Manifest().Target.GoVersion))
 		}
 		return
 	}

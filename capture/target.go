@@ -71,3 +71,13 @@ func goBuildID(path string) (string, error) {
 	}
 	return string(data[off : off+descsz]), nil
 }
+
+// leakProfileHint says which runtimes serve the goroutineleak profile, and
+// what the target runs when known.
+func leakProfileHint(goVersion string) string {
+	const need = "the runtime serves it from Go 1.27 on, and in Go 1.26 built with GOEXPERIMENT=goroutineleakprofile"
+	if goVersion == "" {
+		return need
+	}
+	return need + "; the target was built with " + goVersion
+}
