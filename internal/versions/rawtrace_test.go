@@ -36,7 +36,7 @@ type rawTrace struct {
 }
 
 // rawCreate is a goroutine creation: its parent and the trace times of the
-// event and of the next event on the same OS thread (0 if none), between
+// event and of the next event the same OS thread wrote (0 if none), between
 // which the go_create probe at the end of newproc1 must fire; moved says
 // the reader moved the creation's time later (see traceTick).
 type rawCreate struct {
@@ -90,7 +90,11 @@ func readRawTrace(path string) (*rawTrace, error) {
 			rt.first = t
 		}
 		rt.last = t
-		rt.resolve(ev.Thread(), t)
+		// CPU samples carry the time the profiling signal hit the
+		// thread, which may be inside newproc1 still.
+		if ev.Kind() != exptrace.EventStackSample {
+			rt.resolve(ev.Thread(), t)
+		}
 		switch ev.Kind() {
 		case exptrace.EventStateTransition:
 			rt.transition(ev, t, moved)
