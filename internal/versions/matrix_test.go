@@ -103,6 +103,7 @@ func (mc *matrixCase) build(t *testing.T) {
 func runCase(t *testing.T, mc matrixCase, res *matrixResults) {
 	mc.build(t)
 	c := captureCase(t, mc)
+	t.Cleanup(func() { keepFailed(t, c.dir) })
 	checks := map[string]func(*testing.T){
 		"pprof":         func(t *testing.T) { checkPprof(t, c) },
 		"dump":          func(t *testing.T) { checkDumps(t, c) },
@@ -196,6 +197,23 @@ func enough(m bundle.Manifest, toolchain string) bool {
 	_, leak := LeakProfileExperiment(toolchain)
 	return n[bundle.SourceDump] >= minSnapshots && n[bundle.SourceTrace] >= 2 && n[schema.ProfileCPU] >= 1 &&
 		(!leak || n[schema.ProfileGoroutineLeak] >= 2)
+}
+
+// keepFailed moves the bundle of a failed case out of the test's
+// temporary directory, so that it can be inspected, and says where.
+func keepFailed(t *testing.T, dir string) {
+	if !t.Failed() {
+		return
+	}
+	keep, err := os.MkdirTemp("", "leakscope-matrix-failed-")
+	if err == nil {
+		err = os.Rename(dir, filepath.Join(keep, filepath.Base(dir)))
+	}
+	if err != nil {
+		t.Logf("keep the failed case's bundle: %v", err)
+		return
+	}
+	t.Logf("bundle of the failed case kept in %s", keep)
 }
 
 // matrixResults collects which source passed in which case.
