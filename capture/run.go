@@ -308,11 +308,20 @@ func (c *capturer) windowEndpoints() []endpoint {
 	return eps
 }
 
-// snapshots takes the dump and instant profiles, one after another.
+// snapshotGrace is how long a snapshot request in flight when the capture
+// ends may take to finish.
+const snapshotGrace = 10 * time.Second
+
+// snapshots takes the dump and instant profiles, one after another. Once
+// ctx ends no new one starts, but the one in flight may finish (within
+// snapshotGrace): cut short, a dump would stand beside the final one as a
+// snapshot of a few goroutines, and a growing group would seem to shrink.
 func (c *capturer) snapshots(ctx context.Context) {
 	if c.opts.NoSnapshots {
 		return
 	}
+	reqCtx, cancel := graceContext(ctx, snapshotGrace)
+	defer cancel()
 	for _, ep := range []endpoint{epDump, epGoroutine, epHeap, epAllocs, epLeak} {
 		if ctx.Err() != nil || c.gone.Load() != nil {
 			return
@@ -320,8 +329,15 @@ func (c *capturer) snapshots(ctx context.Context) {
 		if ep.profile == epLeak.profile && c.leakGone.Load() {
 			continue
 		}
-		c.fetch(ctx, ctx, ep)
+		c.fetch(ctx, reqCtx, ep)
 	}
+}
+
+// graceContext returns a context that ends grace after ctx ends.
+func graceContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	g, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancel) })
+	return g, func() { stop(); cancel() }
 }
 
 // fetch scrapes one endpoint under reqCtx and accounts for the result;
