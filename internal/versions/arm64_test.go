@@ -2,6 +2,8 @@ package versions
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +60,11 @@ func TestArm64(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
+	// Under emulation the first request translates net/http's code: it
+	// can take longer than capture's check that the URL serves pprof.
+	if err := warmUp(p.URL+"/debug/pprof/", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "arm64.lsb")
 	argv = append(emu, leakscope, "capture", "--pid", strconv.Itoa(p.PID), "--url", p.URL, "--duration", "0",
 		"--interval", captureEvery.String(), "--trace-window", windowFor.String(), "--cpu-window", windowFor.String(), "-o", out)
@@ -124,4 +131,18 @@ func captureCLI(t *testing.T, argv []string, out, toolchain string) string {
 		t.Fatalf("capture: %v", err)
 	}
 	return log.String()
+}
+
+// warmUp requests url once, waiting up to timeout for a 200 answer.
+func warmUp(url string, timeout time.Duration) error {
+	c := &http.Client{Timeout: timeout}
+	resp, err := c.Get(url)
+	if err != nil {
+		return fmt.Errorf("warm up the target: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("warm up the target: %s answered %s", url, resp.Status)
+	}
+	return nil
 }

@@ -160,12 +160,13 @@ func captureCase(t *testing.T, mc matrixCase) *captured {
 	return readCapture(t, out)
 }
 
-// waitEnough returns once the bundle's manifest lists what the checks
-// need (see enough), the capture has ended, or maxCapture has passed.
+// waitEnough returns once the bundle holds what the checks need (see
+// progress.enough), the capture has ended, or maxCapture has passed.
 func waitEnough(t *testing.T, out, toolchain string, done <-chan struct{}) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	limit := time.After(maxCapture)
+	p := &progress{dir: out, toolchain: toolchain, windows: map[string]*rawTrace{}}
 	for {
 		select {
 		case <-done:
@@ -175,28 +176,51 @@ func waitEnough(t *testing.T, out, toolchain string, done <-chan struct{}) {
 			t.Errorf("after %v the bundle lists only %d artifacts: %+v", maxCapture, len(m.Artifacts), m.Artifacts)
 			return
 		case <-tick.C:
-			if m, err := bundle.ReadManifest(out); err == nil && enough(m, toolchain) {
+			if m, err := bundle.ReadManifest(out); err == nil && p.enough(m) {
 				return
 			}
 		}
 	}
 }
 
+// progress tracks what a capture in progress has recorded; it reads each
+// finished trace window once.
+type progress struct {
+	dir, toolchain string
+	windows        map[string]*rawTrace // by artifact name
+}
+
 // enough reports whether m lists three dumps (the final one comes on
-// top), two trace windows, a CPU profile and, where the runtime serves it,
-// two goroutineleak profiles.
-func enough(m bundle.Manifest, toolchain string) bool {
+// top), a CPU profile, where the runtime serves it two goroutineleak
+// profiles, and trace windows holding at least two windows, 20 goroutine
+// creations and ends, and two whole GC cycles: on a loaded machine a
+// window holds less.
+func (p *progress) enough(m bundle.Manifest) bool {
 	n := map[string]int{}
+	var windows, creates, ends, gcs int
 	for _, a := range m.Artifacts {
 		if a.Status != bundle.StatusComplete {
 			continue
 		}
 		n[a.Kind]++
 		n[a.Profile]++
+		if a.Kind != bundle.SourceTrace {
+			continue
+		}
+		rt, ok := p.windows[a.Name]
+		if !ok {
+			rt, _ = readRawTrace(filepath.Join(p.dir, a.Name))
+			p.windows[a.Name] = rt
+		}
+		if rt != nil {
+			windows++
+			creates, ends, gcs = creates+len(rt.creates), ends+len(rt.ends), gcs+len(rt.gcs)
+		}
 	}
-	_, leak := LeakProfileExperiment(toolchain)
-	return n[bundle.SourceDump] >= minSnapshots && n[bundle.SourceTrace] >= 2 && n[schema.ProfileCPU] >= 1 &&
-		(!leak || n[schema.ProfileGoroutineLeak] >= 2)
+	_, leak := LeakProfileExperiment(p.toolchain)
+	return n[bundle.SourceDump] >= minSnapshots && n[schema.ProfileCPU] >= 1 &&
+		(!leak || n[schema.ProfileGoroutineLeak] >= 2) &&
+		windows >= 2 && creates >= 20 && ends >= 20 && gcs >= 2
 }
 
 // keepFailed moves the bundle of a failed case out of the test's
