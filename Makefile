@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin/leakscope
 PKGS     := ./...
 
-.PHONY: all build deps deps-apt deps-npm test test-go vet fmt-check web web-check \
+.PHONY: all build deps deps-apt deps-npm test test-go test-duckdb vet fmt-check web web-check \
         bench accuracy demo generate fuzz clean
 
 all: build
@@ -22,6 +22,7 @@ deps: deps-apt deps-npm
 	@# module proxy; the blocking-bug corpus (internal/corpus) uses go1.27.3 of them
 	$(GO) run ./internal/versions/fetch
 	cd samples/kube && $(GO) mod download
+	cd export/duckdbtest && $(GO) mod download
 
 ## (gcc: the race detector, which the dump parser's tests run, needs cgo;
 ## qemu-user: the arm64 test runs leakscope and its target under it.)
@@ -30,6 +31,11 @@ deps-apt:
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v gcc >/dev/null 2>&1 || missing="$$missing gcc"; \
 	command -v qemu-aarch64 >/dev/null 2>&1 || missing="$$missing qemu-user"; \
+	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	command -v prometheus-alertmanager >/dev/null 2>&1 || missing="$$missing prometheus-alertmanager"; \
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	command -v unshare >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -41,10 +47,15 @@ deps-npm:
 
 ## test: the README's test command: vet, formatting, built assets current,
 ## and every test (eBPF tests run for real as root).
-test: deps vet fmt-check web-check test-go
+test: deps vet fmt-check web-check test-go test-duckdb
 
 test-go:
 	$(GO) test -count=1 -timeout 40m $(PKGS)
+
+## test-duckdb: queries a Parquet export with DuckDB, in a module of its own
+## (export/duckdbtest) so that nothing else links the engine.
+test-duckdb:
+	cd export/duckdbtest && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
 
 vet:
 	$(GO) vet $(PKGS)

@@ -30,6 +30,7 @@ var commands = map[string]command{
 	"upload":  {"send a bundle to a workbench", runUpload},
 	"report":  {"write a leak report or postmortem of a bundle", runReport},
 	"serve":   {"serve the workbench in the browser", runServe},
+	"export":  {"write bundles as Parquet (hive layout) for DuckDB, Trino, Spark, ClickHouse", runExport},
 }
 
 // usageError marks bad command-line usage; it makes the process exit 2.

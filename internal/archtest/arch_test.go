@@ -1,5 +1,6 @@
 // Package archtest holds the test that keeps leakscope's imports pointing
-// one way: cmd → web, capture, analysis → ingest (docs/DESIGN.md).
+// one way: cmd → agent, web, export, capture, analysis → ingest
+// (docs/DESIGN.md).
 package archtest
 
 import (
@@ -18,11 +19,13 @@ const module = "github.com/leakscope/leakscope"
 var forbidden = map[string][]string{
 	"ingest/schema":  {"ingest/bundle", "ingest/dump", "ingest/gotrace", "ingest/profiles", "analysis", "capture", "web", "cmd", "samples"},
 	"ingest/bundle":  {"ingest/dump", "ingest/gotrace", "ingest/profiles"},
-	"ingest":         {"analysis", "capture", "web", "cmd", "samples"},
-	"analysis":       {"capture", "web", "cmd", "samples", "ingest/dump", "ingest/gotrace", "ingest/profiles", "std:net/http"},
-	"capture":        {"analysis", "web", "cmd"},
-	"web":            {"capture", "cmd", "ingest/dump", "ingest/gotrace", "ingest/profiles"},
-	"samples":        {"ingest", "analysis", "capture", "web", "cmd"},
+	"ingest":         {"analysis", "capture", "web", "cmd", "samples", "agent", "export"},
+	"analysis":       {"capture", "web", "cmd", "samples", "agent", "export", "ingest/dump", "ingest/gotrace", "ingest/profiles", "std:net/http"},
+	"capture":        {"analysis", "web", "cmd", "agent", "export"},
+	"web":            {"capture", "cmd", "agent", "ingest/dump", "ingest/gotrace", "ingest/profiles"},
+	"agent":          {"web", "cmd", "export", "samples"},
+	"export":         {"capture", "web", "cmd", "agent", "samples", "ingest/dump", "ingest/gotrace", "ingest/profiles"},
+	"samples":        {"ingest", "analysis", "capture", "web", "cmd", "agent", "export"},
 	"internal/tools": {"cmd"},
 }
 

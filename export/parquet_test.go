@@ -1,0 +1,158 @@
+package export
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/samples/bundles"
+)
+
+// sampleBundle copies one embedded sample bundle to a temporary directory.
+func sampleBundle(t *testing.T, name string) *bundle.Bundle {
+	t.Helper()
+	sub, err := fs.Sub(bundles.FS, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dir, sub); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readParquet reads a whole Parquet file back as an Arrow table.
+func readParquet(t *testing.T, path string) arrow.Table {
+	t.Helper()
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	t.Cleanup(tbl.Release)
+	return tbl
+}
+
+func TestParquetTablesMatchBundle(t *testing.T) {
+	b := sampleBundle(t, "operator-sim.lsb")
+	out := t.TempDir()
+	c, err := Parquet(b, out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDir := filepath.Join(out, "node="+b.Manifest.Node, "capture="+b.Manifest.CaptureID)
+	if c.Dir != wantDir {
+		t.Errorf("capture dir %s, want %s", c.Dir, wantDir)
+	}
+	infos, err := b.Tables(memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]Table{}
+	for _, tb := range c.Tables {
+		written[tb.Name] = tb
+	}
+	for _, ti := range infos {
+		tb, ok := written[ti.Name]
+		if !ok {
+			t.Errorf("table %s not exported", ti.Name)
+			continue
+		}
+		tbl := readParquet(t, tb.Path)
+		if tbl.NumRows() != ti.Rows || tb.Rows != ti.Rows {
+			t.Errorf("%s: parquet has %d rows (reported %d), bundle %d", ti.Name, tbl.NumRows(), tb.Rows, ti.Rows)
+		}
+		for _, f := range tbl.Schema().Fields() {
+			if f.Type.ID() == arrow.DICTIONARY {
+				t.Errorf("%s.%s is still dictionary-encoded", ti.Name, f.Name)
+			}
+		}
+	}
+	// The suspects table holds the report's suspects, in its order.
+	rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sus := readParquet(t, written[TableSuspects].Path)
+	if int(sus.NumRows()) != len(rep.Suspects) || len(rep.Suspects) == 0 {
+		t.Fatalf("suspects: %d rows, report has %d", sus.NumRows(), len(rep.Suspects))
+	}
+	col := func(name string) arrow.Array {
+		idx := sus.Schema().FieldIndices(name)
+		if len(idx) != 1 {
+			t.Fatalf("suspects has no column %s", name)
+		}
+		return sus.Column(idx[0]).Data().Chunk(0)
+	}
+	for i, s := range rep.Suspects {
+		if got := col("id").ValueStr(i); got != s.ID {
+			t.Errorf("row %d: id %s, want %s", i, got, s.ID)
+		}
+		if got := col("location").ValueStr(i); got != s.Location {
+			t.Errorf("row %d: location %s, want %s", i, got, s.Location)
+		}
+		if got := col("score").ValueStr(i); got == "" {
+			t.Errorf("row %d: no score", i)
+		}
+	}
+	caps := readParquet(t, written[TableCaptures].Path)
+	if caps.NumRows() != 1 {
+		t.Errorf("captures: %d rows, want 1", caps.NumRows())
+	}
+}
+
+// TestParquetReplaces checks that exporting a capture again replaces its
+// directory and leaves no temporary directory behind.
+func TestParquetReplaces(t *testing.T) {
+	b := sampleBundle(t, "timeout-send.lsb")
+	out := t.TempDir()
+	for i := 0; i < 2; i++ {
+		if _, err := Parquet(b, out, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dirs []string
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != out {
+			dirs = append(dirs, strings.TrimPrefix(p, out+"/"))
+		}
+		return nil
+	})
+	if len(dirs) != 2 || !strings.HasPrefix(dirs[0], "node=") || !strings.Contains(dirs[1], "/capture=") {
+		t.Errorf("directories after two exports: %q", dirs)
+	}
+}
+
+func TestHiveEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"node-1.example": "node-1.example",
+		"a/b=c":          "a%2Fb%3Dc",
+		"x y%":           "x%20y%25",
+	} {
+		if got := hiveEscape(in); got != want {
+			t.Errorf("hiveEscape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

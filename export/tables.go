@@ -1,0 +1,169 @@
+package export
+
+import (
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// Columns every exported table of this package shares with the captures
+// table, so the suspects table alone answers fleet questions. The node and
+// capture id come from the hive path (node=…/capture=…).
+var serviceFields = []arrow.Field{
+	{Name: "capture_id", Type: arrow.BinaryTypes.String},
+	{Name: "service", Type: arrow.BinaryTypes.String},
+	{Name: "exe", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "module", Type: arrow.BinaryTypes.String, Nullable: true},
+}
+
+// SuspectsSchema is the schema of the suspects table: the fields of
+// [analysis.Suspect] that are one value per suspect.
+var SuspectsSchema = arrow.NewSchema(append(append([]arrow.Field{}, serviceFields...),
+	arrow.Field{Name: "id", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "kind", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "pattern", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "title", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "state", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "location", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "file", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "line", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "creator", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "ancestry", Type: arrow.ListOf(arrow.BinaryTypes.String)},
+	arrow.Field{Name: "count", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "growth_per_min", Type: arrow.PrimitiveTypes.Float64},
+	arrow.Field{Name: "fit_r2", Type: arrow.PrimitiveTypes.Float64},
+	arrow.Field{Name: "first_seen", Type: schema.Timestamp, Nullable: true},
+	arrow.Field{Name: "max_wait_minutes", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "retained_bytes", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "score", Type: arrow.PrimitiveTypes.Float64},
+	arrow.Field{Name: "goroutineleak", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "stack_id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+), nil)
+
+// CapturesSchema is the schema of the one-row captures table.
+var CapturesSchema = arrow.NewSchema(append(append([]arrow.Field{}, serviceFields...),
+	arrow.Field{Name: "pid", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	arrow.Field{Name: "url", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "go_version", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "start", Type: schema.Timestamp, Nullable: true},
+	arrow.Field{Name: "end", Type: schema.Timestamp, Nullable: true},
+	arrow.Field{Name: "sources", Type: arrow.ListOf(arrow.BinaryTypes.String)},
+	arrow.Field{Name: "suspects", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "goroutine_snapshots", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "peak_goroutines", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "tool", Type: arrow.BinaryTypes.String},
+), nil)
+
+// rowBuilder appends values column by column in schema order.
+type rowBuilder struct {
+	b *array.RecordBuilder
+	i int
+}
+
+func (r *rowBuilder) next() array.Builder { f := r.b.Field(r.i); r.i++; return f }
+
+func (r *rowBuilder) str(s string) { r.next().(*array.StringBuilder).Append(s) }
+
+// optStr appends s, or null when it is empty.
+func (r *rowBuilder) optStr(s string) {
+	b := r.next().(*array.StringBuilder)
+	if s == "" {
+		b.AppendNull()
+		return
+	}
+	b.Append(s)
+}
+
+func (r *rowBuilder) i64(v int64) { r.next().(*array.Int64Builder).Append(v) }
+
+// optI64 appends v, or null when it is zero.
+func (r *rowBuilder) optI64(v int64) {
+	b := r.next().(*array.Int64Builder)
+	if v == 0 {
+		b.AppendNull()
+		return
+	}
+	b.Append(v)
+}
+
+func (r *rowBuilder) f64(v float64) { r.next().(*array.Float64Builder).Append(v) }
+
+// ts appends a time, or null for the zero time.
+func (r *rowBuilder) ts(unixNano int64, zero bool) {
+	b := r.next().(*array.TimestampBuilder)
+	if zero {
+		b.AppendNull()
+		return
+	}
+	b.Append(arrow.Timestamp(unixNano))
+}
+
+func (r *rowBuilder) strs(ss []string) {
+	b := r.next().(*array.ListBuilder)
+	b.Append(true)
+	vb := b.ValueBuilder().(*array.StringBuilder)
+	for _, s := range ss {
+		vb.Append(s)
+	}
+}
+
+func (r *rowBuilder) service(m bundle.Manifest) {
+	r.str(m.CaptureID)
+	r.str(m.Target.Service())
+	r.optStr(m.Target.Exe)
+	r.optStr(m.Target.ModulePath)
+}
+
+// suspectsRecord is the suspects table of a report.
+func suspectsRecord(rep *analysis.Report, m bundle.Manifest, mem memory.Allocator) arrow.Record {
+	b := array.NewRecordBuilder(mem, SuspectsSchema)
+	defer b.Release()
+	for _, s := range rep.Suspects {
+		r := rowBuilder{b: b}
+		r.service(m)
+		r.str(s.ID)
+		r.str(s.Kind)
+		r.str(s.Pattern)
+		r.str(s.Title)
+		r.optStr(s.State)
+		r.str(s.Location)
+		r.str(s.File)
+		r.i64(int64(s.Line))
+		r.str(s.Creator)
+		r.strs(s.Ancestry)
+		r.i64(s.Count)
+		r.f64(s.GrowthPerMin)
+		r.f64(s.Fit.R2)
+		r.ts(s.FirstSeen.UnixNano(), s.FirstSeen.IsZero())
+		r.i64(s.MaxWaitMinutes)
+		r.i64(s.RetainedBytes)
+		r.f64(s.Score)
+		r.optStr(s.LeakProfile)
+		r.optI64(s.StackID)
+	}
+	return b.NewRecord()
+}
+
+// capturesRecord is the one-row captures table of a bundle.
+func capturesRecord(m bundle.Manifest, rep *analysis.Report, mem memory.Allocator) arrow.Record {
+	b := array.NewRecordBuilder(mem, CapturesSchema)
+	defer b.Release()
+	r := rowBuilder{b: b}
+	r.service(m)
+	r.optI64(int64(m.Target.PID))
+	r.optStr(m.Target.URL)
+	r.optStr(m.Target.GoVersion)
+	r.ts(m.Start.UnixNano(), m.Start.IsZero())
+	r.ts(m.End.UnixNano(), m.End.IsZero())
+	r.strs(rep.Bundle.Sources)
+	r.i64(int64(len(rep.Suspects)))
+	r.i64(int64(rep.Bundle.GoroutineSnapshots))
+	r.i64(rep.Bundle.PeakGoroutines)
+	r.str(strings.TrimSpace(m.Tool))
+	return b.NewRecord()
+}
