@@ -131,13 +131,17 @@ func captureHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 
 // uploadHandler answers POST /api/captures: the body is a bundle archive
 // (.tar.zst or .tar.gz); the answer is 201 {"id": ...}.
-func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration) http.HandlerFunc {
+func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMetrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		client := uploadClient(r)
+		count := func(result string) { m.uploads.WithLabelValues(result, client).Inc() }
 		if r.ContentLength > maxBytes {
+			count("too_large")
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload of %d bytes exceeds the limit of %d bytes", r.ContentLength, maxBytes))
 			return
 		}
 		if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
+			count("refused")
 			writeError(w, http.StatusUnsupportedMediaType, "send the bundle archive itself as the request body, not a multipart form")
 			return
 		}
@@ -146,6 +150,7 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration) http.Handle
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
+				count("too_large")
 				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload exceeds the limit of %d bytes", maxBytes))
 				return
 			}
@@ -153,12 +158,20 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration) http.Handle
 			if status == http.StatusInternalServerError && !errors.Is(err, bundle.ErrArchive) {
 				// The error may name the server's paths: it goes to the
 				// log, the client hears what happened.
+				count("error")
 				log.Printf("leakscope serve: store upload: %v", err)
 				writeError(w, status, "the workbench could not store the upload (its log says why)")
 				return
 			}
+			count("refused")
 			writeError(w, status, "upload refused: "+err.Error())
 			return
+		}
+		count("stored")
+		if c, release, err := s.Acquire(id); err == nil {
+			t := c.b.Manifest
+			m.stored.WithLabelValues(t.Node, t.Target.Service()).Inc()
+			release()
 		}
 		w.Header().Set("Location", "/api/captures/"+id)
 		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
@@ -166,13 +179,14 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration) http.Handle
 }
 
 // deleteHandler answers DELETE /api/captures/{id}.
-func deleteHandler(s *Store) http.HandlerFunc {
+func deleteHandler(s *Store, m *serverMetrics) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := mux.Vars(r)["id"]
 		if err := s.Delete(id); err != nil {
 			writeError(w, statusOf(err), err.Error())
 			return
 		}
+		m.deletes.Inc()
 		writeJSON(w, http.StatusOK, map[string]string{"deleted": id})
 	}
 }

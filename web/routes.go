@@ -36,7 +36,8 @@ type Options struct {
 const idRoute = "/api/captures/{id:[a-z0-9][a-z0-9_-]{0,63}}"
 
 // NewRouter returns the workbench's routes: the JSON API of
-// docs/DESIGN.md under /api/ and the embedded single-page application.
+// docs/DESIGN.md under /api/, Prometheus metrics on MetricsPath and the
+// embedded single-page application.
 func NewRouter(s *Store, opts Options) http.Handler {
 	if opts.MaxUploadBytes <= 0 {
 		opts.MaxUploadBytes = DefaultMaxUpload
@@ -47,11 +48,13 @@ func NewRouter(s *Store, opts Options) http.Handler {
 	if opts.ReadIdle <= 0 {
 		opts.ReadIdle = DefaultReadIdle
 	}
+	m := newServerMetrics(s)
 	r := mux.NewRouter()
+	r.Handle(MetricsPath, m.handler()).Methods(http.MethodGet)
 	r.HandleFunc("/api/captures", listHandler(s)).Methods(http.MethodGet)
-	r.HandleFunc("/api/captures", uploadHandler(s, opts.MaxUploadBytes, opts.ReadIdle)).Methods(http.MethodPost)
+	r.HandleFunc("/api/captures", uploadHandler(s, opts.MaxUploadBytes, opts.ReadIdle, m)).Methods(http.MethodPost)
 	r.HandleFunc(idRoute, withCapture(s, captureHandler)).Methods(http.MethodGet)
-	r.HandleFunc(idRoute, deleteHandler(s)).Methods(http.MethodDelete)
+	r.HandleFunc(idRoute, deleteHandler(s, m)).Methods(http.MethodDelete)
 	r.HandleFunc(idRoute+"/report", withCapture(s, reportHandler)).Methods(http.MethodGet)
 	r.HandleFunc(idRoute+"/flamegraph", withCapture(s, flamegraphHandler)).Methods(http.MethodGet)
 	r.HandleFunc(idRoute+"/ancestry", withCapture(s, ancestryHandler)).Methods(http.MethodGet)

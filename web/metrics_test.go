@@ -1,0 +1,141 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// scrape fetches /metrics and parses the text exposition format.
+func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := do(t, h, http.MethodGet, MetricsPath, nil, nil, "Accept", "text/plain")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body.String())
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(rec.Body.Bytes()))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// value returns the value of the series of family name whose labels
+// include want, and how many series matched.
+func value(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, int) {
+	f := fams[name]
+	if f == nil {
+		return 0, 0
+	}
+	var v float64
+	var n int
+	for _, m := range f.Metric {
+		ok := true
+		for k, wv := range want {
+			found := false
+			for _, l := range m.Label {
+				if l.GetName() == k && l.GetValue() == wv {
+					found = true
+				}
+			}
+			ok = ok && found
+		}
+		if ok {
+			n++
+			switch {
+			case m.Gauge != nil:
+				v = m.Gauge.GetValue()
+			case m.Counter != nil:
+				v = m.Counter.GetValue()
+			}
+		}
+	}
+	return v, n
+}
+
+// TestMetricsFromReport uploads a real capture and checks that every
+// per-capture and per-suspect series equals the field of the capture's
+// report that the other views show, and that the upload counters count.
+func TestMetricsFromReport(t *testing.T) {
+	fx := getFixture(t)
+	s, h := newServer(t, Options{})
+	var up struct{ ID string }
+	if rec := do(t, h, http.MethodPost, "/api/captures", fx.archive, &up, "User-Agent", "leakscope-agent/test"); rec.Code != http.StatusCreated {
+		t.Fatalf("upload: %d %s", rec.Code, rec.Body.String())
+	}
+	if rec := do(t, h, http.MethodPost, "/api/captures", []byte("not an archive"), nil); rec.Code != http.StatusBadRequest {
+		t.Fatalf("bad upload: %d", rec.Code)
+	}
+	c, release, err := s.Acquire(up.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Report()
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Suspects) == 0 {
+		t.Fatal("fixture has no suspects")
+	}
+	fams := scrape(t, h)
+	capL := map[string]string{"capture": up.ID}
+	last := rep.Series.Goroutines[len(rep.Series.Goroutines)-1].Value
+	checks := []struct {
+		name string
+		want float64
+	}{
+		{"leakscope_capture_goroutines", last},
+		{"leakscope_capture_peak_goroutines", float64(rep.Bundle.PeakGoroutines)},
+		{"leakscope_capture_suspects", float64(len(rep.Suspects))},
+		{"leakscope_capture_analysis_failed", 0},
+	}
+	for _, c := range checks {
+		if got, n := value(fams, c.name, capL); n != 1 || got != c.want {
+			t.Errorf("%s: %d series, value %g; report says %g", c.name, n, got, c.want)
+		}
+	}
+	for _, sp := range rep.Suspects {
+		l := map[string]string{"capture": up.ID, "suspect": sp.ID, "pattern": sp.Pattern, "location": sp.Location}
+		if got, n := value(fams, "leakscope_suspect_score", l); n != 1 || got != sp.Score {
+			t.Errorf("%s score: %d series, %g; report %g", sp.ID, n, got, sp.Score)
+		}
+		count, growth := "leakscope_suspect_goroutines", "leakscope_suspect_goroutine_growth_per_minute"
+		if sp.Kind == analysis.KindHeap {
+			count, growth = "leakscope_suspect_heap_bytes", "leakscope_suspect_heap_growth_bytes_per_minute"
+		}
+		if got, n := value(fams, count, l); n != 1 || got != float64(sp.Count) {
+			t.Errorf("%s %s: %d series, %g; report %d", sp.ID, count, n, got, sp.Count)
+		}
+		if got, n := value(fams, growth, l); n != 1 || got != sp.GrowthPerMin {
+			t.Errorf("%s %s: %d series, %g; report %g", sp.ID, growth, n, got, sp.GrowthPerMin)
+		}
+	}
+	for _, c := range []struct {
+		labels map[string]string
+		want   float64
+	}{
+		{map[string]string{"result": "stored", "client": "agent"}, 1},
+		{map[string]string{"result": "refused", "client": "other"}, 1},
+	} {
+		if got, n := value(fams, "leakscope_uploads_total", c.labels); n != 1 || got != c.want {
+			t.Errorf("uploads %v: %d series, %g, want %g", c.labels, n, got, c.want)
+		}
+	}
+	// A deleted capture's series go away with it.
+	do(t, h, http.MethodDelete, "/api/captures/"+up.ID, nil, nil)
+	fams = scrape(t, h)
+	if _, n := value(fams, "leakscope_suspect_score", capL); n != 0 {
+		t.Errorf("%d suspect series left after delete", n)
+	}
+	if got, _ := value(fams, "leakscope_captures_deleted_total", nil); got != 1 {
+		t.Errorf("deleted counter %g, want 1", got)
+	}
+}
