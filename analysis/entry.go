@@ -43,3 +43,15 @@ func Lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 func HeapDiff(b *bundle.Bundle, mem memory.Allocator, base, target time.Time) ([]HeapDiffEntry, error) {
 	return heapDiff(b, mem, base, target)
 }
+
+// FitPoints fits a least-squares line through a series, as the report's
+// growth figures are fitted: slope per minute, R² and the share of steps
+// that do not go down. The node agent's growth rule uses it.
+func FitPoints(ps []Point) Fit {
+	ts := make([]int64, len(ps))
+	v := make([]float64, len(ps))
+	for i, p := range ps {
+		ts[i], v[i] = p.TS.UnixNano(), p.Value
+	}
+	return fitSeries(ts, v)
+}

@@ -68,7 +68,7 @@ func TestDiscoverURL(t *testing.T) {
 	}
 	t.Parallel()
 	p := startSample(t, "stable-pool")
-	c := newClient()
+	c := newClient(0)
 	got, err := DiscoverURL(context.Background(), c, p.PID)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestFetchProfile(t *testing.T) {
 	}
 	t.Parallel()
 	p := startSample(t, "stable-pool")
-	c := newClient()
+	c := newClient(0)
 	body, err := FetchProfile(context.Background(), c, p.URL+"/debug/pprof/heap", 0)
 	if err != nil {
 		t.Fatal(err)

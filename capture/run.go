@@ -76,7 +76,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	}
 	c := &capturer{
 		opts:   o,
-		client: newClient(),
+		client: newClient(o.PID),
 		log:    newProgress(progress),
 		stats:  map[string]*sourceStats{},
 	}
@@ -165,10 +165,17 @@ func endReason(parent, run context.Context) error {
 // connections alive: an idle keep-alive connection parks a goroutine in the
 // target's HTTP server, which the capture would then record as a growing
 // group of its own making. A handful of connects per interval cost nothing.
-func newClient() *http.Client {
+// With a pid whose network namespace is not the capturer's own (a process
+// in a container), connections are made from inside that namespace, so
+// its loopback and wildcard listeners are reachable (see [netnsDialer]).
+func newClient(pid int) *http.Client {
+	dial := (&net.Dialer{Timeout: 5 * time.Second}).DialContext
+	if d := netnsDialer(pid); d != nil {
+		dial = d
+	}
 	return &http.Client{Transport: &http.Transport{
 		Proxy:              nil,
-		DialContext:        (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		DialContext:        dial,
 		DisableKeepAlives:  true,
 		DisableCompression: true,
 	}}

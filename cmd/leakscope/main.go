@@ -30,6 +30,7 @@ var commands = map[string]command{
 	"upload":  {"send a bundle to a workbench", runUpload},
 	"report":  {"write a leak report or postmortem of a bundle", runReport},
 	"serve":   {"serve the workbench in the browser", runServe},
+	"agent":   {"watch Go processes on a node; capture, report and upload on growth or alert", runAgent},
 	"export":  {"write bundles as Parquet (hive layout) for DuckDB, Trino, Spark, ClickHouse", runExport},
 }
 

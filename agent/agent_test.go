@@ -1,0 +1,307 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/samples"
+	"github.com/leakscope/leakscope/web"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	samples.Cleanup()
+	os.Exit(code)
+}
+
+// workbench is an in-process `leakscope serve` on loopback whose uploads
+// fail with 503 while down is set.
+type workbench struct {
+	srv   *httptest.Server
+	store *web.Store
+	down  atomic.Bool
+	posts atomic.Int64
+}
+
+func newWorkbench(t *testing.T) *workbench {
+	t.Helper()
+	st, err := web.OpenStore(t.TempDir(), nil, bundle.Limits{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb := &workbench{store: st}
+	h := web.NewRouter(st, web.Options{Loopback: true})
+	wb.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			wb.posts.Add(1)
+			if wb.down.Load() {
+				io.Copy(io.Discard, r.Body)
+				http.Error(w, `{"error":"down for the test"}`, http.StatusServiceUnavailable)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(wb.srv.Close)
+	return wb
+}
+
+// report fetches the JSON report of a capture from the workbench.
+func (wb *workbench) report(t *testing.T, id string) []struct{ Pattern, Location string } {
+	t.Helper()
+	resp, err := http.Get(wb.srv.URL + "/api/captures/" + id + "/report?format=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep struct {
+		Suspects []struct{ Pattern, Location string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		t.Fatalf("report of %s: %v", id, err)
+	}
+	return rep.Suspects
+}
+
+// startAgent runs an agent until the test ends.
+func startAgent(t *testing.T, cfg Config) *Agent {
+	t.Helper()
+	cfg.Listen = "127.0.0.1:0"
+	if cfg.SpoolDir == "" {
+		cfg.SpoolDir = t.TempDir()
+	}
+	cfg.Log = testLog{t}
+	cfg.Version = "test"
+	cfg.Capture.Duration, cfg.Capture.Interval = 6*time.Second, 2*time.Second
+	cfg.Capture.TraceWindow, cfg.Capture.CPUWindow = time.Second, 0
+	cfg.Capture.NoEBPF = true
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("agent: %v", err)
+		}
+	})
+	return a
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// getStatus reads the agent's /status.
+func getStatus(t *testing.T, a *Agent) status {
+	t.Helper()
+	resp, err := http.Get("http://" + a.Addr() + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// waitFor polls the agent's status until cond holds, failing after a
+// deadline generous enough for a loaded 2-core machine.
+func waitFor(t *testing.T, a *Agent, what string, cond func(status) bool) status {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		st := getStatus(t, a)
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; status %+v", what, st)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func startLeaky(t *testing.T) (*samples.Process, samples.Leak) {
+	t.Helper()
+	root, err := samples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "timeout-send")
+	truth, err := samples.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err := samples.Start(ctx, dir, "-rate", "50")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(); cancel() })
+	return p, truth.Leaks[0]
+}
+
+func uploadedEntry(st status) *Entry {
+	for _, e := range st.Spool {
+		if e.State == StateUploaded {
+			return e
+		}
+	}
+	return nil
+}
+
+// TestAlertTriggersCapture posts an Alertmanager notification naming a
+// leaky sample by its instance address; the agent captures it, writes the
+// report and postmortem, and uploads it; the workbench's report names the
+// planted leak.
+func TestAlertTriggersCapture(t *testing.T) {
+	p, leak := startLeaky(t)
+	wb := newWorkbench(t)
+	a := startAgent(t, Config{Select: Selection{PIDs: []int{p.PID}}, UploadTo: wb.srv.URL, WatchEvery: time.Second})
+	waitFor(t, a, "the sample to be watched", func(st status) bool { return len(st.Targets) == 1 && st.Targets[0].Goroutines > 0 })
+
+	u, _ := url.Parse(p.URL)
+	post := func(body string) (int, []alertAnswer) {
+		resp, err := http.Post("http://"+a.Addr()+"/alerts", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var ans struct{ Alerts []alertAnswer }
+		json.NewDecoder(resp.Body).Decode(&ans)
+		return resp.StatusCode, ans.Alerts
+	}
+	if code, _ := post("{not json"); code != http.StatusBadRequest {
+		t.Errorf("bad notification: %d, want 400", code)
+	}
+	note := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"leakscope-agent","alerts":[
+		{"status":"firing","labels":{"alertname":"GoroutineGrowthFast","instance":%q,"job":"svc"},"startsAt":"2026-01-01T00:00:00Z"},
+		{"status":"firing","labels":{"alertname":"GoroutineGrowthFast","instance":"10.9.9.9:1","job":"other"}},
+		{"status":"resolved","labels":{"alertname":"GoroutineGrowthFast","instance":%q}}]}`, u.Host, u.Host)
+	code, ans := post(note)
+	if code != http.StatusOK || len(ans) != 3 {
+		t.Fatalf("webhook: %d %+v", code, ans)
+	}
+	if ans[0].Result != "started" || ans[0].PID != p.PID || ans[1].Result != "no_match" || ans[2].Result != "resolved" {
+		t.Errorf("webhook answers %+v", ans)
+	}
+	// The same alert again while the capture runs: busy, not a second one.
+	if _, again := post(note); again[0].Result != "busy" {
+		t.Errorf("repeated alert: %+v", again[0])
+	}
+	st := waitFor(t, a, "the capture to be uploaded", func(st status) bool { return uploadedEntry(st) != nil })
+	e := uploadedEntry(st)
+	if !strings.Contains(e.Trigger, "GoroutineGrowthFast") || e.PID != p.PID {
+		t.Errorf("entry %+v", e)
+	}
+	for _, f := range []string{reportFile, postmortemFile} {
+		data, err := os.ReadFile(filepath.Join(a.cfg.SpoolDir, e.Name, f))
+		if err != nil || !bytes.Contains(data, []byte(leak.Function)) {
+			t.Errorf("%s does not name %s (err %v)", f, leak.Function, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(a.cfg.SpoolDir, e.Name, bundleDir)); !os.IsNotExist(err) {
+		t.Errorf("uploaded bundle still in the spool (%v)", err)
+	}
+	sus := wb.report(t, e.UploadID)
+	if len(sus) == 0 || sus[0].Location != leak.Function || sus[0].Pattern != leak.Pattern {
+		t.Errorf("workbench report suspects %+v, want %s %s first", sus, leak.Pattern, leak.Function)
+	}
+	// After the capture: cooldown.
+	if _, later := post(note); later[0].Result != "cooldown" {
+		t.Errorf("alert after the capture: %+v", later[0])
+	}
+}
+
+// TestRuleTriggersAndRetries lets the agent's own growth rule trigger on
+// the leaky sample while the workbench is down, and checks the capture
+// waits in the spool and is uploaded once the workbench is back.
+func TestRuleTriggersAndRetries(t *testing.T) {
+	p, leak := startLeaky(t)
+	wb := newWorkbench(t)
+	wb.down.Store(true)
+	rule := Rule{Window: 20 * time.Second, GoroutinesPerMin: 30, For: 2 * time.Second, MinPoints: 3}
+	a := startAgent(t, Config{Select: Selection{Exes: []string{"timeout-send"}}, Rule: rule,
+		UploadTo: wb.srv.URL, UploadBackoff: 500 * time.Millisecond, WatchEvery: time.Second})
+	st := waitFor(t, a, "a failed upload", func(st status) bool {
+		return len(st.Spool) == 1 && st.Spool[0].Attempts > 0 && st.Spool[0].State == StateReady
+	})
+	if e := st.Spool[0]; !strings.HasPrefix(e.Trigger, "growth rule: goroutines growing") || e.PID != p.PID {
+		t.Errorf("entry %+v", e)
+	}
+	wb.down.Store(false)
+	st = waitFor(t, a, "the upload after the workbench came back", func(st status) bool { return uploadedEntry(st) != nil })
+	sus := wb.report(t, uploadedEntry(st).UploadID)
+	if len(sus) == 0 || sus[0].Location != leak.Function {
+		t.Errorf("workbench report suspects %+v, want %s first", sus, leak.Function)
+	}
+	if wb.posts.Load() < 2 {
+		t.Errorf("%d upload attempts, want a failed one and a good one", wb.posts.Load())
+	}
+	// The agent's own series.
+	resp, err := http.Get("http://" + a.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		fmt.Sprintf(`leakscope_agent_process_goroutines{exe="timeout-send",node=%q,pid="%d",pod=""}`, a.cfg.Node, p.PID),
+		`leakscope_agent_triggers_total{result="started",source="rule"} 1`,
+		`leakscope_agent_captures_total{result="ok"} 1`,
+		`leakscope_agent_uploads_total{result="ok"} 1`,
+	} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestMatches(t *testing.T) {
+	p := Process{PID: 42, Exe: "/usr/bin/operator", Comm: "operator", Pod: "op-7d9f"}
+	ports := []int{8080, 6060}
+	for _, c := range []struct {
+		labels map[string]string
+		label  string
+		ok     bool
+	}{
+		{map[string]string{"pid": "42"}, "pid", true},
+		{map[string]string{"pid": "43", "exe": "operator"}, "pid", false},
+		{map[string]string{"pod": "op-7d9f", "namespace": "ops"}, "pod", true},
+		{map[string]string{"pod": "other"}, "pod", false},
+		{map[string]string{"instance": "10.0.0.5:8080"}, "instance", true},
+		{map[string]string{"instance": "10.0.0.5:9090"}, "", false},
+		{map[string]string{"exe": "operator"}, "exe", true},
+		{map[string]string{"node": "other-node", "pid": "42"}, "", false},
+		{map[string]string{"node": "n1", "pid": "42"}, "pid", true},
+		{map[string]string{"job": "svc"}, "", false},
+	} {
+		label, ok := matches(Alert{Labels: c.labels}, "n1", p, ports)
+		if ok != c.ok || (ok && label != c.label) {
+			t.Errorf("%v: (%q, %v), want (%q, %v)", c.labels, label, ok, c.label, c.ok)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package agent
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// processLabels label the per-process gauges; they name the process, so an
+// alert on them tells the agent's webhook which process to capture.
+var processLabels = []string{"node", "pid", "exe", "pod"}
+
+// metrics are the agent's own series, served on its listen address.
+type metrics struct {
+	reg        *prometheus.Registry
+	goroutines *prometheus.GaugeVec
+	heap       *prometheus.GaugeVec
+	watched    prometheus.Gauge
+	watchErrs  prometheus.Counter
+	triggers   *prometheus.CounterVec
+	alerts     *prometheus.CounterVec
+	captures   *prometheus.CounterVec
+	uploads    *prometheus.CounterVec
+	spoolBytes prometheus.Gauge
+	spoolCount prometheus.Gauge
+	dropped    prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		goroutines: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "leakscope_agent_process_goroutines",
+			Help: "Goroutines of a watched process (total of its goroutine profile)."}, processLabels),
+		heap: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "leakscope_agent_process_heap_inuse_bytes",
+			Help: "Heap in use of a watched process (inuse_space total of its heap profile)."}, processLabels),
+		watched: prometheus.NewGauge(prometheus.GaugeOpts{Name: "leakscope_agent_watched_processes",
+			Help: "Processes the agent watches."}),
+		watchErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "leakscope_agent_watch_errors_total",
+			Help: "Watch samples that failed (target not answering, bad profile)."}),
+		triggers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leakscope_agent_triggers_total",
+			Help: "Capture triggers by source (rule, alert) and result (started, busy, cooldown)."}, []string{"source", "result"}),
+		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leakscope_agent_alerts_total",
+			Help: "Alertmanager alerts received, by result (matched, no_match, resolved)."}, []string{"result"}),
+		captures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leakscope_agent_captures_total",
+			Help: "Captures run, by result (ok, failed)."}, []string{"result"}),
+		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leakscope_agent_uploads_total",
+			Help: "Bundle uploads to the workbench, by result (ok, failed)."}, []string{"result"}),
+		spoolBytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "leakscope_agent_spool_bytes",
+			Help: "Bytes the spool directory's entries take."}),
+		spoolCount: prometheus.NewGauge(prometheus.GaugeOpts{Name: "leakscope_agent_spool_entries",
+			Help: "Entries in the spool directory."}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "leakscope_agent_spool_dropped_total",
+			Help: "Spool entries dropped because the spool was full."}),
+	}
+	m.reg.MustRegister(m.goroutines, m.heap, m.watched, m.watchErrs, m.triggers, m.alerts, m.captures,
+		m.uploads, m.spoolBytes, m.spoolCount, m.dropped,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+func (m *metrics) labels(node string, p Process) []string {
+	return []string{node, strconv.Itoa(p.PID), p.Name(), p.Pod}
+}
+
+// forget removes a process's gauges once it is no longer watched.
+func (m *metrics) forget(node string, p Process) {
+	m.goroutines.DeleteLabelValues(m.labels(node, p)...)
+	m.heap.DeleteLabelValues(m.labels(node, p)...)
+}

@@ -1,0 +1,280 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// Entry states in the spool.
+const (
+	StateCapturing = "capturing" // capture running (or the agent died during it)
+	StateReady     = "ready"     // bundle and reports written, not uploaded
+	StateUploaded  = "uploaded"  // on the workbench; the bundle was removed
+	StateFailed    = "failed"    // the capture produced no bundle
+)
+
+// Files of a spool entry.
+const (
+	entryFile      = "entry.json"
+	bundleDir      = "bundle.lsb"
+	reportFile     = "report.md"
+	postmortemFile = "postmortem.md"
+)
+
+// Entry is one capture in the spool, as entry.json records it.
+type Entry struct {
+	// Name is the entry's directory name (time, executable, pid).
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+	Trigger string    `json:"trigger"`
+	PID     int       `json:"pid"`
+	Exe     string    `json:"exe,omitempty"`
+	Pod     string    `json:"pod,omitempty"`
+	State   string    `json:"state"`
+	Error   string    `json:"error,omitempty"`
+	// Top is the report's top suspect ("pattern location (count)").
+	Suspects int    `json:"suspects"`
+	Top      string `json:"top_suspect,omitempty"`
+	// Upload bookkeeping.
+	UploadID    string    `json:"upload_id,omitempty"`
+	Attempts    int       `json:"upload_attempts,omitempty"`
+	UploadError string    `json:"upload_error,omitempty"`
+	NextUpload  time.Time `json:"next_upload,omitzero"`
+}
+
+// Spool is the agent's directory of captures waiting for upload. It
+// survives restarts (each entry's state is in its entry.json) and is
+// bounded: when its entries take more than MaxBytes, the oldest are
+// dropped with a log line, uploaded ones first. It is safe for concurrent
+// use.
+type Spool struct {
+	Dir      string
+	MaxBytes int64
+	logf     func(format string, args ...any)
+
+	mu sync.Mutex
+}
+
+// OpenSpool opens (creating) the spool directory. Entries a previous run
+// left in StateCapturing (the agent was stopped or killed mid-capture)
+// become ready when their bundle opens — a capture writes its tables in
+// place and flushes them every second — and failed otherwise.
+func OpenSpool(dir string, maxBytes int64, logf func(string, ...any)) (*Spool, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	s := &Spool{Dir: dir, MaxBytes: maxBytes, logf: logf}
+	entries, err := s.Entries()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.State != StateCapturing {
+			continue
+		}
+		if _, err := bundle.Open(s.BundlePath(e)); err != nil {
+			e.State, e.Error = StateFailed, "the agent stopped during the capture and left no readable bundle: "+err.Error()
+		} else {
+			e.State, e.Error = StateReady, "the agent stopped during the capture; the bundle holds what was flushed"
+		}
+		logf("spool: %s: %s", e.Name, e.Error)
+		if err := s.Save(e); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// New creates the directory of a new entry in StateCapturing.
+func (s *Spool) New(p Process, trigger string, now time.Time) (*Entry, error) {
+	e := &Entry{Created: now.UTC(), Trigger: trigger, PID: p.PID, Exe: p.Exe, Pod: p.Pod, State: StateCapturing}
+	base := fmt.Sprintf("%s-%s-%d", now.UTC().Format("20060102T150405Z"), safeName(p.Name()), p.PID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; ; i++ {
+		e.Name = base
+		if i > 0 {
+			e.Name = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Mkdir(filepath.Join(s.Dir, e.Name), 0o750)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("spool: %w", err)
+		}
+	}
+	return e, s.saveLocked(e)
+}
+
+// Path returns the path of a file of entry e.
+func (s *Spool) Path(e *Entry, file string) string { return filepath.Join(s.Dir, e.Name, file) }
+
+// BundlePath is where entry e's bundle is written.
+func (s *Spool) BundlePath(e *Entry) string { return s.Path(e, bundleDir) }
+
+// Save writes entry.json atomically.
+func (s *Spool) Save(e *Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saveLocked(e)
+}
+
+func (s *Spool) saveLocked(e *Entry) error {
+	data, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := s.Path(e, entryFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o640); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// Entries lists the spool's entries, oldest first. Directories without a
+// readable entry.json are skipped.
+func (s *Spool) Entries() ([]*Entry, error) {
+	ents, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	var out []*Entry
+	for _, d := range ents {
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(s.Dir, d.Name(), entryFile))
+		if err != nil {
+			continue
+		}
+		var e Entry
+		if json.Unmarshal(data, &e) != nil {
+			s.logf("spool: %s: unreadable %s; leaving it alone", d.Name(), entryFile)
+			continue
+		}
+		e.Name = d.Name()
+		out = append(out, &e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// MarkUploaded records the workbench's id and removes the bundle (the
+// workbench has it); the reports stay until the spool needs the room.
+func (s *Spool) MarkUploaded(e *Entry, id string) error {
+	e.State, e.UploadID, e.UploadError, e.NextUpload = StateUploaded, id, "", time.Time{}
+	if err := s.Save(e); err != nil {
+		return err
+	}
+	return os.RemoveAll(s.BundlePath(e))
+}
+
+// Usage returns the bytes the spool's entries take.
+func (s *Spool) Usage() (int64, int, error) {
+	entries, err := s.Entries()
+	if err != nil {
+		return 0, 0, err
+	}
+	var total int64
+	for _, e := range entries {
+		total += dirSize(filepath.Join(s.Dir, e.Name))
+	}
+	return total, len(entries), nil
+}
+
+// Enforce drops entries, uploaded ones first and then the oldest, until
+// the spool fits MaxBytes. Entries being captured are never dropped. It
+// returns the names dropped.
+func (s *Spool) Enforce() ([]string, error) {
+	if s.MaxBytes <= 0 {
+		return nil, nil
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return nil, err
+	}
+	sizes := map[string]int64{}
+	var total int64
+	for _, e := range entries {
+		sizes[e.Name] = dirSize(filepath.Join(s.Dir, e.Name))
+		total += sizes[e.Name]
+	}
+	// Uploaded entries first, each group oldest first (Entries' order).
+	order := append(filter(entries, func(e *Entry) bool { return e.State == StateUploaded }),
+		filter(entries, func(e *Entry) bool { return e.State != StateUploaded && e.State != StateCapturing })...)
+	var dropped []string
+	for _, e := range order {
+		if total <= s.MaxBytes {
+			break
+		}
+		what := "not uploaded"
+		if e.State == StateUploaded {
+			what = "uploaded as " + e.UploadID
+		}
+		s.logf("spool: full (%d bytes, limit %d): dropping the oldest entry %s (%d bytes, %s)", total, s.MaxBytes, e.Name, sizes[e.Name], what)
+		if err := os.RemoveAll(filepath.Join(s.Dir, e.Name)); err != nil {
+			return dropped, fmt.Errorf("spool: drop %s: %w", e.Name, err)
+		}
+		total -= sizes[e.Name]
+		dropped = append(dropped, e.Name)
+	}
+	return dropped, nil
+}
+
+func filter(es []*Entry, keep func(*Entry) bool) []*Entry {
+	var out []*Entry
+	for _, e := range es {
+		if keep(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// dirSize sums the sizes of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// safeName keeps a file-name-safe form of an executable name.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 || b.Len() > 64 {
+		return "process"
+	}
+	return b.String()
+}

@@ -1,0 +1,100 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/leakscope/leakscope/capture"
+)
+
+// Upload retry timing: a failed entry waits Config.UploadBackoff (default
+// uploadBackoff), doubled per failure up to maxUploadBackoff, before it is
+// tried again; pending entries are looked at every uploadScanEvery.
+const (
+	uploadBackoff    = 30 * time.Second
+	maxUploadBackoff = 30 * time.Minute
+	uploadScanEvery  = 30 * time.Second
+)
+
+// uploadLoop uploads ready spool entries, oldest first, when one is added
+// and every uploadScanEvery (entries left by an earlier run included).
+func (a *Agent) uploadLoop(ctx context.Context) {
+	if a.cfg.UploadTo == "" {
+		return
+	}
+	tick := time.NewTicker(min(uploadScanEvery, a.cfg.UploadBackoff))
+	defer tick.Stop()
+	for {
+		a.uploadPending(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-a.wake:
+		}
+	}
+}
+
+// uploadPending tries every ready entry whose retry time has come.
+func (a *Agent) uploadPending(ctx context.Context) {
+	entries, err := a.spool.Entries()
+	if err != nil {
+		a.logf("%v", err)
+		return
+	}
+	client := &http.Client{Transport: userAgent{"leakscope-agent/" + a.cfg.Version, http.DefaultTransport}}
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			return
+		}
+		if e.State != StateReady || time.Now().Before(e.NextUpload) {
+			continue
+		}
+		res, err := capture.Upload(ctx, a.spool.BundlePath(e), capture.UploadOptions{
+			To: a.cfg.UploadTo, Token: a.cfg.UploadToken, Client: client, Attempts: 3,
+			Log: logWriter{a: a, prefix: e.Name + ": "},
+		})
+		if err == nil {
+			a.m.uploads.WithLabelValues("ok").Inc()
+			a.logf("%s: uploaded to %s as capture %s (%d bytes)", e.Name, a.cfg.UploadTo, res.ID, res.Bytes)
+			if err := a.spool.MarkUploaded(e, res.ID); err != nil {
+				a.logf("%v", err)
+			}
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		a.m.uploads.WithLabelValues("failed").Inc()
+		e.Attempts++
+		e.UploadError = err.Error()
+		var ue *capture.UploadError
+		if errors.As(err, &ue) && ue.Code != http.StatusUnauthorized && ue.Code != http.StatusForbidden {
+			e.State = StateFailed // refused for what it is: retrying cannot help
+			a.logf("%s: %v; kept in the spool, not retried", e.Name, err)
+		} else {
+			wait := min(a.cfg.UploadBackoff<<min(e.Attempts-1, 10), maxUploadBackoff)
+			e.NextUpload = time.Now().Add(wait)
+			a.logf("%s: %v; next try in %v", e.Name, err, wait)
+		}
+		if err := a.spool.Save(e); err != nil {
+			a.logf("%v", err)
+		}
+	}
+	a.updateSpool()
+}
+
+// userAgent sets the User-Agent of every request, so the workbench can
+// count uploads from agents.
+type userAgent struct {
+	ua   string
+	next http.RoundTripper
+}
+
+func (u userAgent) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("User-Agent", u.ua)
+	return u.next.RoundTrip(r)
+}
