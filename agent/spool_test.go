@@ -15,7 +15,9 @@ import (
 // logs collects log lines.
 type logs struct{ lines []string }
 
-func (l *logs) logf(format string, args ...any) { l.lines = append(l.lines, fmt.Sprintf(format, args...)) }
+func (l *logs) logf(format string, args ...any) {
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
 
 func (l *logs) has(sub string) bool {
 	for _, s := range l.lines {
