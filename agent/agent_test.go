@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -143,7 +145,10 @@ func waitFor(t *testing.T, a *Agent, what string, cond func(status) bool) status
 	}
 }
 
-func startLeaky(t *testing.T) (*samples.Process, samples.Leak) {
+// startLeaky runs the timeout-send sample. With a name, the binary is
+// copied to that file name first, so selecting it by executable name
+// cannot pick up another test's copy of the sample on a shared machine.
+func startLeaky(t *testing.T, name string) (*samples.Process, samples.Leak) {
 	t.Helper()
 	root, err := samples.Root()
 	if err != nil {
@@ -155,13 +160,52 @@ func startLeaky(t *testing.T) (*samples.Process, samples.Leak) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if name != "" {
+		bin, err := samples.Build(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(t.TempDir(), "sample")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return startBinary(t, ctx, filepath.Join(dir, name)), truth.Leaks[0]
+	}
 	p, err := samples.Start(ctx, dir, "-rate", "50")
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Stop(); cancel() })
+	t.Cleanup(func() { p.Stop() })
 	return p, truth.Leaks[0]
+}
+
+// startBinary runs a sample binary at rate 50 and waits for its
+// "listening on" line.
+func startBinary(t *testing.T, ctx context.Context, bin string) *samples.Process {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, "-rate", "50")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening on ") {
+		t.Fatalf("%s: %q (%v)", bin, line, err)
+	}
+	go io.Copy(io.Discard, out)
+	return &samples.Process{Cmd: cmd, PID: cmd.Process.Pid, URL: strings.TrimSpace(strings.TrimPrefix(line, "listening on "))}
 }
 
 func uploadedEntry(st status) *Entry {
@@ -178,7 +222,7 @@ func uploadedEntry(st status) *Entry {
 // report and postmortem, and uploads it; the workbench's report names the
 // planted leak.
 func TestAlertTriggersCapture(t *testing.T) {
-	p, leak := startLeaky(t)
+	p, leak := startLeaky(t, "")
 	wb := newWorkbench(t)
 	a := startAgent(t, Config{Select: Selection{PIDs: []int{p.PID}}, UploadTo: wb.srv.URL, WatchEvery: time.Second})
 	waitFor(t, a, "the sample to be watched", func(st status) bool { return len(st.Targets) == 1 && st.Targets[0].Goroutines > 0 })
@@ -240,11 +284,12 @@ func TestAlertTriggersCapture(t *testing.T) {
 // the leaky sample while the workbench is down, and checks the capture
 // waits in the spool and is uploaded once the workbench is back.
 func TestRuleTriggersAndRetries(t *testing.T) {
-	p, leak := startLeaky(t)
+	exe := fmt.Sprintf("leaky-%d", os.Getpid())
+	p, leak := startLeaky(t, exe)
 	wb := newWorkbench(t)
 	wb.down.Store(true)
 	rule := Rule{Window: 20 * time.Second, GoroutinesPerMin: 30, For: 2 * time.Second, MinPoints: 3}
-	a := startAgent(t, Config{Select: Selection{Exes: []string{"timeout-send"}}, Rule: rule,
+	a := startAgent(t, Config{Select: Selection{Exes: []string{exe}}, Rule: rule,
 		UploadTo: wb.srv.URL, UploadBackoff: 500 * time.Millisecond, WatchEvery: time.Second})
 	st := waitFor(t, a, "a failed upload", func(st status) bool {
 		return len(st.Spool) == 1 && st.Spool[0].Attempts > 0 && st.Spool[0].State == StateReady
@@ -269,7 +314,7 @@ func TestRuleTriggersAndRetries(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		fmt.Sprintf(`leakscope_agent_process_goroutines{exe="timeout-send",node=%q,pid="%d",pod=""}`, a.cfg.Node, p.PID),
+		fmt.Sprintf(`leakscope_agent_process_goroutines{exe=%q,node=%q,pid="%d",pod=""}`, exe, a.cfg.Node, p.PID),
 		`leakscope_agent_triggers_total{result="started",source="rule"} 1`,
 		`leakscope_agent_captures_total{result="ok"} 1`,
 		`leakscope_agent_uploads_total{result="ok"} 1`,

@@ -177,13 +177,20 @@ func (s *Spool) Entries() ([]*Entry, error) {
 }
 
 // MarkUploaded records the workbench's id and removes the bundle (the
-// workbench has it); the reports stay until the spool needs the room.
+// workbench has it); the reports stay until the spool needs the room. The
+// id is saved before the bundle goes, so an agent stopped in between
+// finds a ready entry with an id and finishes the job instead of
+// uploading again.
 func (s *Spool) MarkUploaded(e *Entry, id string) error {
-	e.State, e.UploadID, e.UploadError, e.NextUpload = StateUploaded, id, "", time.Time{}
+	e.UploadID, e.UploadError, e.NextUpload = id, "", time.Time{}
 	if err := s.Save(e); err != nil {
 		return err
 	}
-	return os.RemoveAll(s.BundlePath(e))
+	if err := os.RemoveAll(s.BundlePath(e)); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	e.State = StateUploaded
+	return s.Save(e)
 }
 
 // Usage returns the bytes the spool's entries take.

@@ -52,6 +52,12 @@ func (a *Agent) uploadPending(ctx context.Context) {
 		if e.State != StateReady || time.Now().Before(e.NextUpload) {
 			continue
 		}
+		if e.UploadID != "" { // uploaded; the agent stopped before the bookkeeping ended
+			if err := a.spool.MarkUploaded(e, e.UploadID); err != nil {
+				a.logf("%v", err)
+			}
+			continue
+		}
 		res, err := capture.Upload(ctx, a.spool.BundlePath(e), capture.UploadOptions{
 			To: a.cfg.UploadTo, Token: a.cfg.UploadToken, Client: client, Attempts: 3,
 			Log: logWriter{a: a, prefix: e.Name + ": "},

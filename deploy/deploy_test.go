@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakscope/leakscope/samples"
 	"gopkg.in/yaml.v3"
 )
 
@@ -145,6 +146,7 @@ func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	samples.Cleanup()
 	if bin, err := leakscopeBinary(); err == nil {
 		os.RemoveAll(filepath.Dir(bin))
 	}

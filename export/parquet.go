@@ -147,7 +147,7 @@ func hiveEscape(s string) string {
 }
 
 // writeBundleTable copies one bundle table into a Parquet file, batch by
-// batch, dictionary columns decoded.
+// batch, under the table's current schema (see [plainRecord]).
 func writeBundleTable(b *bundle.Bundle, name, path string, mem memory.Allocator) (Table, error) {
 	sch, err := plainSchema(schema.Schemas[name])
 	if err != nil {
@@ -156,10 +156,10 @@ func writeBundleTable(b *bundle.Bundle, name, path string, mem memory.Allocator)
 	t := Table{Name: name, Path: path}
 	err = writeRecords(path, sch, func(put func(arrow.Record) error) error {
 		err := b.ReadTable(name, mem, func(rec arrow.Record) error {
-			if !rec.Schema().Equal(schema.Schemas[name]) {
-				return fmt.Errorf("schema differs from leakscope's %s table", name)
+			p, err := plainRecord(rec, sch, mem)
+			if err != nil {
+				return err
 			}
-			p := plainRecord(rec, sch, mem)
 			defer p.Release()
 			t.Rows += p.NumRows()
 			return put(p)
@@ -177,15 +177,27 @@ func writeBundleTable(b *bundle.Bundle, name, path string, mem memory.Allocator)
 	return t, nil
 }
 
-// writeRecords writes the records fill puts into a new Parquet file:
-// zstd-compressed, dictionary-encoded where it pays, with the Arrow schema
-// stored so that readers keep time zones and types.
+// writeRecords writes the records fill puts into a new Parquet file.
 func writeRecords(path string, sch *arrow.Schema, fill func(put func(arrow.Record) error) error) error {
-	f, err := os.Create(path)
+	w, closer, err := newWriter(path, sch)
 	if err != nil {
 		return err
 	}
-	defer f.Close() // closed by w.Close on success; this covers errors
+	err = fill(w.WriteBuffered)
+	if cerr := closer(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// newWriter creates a Parquet file: zstd-compressed, dictionary-encoded
+// where it pays, with the Arrow schema stored so that readers keep time
+// zones and types. closer finishes the file.
+func newWriter(path string, sch *arrow.Schema) (*pqarrow.FileWriter, func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithDictionaryDefault(true),
@@ -195,11 +207,11 @@ func writeRecords(path string, sch *arrow.Schema, fill func(put func(arrow.Recor
 	w, err := pqarrow.NewFileWriter(sch, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()
+		return nil, nil, err
+	}
+	return w, func() error {
+		err := w.Close() // closes f too
+		f.Close()
 		return err
-	}
-	err = fill(w.WriteBuffered)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	}, nil
 }

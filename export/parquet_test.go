@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/samples/bundles"
 )
 
@@ -88,6 +90,18 @@ func TestParquetTablesMatchBundle(t *testing.T) {
 			if f.Type.ID() == arrow.DICTIONARY {
 				t.Errorf("%s.%s is still dictionary-encoded", ti.Name, f.Name)
 			}
+		}
+		// Every export of a table has the current columns, also from a
+		// bundle written before some were added.
+		var got, want []string
+		for _, f := range tbl.Schema().Fields() {
+			got = append(got, f.Name)
+		}
+		for _, f := range schema.Schemas[ti.Name].Fields() {
+			want = append(want, f.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s columns %q, want %q", ti.Name, got, want)
 		}
 	}
 	// The suspects table holds the report's suspects, in its order.

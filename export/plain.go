@@ -26,23 +26,39 @@ func plainSchema(s *arrow.Schema) (*arrow.Schema, error) {
 	return arrow.NewSchema(fields, &md), nil
 }
 
-// plainRecord returns rec under schema out (from [plainSchema]): dictionary
-// columns decoded, the others shared. The caller releases the result.
-func plainRecord(rec arrow.Record, out *arrow.Schema, mem memory.Allocator) arrow.Record {
-	cols := make([]arrow.Array, rec.NumCols())
-	for i, c := range rec.Columns() {
-		if d, ok := c.(*array.Dictionary); ok {
-			cols[i] = decodeStrings(d, mem)
+// plainRecord returns rec under schema out (from [plainSchema] of the
+// table's current schema): columns matched by name, dictionary columns
+// decoded, columns an older bundle lacks filled with nulls, so every
+// export of a table has the same columns. The caller releases the result.
+func plainRecord(rec arrow.Record, out *arrow.Schema, mem memory.Allocator) (arrow.Record, error) {
+	cols := make([]arrow.Array, 0, len(out.Fields()))
+	release := func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	n := int(rec.NumRows())
+	for _, f := range out.Fields() {
+		idx := rec.Schema().FieldIndices(f.Name)
+		if len(idx) == 0 {
+			cols = append(cols, array.MakeArrayOfNull(mem, f.Type, n))
 			continue
 		}
+		c := rec.Column(idx[0])
+		if d, ok := c.(*array.Dictionary); ok {
+			cols = append(cols, decodeStrings(d, mem))
+			continue
+		}
+		if !arrow.TypeEqual(c.DataType(), f.Type) {
+			release()
+			return nil, fmt.Errorf("column %s is %s, want %s", f.Name, c.DataType(), f.Type)
+		}
 		c.Retain()
-		cols[i] = c
+		cols = append(cols, c)
 	}
-	r := array.NewRecord(out, cols, rec.NumRows())
-	for _, c := range cols {
-		c.Release()
-	}
-	return r
+	r := array.NewRecord(out, cols, int64(n))
+	release()
+	return r, nil
 }
 
 // decodeStrings turns a dictionary-of-string array into a string array.

@@ -1,9 +1,8 @@
 // Package service is what every sample shares: the contract's flags, a
 // context that ends on SIGINT, SIGTERM or -duration, the HTTP server that
 // prints the "listening on" line and serves net/http/pprof beside the
-// sample's /work, and the pacing loop that drives the sample's events (see
-// samples/README.md). It uses only the standard library, so a sample still
-// builds from this module alone.
+// sample's /work and Prometheus /metrics (metrics.go), and the pacing loop
+// that drives the sample's events (see samples/README.md).
 package service
 
 import (
@@ -49,8 +48,8 @@ func Context(d time.Duration) (context.Context, context.CancelFunc) {
 	return ctx, func() { cancel(); stop() }
 }
 
-// Server serves http.DefaultServeMux: net/http/pprof and what the sample
-// registered.
+// Server serves http.DefaultServeMux: net/http/pprof, /metrics and what
+// the sample registered.
 type Server struct {
 	ln   net.Listener
 	srv  *http.Server

@@ -1,0 +1,320 @@
+package deploy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakscope/leakscope/samples"
+	"gopkg.in/yaml.v3"
+)
+
+// TestAlertToPostmortem runs the unattended path with the real parts, all
+// on loopback: a leaky sample exporting go_goroutines (client_golang, as an
+// instrumented service does), Debian's Prometheus scraping it every second
+// with the shipped GoroutineGrowthFast rule (windows shortened), Debian's
+// Alertmanager routing the alert to `leakscope agent`'s webhook, the agent
+// capturing the process the alert's instance label names and uploading it
+// to `leakscope serve`, whose report must name the planted leak. Every
+// wait is on observed state, with deadlines generous for a loaded 2-core
+// machine.
+func TestAlertToPostmortem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped with -short")
+	}
+	promBin, amBin := need(t, "prometheus"), need(t, "prometheus-alertmanager")
+	bin, err := leakscopeBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	tmp := t.TempDir()
+
+	// The leaky service.
+	root, err := samples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "timeout-send")
+	truth, err := samples.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leak := truth.Leaks[0]
+	svc, err := samples.Start(ctx, dir, "-rate", "50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Stop()
+	target := strings.TrimPrefix(svc.URL, "http://")
+
+	// The workbench and the agent (its own growth rule off: the alert is
+	// the trigger).
+	serveURL := startDaemon(t, ctx, "serve", "leakscope workbench on ", bin,
+		"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
+	agentURL := startDaemon(t, ctx, "agent", "leakscope agent listening on ", bin,
+		"agent", "--pid", fmt.Sprint(svc.PID), "--listen", "127.0.0.1:0", "--spool", filepath.Join(tmp, "spool"),
+		"--to", serveURL, "--goroutine-growth", "0", "--watch-every", "1s",
+		"--capture-duration", "8s", "--capture-interval", "2s", "--no-ebpf")
+
+	// Alertmanager: leakscope="capture" alerts to the agent, at once.
+	amAddr := freeAddr(t)
+	writeFile(t, filepath.Join(tmp, "alertmanager.yml"), fmt.Sprintf(`route:
+  receiver: none
+  routes:
+    - receiver: leakscope-agent
+      matchers: ['leakscope="capture"']
+      group_by: [alertname, instance]
+      group_wait: 1s
+      group_interval: 1s
+      repeat_interval: 1h
+receivers:
+  - name: none
+  - name: leakscope-agent
+    webhook_configs:
+      - url: %s/alerts
+        send_resolved: false
+`, strings.TrimSuffix(agentURL, "/")))
+	startProcess(t, ctx, "alertmanager", amBin, "--config.file="+filepath.Join(tmp, "alertmanager.yml"),
+		"--storage.path="+filepath.Join(tmp, "am"), "--web.listen-address="+amAddr, "--cluster.listen-address=")
+
+	// Prometheus: the shipped rule with second-scale windows.
+	promAddr := freeAddr(t)
+	writeFile(t, filepath.Join(tmp, "rules.yml"), shortRule(t, "GoroutineGrowthFast", "[5m]", "[20s]", "5s"))
+	writeFile(t, filepath.Join(tmp, "prometheus.yml"), fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [rules.yml]
+alerting:
+  alertmanagers:
+    - static_configs: [{targets: [%q]}]
+scrape_configs:
+  - job_name: svc
+    static_configs: [{targets: [%q]}]
+`, amAddr, target))
+	startProcess(t, ctx, "prometheus", promBin, "--config.file="+filepath.Join(tmp, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(tmp, "tsdb"), "--web.listen-address="+promAddr)
+
+	// The alert fires in Prometheus…
+	waitUntil(t, ctx, "GoroutineGrowthFast to fire in Prometheus", func() (bool, string) {
+		var r struct {
+			Data struct {
+				Alerts []struct {
+					Labels map[string]string
+					State  string
+				}
+			}
+		}
+		if err := getJSON("http://"+promAddr+"/api/v1/alerts", &r); err != nil {
+			return false, err.Error()
+		}
+		for _, a := range r.Data.Alerts {
+			if a.Labels["alertname"] == "GoroutineGrowthFast" && a.State == "firing" && a.Labels["instance"] == target {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("alerts %+v", r.Data.Alerts)
+	})
+	// …the capture lands in the workbench…
+	var id string
+	waitUntil(t, ctx, "the capture in the workbench", func() (bool, string) {
+		var caps []struct{ ID string }
+		if err := getJSON(serveURL+"/api/captures", &caps); err != nil {
+			return false, err.Error()
+		}
+		if len(caps) > 0 {
+			id = caps[0].ID
+			return true, ""
+		}
+		return false, "no capture yet"
+	})
+	// …and its report names the leak.
+	var rep struct {
+		Bundle   struct{ PID int }
+		Suspects []struct{ Pattern, Location string }
+	}
+	if err := getJSON(serveURL+"/api/captures/"+id+"/report?format=json", &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Bundle.PID != svc.PID || len(rep.Suspects) == 0 || rep.Suspects[0].Location != leak.Function || rep.Suspects[0].Pattern != leak.Pattern {
+		t.Fatalf("report of capture %s: pid %d, suspects %+v; want pid %d, %s at %s first", id, rep.Bundle.PID, rep.Suspects, svc.PID, leak.Pattern, leak.Function)
+	}
+	// The agent says why it captured, and kept the postmortem.
+	var st struct {
+		Spool []struct {
+			Name, Trigger, State string
+			UploadID             string `json:"upload_id"`
+		}
+	}
+	if err := getJSON(agentURL+"status", &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Spool) != 1 || !strings.Contains(st.Spool[0].Trigger, "alert GoroutineGrowthFast") || st.Spool[0].UploadID != id {
+		t.Fatalf("agent spool %+v", st.Spool)
+	}
+	pm, err := os.ReadFile(filepath.Join(tmp, "spool", st.Spool[0].Name, "postmortem.md"))
+	if err != nil || !strings.Contains(string(pm), leak.Function) {
+		t.Errorf("postmortem does not name %s (%v)", leak.Function, err)
+	}
+}
+
+// shortRule returns a rules file holding the shipped alert name with its
+// range windows replaced and its for: shortened, so the test's alert is
+// the shipped expression at second scale.
+func shortRule(t *testing.T, name, window, short, forDur string) string {
+	t.Helper()
+	var f struct {
+		Groups []struct {
+			Rules []map[string]any
+		}
+	}
+	readYAML(t, "prometheus/leakscope-rules.yml", &f)
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			if r["alert"] != name {
+				continue
+			}
+			expr := r["expr"].(string)
+			if !strings.Contains(expr, window) {
+				t.Fatalf("%s has no %s window: %s", name, window, expr)
+			}
+			r["expr"] = strings.ReplaceAll(expr, window, short)
+			r["for"] = forDur
+			out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "e2e", "rules": []any{r}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(out)
+		}
+	}
+	t.Fatalf("no alert %s in the shipped rules", name)
+	return ""
+}
+
+// startDaemon runs a leakscope command until the test ends and returns the
+// URL from its first stdout line (after prefix), ending in a slash.
+func startDaemon(t *testing.T, ctx context.Context, name, prefix, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logTo(t, name, cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, prefix) {
+		t.Fatalf("%s: first line %q (%v)", name, line, err)
+	}
+	u := strings.Fields(strings.TrimPrefix(line, prefix))[0]
+	if !strings.HasSuffix(u, "/") {
+		u += "/"
+	}
+	go io.Copy(io.Discard, out)
+	return u
+}
+
+// startProcess runs a daemon of Debian's until the test ends.
+func startProcess(t *testing.T, ctx context.Context, name, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	logTo(t, name, cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+}
+
+// logTo keeps the tail of a daemon's stderr for the test log on failure.
+func logTo(t *testing.T, name string, cmd *exec.Cmd) {
+	var buf tail
+	cmd.Stderr = &buf
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s stderr (tail):\n%s", name, buf.String())
+		}
+	})
+}
+
+type tail struct{ b []byte }
+
+func (w *tail) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	if len(w.b) > 32<<10 {
+		w.b = w.b[len(w.b)-32<<10:]
+	}
+	return len(p), nil
+}
+
+func (w *tail) String() string { return string(w.b) }
+
+// freeAddr returns a loopback address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func getJSON(u string, v any) error {
+	if _, err := url.Parse(u); err != nil {
+		return err
+	}
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("GET %s: %s %s", u, resp.Status, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// waitUntil polls cond until it holds, failing with its last word after a
+// deadline of several minutes.
+func waitUntil(t *testing.T, ctx context.Context, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	var last string
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		last = why
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s: %s", what, last)
+}
