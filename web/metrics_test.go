@@ -139,3 +139,56 @@ func TestMetricsFromReport(t *testing.T) {
 		t.Errorf("deleted counter %g, want 1", got)
 	}
 }
+
+// TestFleetAPI uploads one capture twice as if from two nodes (the second
+// with its node renamed) and checks the fleet view counts both nodes for
+// every leak of the report.
+func TestFleetAPI(t *testing.T) {
+	fx := getFixture(t)
+	s, h := newServer(t, Options{})
+	var a, b struct{ ID string }
+	do(t, h, http.MethodPost, "/api/captures", fx.archive, &a)
+	do(t, h, http.MethodPost, "/api/captures", fx.archive, &b)
+	cb, release, err := s.Acquire(b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb.b.Manifest.Node = "other-node"
+	service := cb.b.Manifest.Target.Service()
+	rep, err := cb.Report()
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Services []struct {
+			Service  string
+			Captures int
+			Nodes    int
+		}
+	}
+	do(t, h, http.MethodGet, "/api/fleet", nil, &list)
+	if len(list.Services) != 1 || list.Services[0].Service != service || list.Services[0].Captures != 2 || list.Services[0].Nodes != 2 {
+		t.Fatalf("services %+v", list.Services)
+	}
+	var view struct {
+		Leaks []struct {
+			Location string
+			Nodes    []string
+			Captures int
+			MaxScore float64 `json:"max_score"`
+		}
+	}
+	rec := do(t, h, http.MethodGet, "/api/fleet?service="+service, nil, &view)
+	if rec.Code != http.StatusOK || len(view.Leaks) != len(rep.Suspects) || len(view.Leaks) == 0 {
+		t.Fatalf("fleet view: %d, %d leaks for %d suspects", rec.Code, len(view.Leaks), len(rep.Suspects))
+	}
+	for i, l := range view.Leaks {
+		if len(l.Nodes) != 2 || l.Captures != 2 {
+			t.Errorf("leak %d %s: nodes %v, %d captures; want both", i, l.Location, l.Nodes, l.Captures)
+		}
+	}
+	if rec := do(t, h, http.MethodGet, "/api/fleet?service=nosuch", nil, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("unknown service: %d", rec.Code)
+	}
+}

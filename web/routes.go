@@ -52,6 +52,7 @@ func NewRouter(s *Store, opts Options) http.Handler {
 	r := mux.NewRouter()
 	r.Handle(MetricsPath, m.handler()).Methods(http.MethodGet)
 	r.HandleFunc("/api/captures", listHandler(s)).Methods(http.MethodGet)
+	r.HandleFunc("/api/fleet", fleetHandler(s)).Methods(http.MethodGet)
 	r.HandleFunc("/api/captures", uploadHandler(s, opts.MaxUploadBytes, opts.ReadIdle, m)).Methods(http.MethodPost)
 	r.HandleFunc(idRoute, withCapture(s, captureHandler)).Methods(http.MethodGet)
 	r.HandleFunc(idRoute, deleteHandler(s, m)).Methods(http.MethodDelete)

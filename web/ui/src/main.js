@@ -11,6 +11,7 @@ import { flameView } from './views/flame.js';
 import { ancestryView } from './views/ancestry.js';
 import { timelineView } from './views/timeline.js';
 import { downloadsView } from './views/downloads.js';
+import { fleetView } from './views/fleet.js';
 
 const views = {
   overview: ['Overview', overviewView],
@@ -38,7 +39,14 @@ async function render() {
   const crumb = clear(document.getElementById('crumb'));
   const { parts, params } = parseRoute();
   document.body.dataset.view = 'captures';
+  if (parts[0] === 'fleet') {
+    document.body.dataset.view = 'fleet';
+    crumb.append(h('a', { href: '#/' }, 'captures'), ' / ', h('a', { href: '#/fleet' }, 'fleet'));
+    cleanup = await run(() => fleetView(main, params));
+    return;
+  }
   if (parts[0] !== 'c' || !parts[1]) {
+    crumb.append(h('a', { href: '#/fleet', id: 'fleet-link' }, 'fleet: leaks across nodes'));
     cleanup = await run(() => capturesView(main));
     return;
   }

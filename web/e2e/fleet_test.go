@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/samples/bundles"
+)
+
+// TestFleetView uploads the timeout-send sample capture as if from two
+// nodes and the operator-sim one from a third, then checks in headless
+// Chromium that the fleet view draws, per leak, the nodes and captures
+// GET /api/fleet reports (fleet.test.mjs).
+func TestFleetView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped with -short")
+	}
+	skip := t.Skipf
+	if os.Getenv("CI") != "" {
+		skip = t.Fatalf
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skip("node not installed")
+	}
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		skip("no Chromium at %s (apt-get install -y chromium)", chromium)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	if _, err := os.Stat("node_modules/playwright-core"); err != nil {
+		run(t, ctx, ".", "npm", "ci", "--no-audit", "--no-fund")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "leakscope")
+	run(t, ctx, "../..", "go", "build", "-o", bin, "./cmd/leakscope")
+	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read serve banner: %v", err)
+	}
+	_, rest, _ := strings.Cut(line, "http://")
+	url := "http://" + strings.TrimSuffix(strings.Fields(rest)[0], "/")
+
+	for _, c := range []struct{ sample, node, id string }{
+		{"timeout-send.lsb", "node-a", "ts-a"},
+		{"timeout-send.lsb", "node-b", "ts-b"},
+		{"operator-sim.lsb", "node-c", "op-c"},
+	} {
+		uploadAs(t, url, tmp, c.sample, c.node, c.id)
+	}
+	shots, _ := filepath.Abs("screenshots")
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "fleet.test.mjs")
+	cmd.Env = append(os.Environ(), "LEAKSCOPE_URL="+url, "LEAKSCOPE_SERVICE=timeout-send", "LEAKSCOPE_SCREENSHOTS="+shots, "CHROMIUM="+chromium)
+	outb, err := cmd.CombinedOutput()
+	t.Logf("node --test fleet.test.mjs:\n%s", outb)
+	if err != nil {
+		t.Fatalf("fleet view tests failed: %v", err)
+	}
+}
+
+// uploadAs posts a sample bundle with its node and capture id replaced.
+func uploadAs(t *testing.T, url, tmp, sample, node, id string) {
+	t.Helper()
+	sub, err := fs.Sub(bundles.FS, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, id+".lsb")
+	if err := os.CopyFS(dir, sub); err != nil {
+		t.Fatal(err)
+	}
+	m, err := bundle.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Node, m.CaptureID = node, id
+	data, _ := json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, bundle.ManifestFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := bundle.Pack(dir, &buf, bundle.FormatTarZstd); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url+"/api/captures", "application/zstd", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload %s as %s: %s", sample, id, resp.Status)
+	}
+}
