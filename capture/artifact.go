@@ -67,7 +67,8 @@ func (c *capturer) fetchArtifact(ctx context.Context, ep endpoint) (bundle.Artif
 	if err := f.Close(); err != nil {
 		return bundle.Artifact{}, fmt.Errorf("store %s: %w", rel, err)
 	}
-	a := bundle.Artifact{Name: rel, Kind: ep.kind, Profile: ep.profile, Size: n, Time: start, OriginPath: c.base + ep.path}
+	a := bundle.Artifact{Name: rel, Kind: ep.kind, Profile: ep.profile, Size: n, Time: start, OriginPath: c.base + ep.path,
+		TimeBasis: bundle.TimeCapture, TimeDetail: "the request start"}
 	if copyErr != nil {
 		if n == 0 {
 			os.Remove(filepath.Join(c.w.Dir(), rel))

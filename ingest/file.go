@@ -32,6 +32,10 @@ type Options struct {
 	// expand to (0: DefaultMaxDecompressed); past it the file is refused
 	// with an error wrapping ErrTooLarge.
 	MaxDecompressed int64
+	// At, when set, is when the file was taken (for a trace, when it
+	// started); it overrides every time the file itself or its name
+	// carries.
+	At time.Time
 }
 
 // File adds the file at path to the bundle in dir, creating the bundle if
@@ -58,7 +62,7 @@ func File(dir, path string, opts Options) (bundle.Artifact, error) {
 		return a, fmt.Errorf("%s: is a directory, not a profile, dump or trace", path)
 	}
 	a.Size = st.Size()
-	a.Time = st.ModTime()
+	a.Time, a.TimeBasis, a.TimeDetail = fileTime(path, st, opts.At)
 	a, err = Reader(dir, filepath.Base(path), f, a, opts)
 	if err != nil {
 		return a, fmt.Errorf("%s: %w", path, err)
@@ -68,7 +72,11 @@ func File(dir, path string, opts Options) (bundle.Artifact, error) {
 
 // Reader is [File] for content that is not in a file: name is the name
 // the original gets under raw/, and a carries the size (for progress) and
-// the time to use where the content has none.
+// the time to use where the content has none (with its basis; none means
+// [bundle.TimeGiven]). A dump or profile whose time another snapshot of
+// its kind in the bundle already has is placed 1 ns after it, with
+// a.TimeBasis [bundle.TimeOrder]: distinct files never merge into one
+// snapshot.
 func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bundle.Artifact, error) {
 	mem := opts.Mem
 	if mem == nil {
@@ -110,15 +118,26 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 		w.Abort()
 		return a, err
 	}
+	if a.TimeBasis == "" {
+		a.TimeBasis = bundle.TimeGiven
+	}
+	have := w.Manifest().Artifacts
 	switch kind {
 	case KindPprof:
-		err = profiles.Ingest(w, tee, &a)
+		err = profiles.IngestWith(w, tee, &a, profiles.Options{Taken: func(p string, t time.Time) bool {
+			return timeTaken(have, bundle.SourcePprof, p, t) != ""
+		}})
 	case KindDump:
+		distinctTime(&a, have, bundle.SourceDump, "")
 		err = dump.Ingest(w, tee, &a)
 	case KindLog:
+		distinctTime(&a, have, bundle.SourceDump, "")
 		err = logError(dump.Ingest(w, tee, &a))
 	case KindTrace:
-		err = gotrace.Ingest(w, tee, &a, gotrace.Options{Now: a.Time})
+		err = gotrace.Ingest(w, tee, &a, gotrace.Options{Now: a.Time, NowIsStart: traceTimeIsStart(a.TimeBasis)})
+		if err == nil && traceClock(w) == gotrace.ClockSnapshot {
+			a.TimeBasis, a.TimeDetail = bundle.TimeContent, "the trace's own clock snapshots"
+		}
 	}
 	if ferr := src.finish(); err == nil {
 		// The whole original is kept, even where the parser stopped early.
@@ -192,6 +211,49 @@ func logError(err error) error {
 		msg += " (" + ne.Notes + ")"
 	}
 	return fmt.Errorf("%w: %s", ErrUnknownKind, msg)
+}
+
+// timeTaken returns the name of an artifact of the kind (and profile)
+// whose time is t, or "".
+func timeTaken(have []bundle.Artifact, kind, profile string, t time.Time) string {
+	for _, o := range have {
+		if o.Kind == kind && o.Profile == profile && o.Time.Equal(t) {
+			return o.Name
+		}
+	}
+	return ""
+}
+
+// distinctTime moves a past every artifact of its kind with the same time,
+// 1 ns at a time, keeping the order files were given in.
+func distinctTime(a *bundle.Artifact, have []bundle.Artifact, kind, profile string) {
+	first := timeTaken(have, kind, profile, a.Time)
+	if first == "" {
+		return
+	}
+	at := a.Time
+	for timeTaken(have, kind, profile, a.Time) != "" {
+		a.Time = a.Time.Add(time.Nanosecond)
+	}
+	a.TimeDetail = fmt.Sprintf("%s has the same time %s (%s); placed after it in argument order", first, at.UTC().Format(time.RFC3339Nano), a.TimeBasis)
+	a.TimeBasis = bundle.TimeOrder
+}
+
+// traceTimeIsStart reports whether a trace's time basis names its start
+// (a capture's request, a file name, a time given) rather than its end
+// (the modification time, written when the trace ended).
+func traceTimeIsStart(basis string) bool {
+	return basis != bundle.TimeMtime
+}
+
+// traceClock returns the clock method the last trace ingest recorded.
+func traceClock(w *bundle.Writer) string {
+	for _, s := range w.Manifest().Sources {
+		if s.Kind == bundle.SourceTrace {
+			return s.Settings[gotrace.SettingClock]
+		}
+	}
+	return ""
 }
 
 func sourceOf(k Kind) string {

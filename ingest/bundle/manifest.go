@@ -96,7 +96,37 @@ type Artifact struct {
 	// SHA256 is the hex SHA-256 of the original, for telling a file
 	// already added from a new one.
 	SHA256 string `json:"sha256,omitempty"`
+	// TimeBasis says where Time comes from (one of the Time* constants);
+	// TimeDetail adds what a reader should know (the name it was read
+	// from, a tie with another file).
+	TimeBasis  string `json:"time_basis,omitempty"`
+	TimeDetail string `json:"time_detail,omitempty"`
+	// Period is the profile's sampling period as the profile states it
+	// (for a heap profile the runtime's MemProfileRate in bytes), 0 when
+	// it states none.
+	Period int64 `json:"period,omitempty"`
 }
+
+// Where an artifact's time comes from ([Artifact.TimeBasis]), strongest
+// first.
+const (
+	// TimeGiven: the user said when (ingest --at).
+	TimeGiven = "given"
+	// TimeContent: the file's own clock (a profile's TimeNanos, a trace's
+	// clock snapshots).
+	TimeContent = "content"
+	// TimeCapture: the capture's request start, or the manifest of the
+	// capture bundle a raw file was taken from.
+	TimeCapture = "capture"
+	// TimeFileName: a timestamp in the file's name.
+	TimeFileName = "file-name"
+	// TimeMtime: the file's modification time (a copy or a git checkout
+	// gives every file the same one).
+	TimeMtime = "mtime"
+	// TimeOrder: no real time; the file shared its time with another one
+	// and was placed just after it, in argument order.
+	TimeOrder = "order"
+)
 
 // Clock records how monotonic timestamps were mapped to wall-clock time.
 type Clock struct {

@@ -33,6 +33,10 @@ type Options struct {
 	// modification time), and the manifest says so. Zero means the time of
 	// the call.
 	Now time.Time
+	// NowIsStart places the trace's first event, not its end, at Now: Now
+	// is when the trace was requested (a capture's raw file name, a time
+	// the user gave), not when it was written.
+	NowIsStart bool
 
 	// SchedulingTransitions also writes the runnable → running rows (the
 	// scheduler starting a goroutine). They are a third of all state
@@ -116,7 +120,7 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) err
 	// trace is anchored at opts.Now: find it from the batch headers when
 	// the input can be read at random.
 	noClock := opts.WallOffsetNS == 0 && (v < 25 || opts.ignoreSnapshots)
-	if noClock && hasReadAt && pos0 >= 0 {
+	if noClock && hasReadAt && pos0 >= 0 && !opts.NowIsStart {
 		if end, err := prescanEnd(io.NewSectionReader(readerAt, pos0, 1<<62)); err == nil {
 			opts.anchorEnd = end
 		}

@@ -17,12 +17,28 @@ import (
 // Kind is the artifact kind recorded for pprof profiles.
 const Kind = "pprof"
 
-// Ingest parses the pprof profile in r and appends one samples row per
-// sample. The snapshot time is the profile's TimeNanos, or a.Time when the
-// profile has none. a.Profile, if set, names the profile (the capture knows
-// which endpoint it scraped); otherwise it is recognised from the sample
-// types. Ingest fills a.Kind, a.Profile, a.Rows and a.Status.
+// Options tune [IngestWith].
+type Options struct {
+	// Taken reports whether the bundle already holds a snapshot of the
+	// profile at ts. A profile whose time is taken is placed 1 ns after
+	// it (a.TimeBasis becomes [bundle.TimeOrder]), so that two files never
+	// merge into one snapshot. Nil means no time is taken.
+	Taken func(profile string, ts time.Time) bool
+}
+
+// Ingest is [IngestWith] with no options.
 func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
+	return IngestWith(w, r, a, Options{})
+}
+
+// IngestWith parses the pprof profile in r and appends one samples row per
+// sample. The snapshot time is a.Time when the user gave it (a.TimeBasis
+// [bundle.TimeGiven]), else the profile's TimeNanos, else a.Time.
+// a.Profile, if set, names the profile (the capture knows which endpoint
+// it scraped); otherwise it is recognised from the sample types. It fills
+// a.Kind, a.Profile, a.Rows, a.Status, a.Period and, when the profile's
+// own time is used, a.Time and a.TimeBasis.
+func IngestWith(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) error {
 	p, form, err := parse(r)
 	if err != nil {
 		return err
@@ -40,8 +56,17 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 		return fmt.Errorf("profile with sample types %s is not one the Go runtime writes", sampleTypes(p))
 	}
 	ts := a.Time
-	if p.TimeNanos != 0 {
+	if p.TimeNanos != 0 && a.TimeBasis != bundle.TimeGiven {
 		ts = time.Unix(0, p.TimeNanos)
+		a.TimeBasis, a.TimeDetail = bundle.TimeContent, "the profile's own time (TimeNanos)"
+	}
+	if opts.Taken != nil && opts.Taken(name, ts) {
+		at := ts
+		for opts.Taken(name, ts) {
+			ts = ts.Add(time.Nanosecond)
+		}
+		a.TimeDetail = fmt.Sprintf("another %s profile has the same time %s (%s); placed after it in argument order", name, at.UTC().Format(time.RFC3339Nano), a.TimeBasis)
+		a.TimeBasis = bundle.TimeOrder
 	}
 	cols, err := valueColumns(p, name)
 	if err != nil {
@@ -66,6 +91,7 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 	a.Kind = Kind
 	a.Profile = name
 	a.Time = ts
+	a.Period = p.Period
 	a.Rows = int64(len(p.Sample))
 	a.Status = bundle.StatusComplete
 	w.Update(func(m *bundle.Manifest) {
