@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -75,6 +76,11 @@ func (c *capturer) fetchArtifact(ctx context.Context, ep endpoint) (bundle.Artif
 			return bundle.Artifact{}, fmt.Errorf("%w: read %s: %w", errTransport, ep.path, copyErr)
 		}
 	}
+	if verr := c.validate(ep, &a); verr != nil {
+		c.w.Update(func(m *bundle.Manifest) { m.Artifacts = append(m.Artifacts, a) })
+		return a, verr
+	}
+	c.valid.Add(1)
 	c.ingest(ep, &a)
 	if copyErr != nil {
 		// Ingest kept what it could; the artifact itself stays truncated.
@@ -84,6 +90,30 @@ func (c *capturer) fetchArtifact(ctx context.Context, ep endpoint) (bundle.Artif
 	}
 	c.w.Update(func(m *bundle.Manifest) { m.Artifacts = append(m.Artifacts, a) })
 	return a, err
+}
+
+// validate checks that the stored reply is what the endpoint serves (a
+// pprof profile, a goroutine dump, an execution trace). A reply that is not
+// is kept under raw/ for inspection, marked failed, and reported as a
+// [*NotPprofError].
+func (c *capturer) validate(ep endpoint, a *bundle.Artifact) error {
+	f, err := os.Open(filepath.Join(c.w.Dir(), a.Name))
+	if err != nil {
+		return err
+	}
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	head = head[:n]
+	want := map[string]ingest.Kind{bundle.SourceDump: ingest.KindDump, bundle.SourceTrace: ingest.KindTrace, bundle.SourcePprof: ingest.KindPprof}[ep.kind]
+	if n > 0 && ingest.Detect(head) == want {
+		return nil
+	}
+	what := map[string]string{bundle.SourceDump: "a goroutine dump", bundle.SourceTrace: "a Go execution trace", bundle.SourcePprof: "a pprof profile"}[ep.kind]
+	err = &NotPprofError{URL: c.base + ep.path, Want: what, Got: describeBody("", head)}
+	a.Kind = ep.kind
+	a.Status, a.Detail = bundle.StatusFailed, err.Error()
+	return err
 }
 
 // ingest passes the stored raw artifact to its ingest function and fills

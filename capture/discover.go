@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -186,7 +187,8 @@ func DiscoverURL(ctx context.Context, c *http.Client, pid int) (string, error) {
 func probePprof(ctx context.Context, c *http.Client, base string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/debug/pprof/", nil)
+	url := base + "/debug/pprof/goroutine?debug=1"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
@@ -195,11 +197,44 @@ func probePprof(ctx context.Context, c *http.Client, base string) error {
 		return err
 	}
 	defer resp.Body.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(resp.Body, head)
+	head = head[:n]
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64*1024))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s/debug/pprof/: %s", base, resp.Status)
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	if !bytes.HasPrefix(head, []byte("goroutine profile: total ")) {
+		return &NotPprofError{URL: url, Want: "a goroutine profile (\"goroutine profile: total N\")", Got: describeBody(resp.Header.Get("Content-Type"), head)}
 	}
 	return nil
+}
+
+// NotPprofError is a reply with status 200 that is not what the pprof
+// path it answers serves (an HTML page from a proxy or a web app, an
+// empty body): the target is not a net/http/pprof endpoint.
+type NotPprofError struct {
+	URL  string
+	Want string // what the path serves
+	Got  string // what came back
+}
+
+func (e *NotPprofError) Error() string {
+	return fmt.Sprintf("%s answered 200 with %s, not %s: this is not a Go net/http/pprof endpoint. "+
+		"Point --url at the base URL of a Go server that imports net/http/pprof (for example http://127.0.0.1:6060), or use --pid to find it", e.URL, e.Got, e.Want)
+}
+
+// describeBody says in a few words what a reply held: its content type
+// and its first bytes.
+func describeBody(ctype string, head []byte) string {
+	if len(head) == 0 {
+		return "an empty body"
+	}
+	if ctype == "" {
+		ctype = http.DetectContentType(head)
+	}
+	start := strings.Join(strings.Fields(string(head[:min(len(head), 48)])), " ")
+	return fmt.Sprintf("%s (%q…)", ctype, start)
 }
 
 // normalizeURL strips a trailing /debug/pprof[/] and slash from a base URL.

@@ -90,8 +90,26 @@ func TestCaptureSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := source(t, b.Manifest, bundle.SourceDump); s.Status != bundle.StatusRunning {
-		t.Errorf("killed capture: dump source %q, want %q", s.Status, bundle.StatusRunning)
+	// The manifest on disk still says "running"; the reader says the
+	// capture was interrupted and when it last flushed.
+	raw, _ := os.ReadFile(filepath.Join(out, bundle.ManifestFile))
+	if !strings.Contains(string(raw), `"running"`) || !strings.Contains(string(raw), `"last_flush"`) {
+		t.Errorf("killed capture's manifest:\n%s", raw)
+	}
+	s := source(t, b.Manifest, bundle.SourceDump)
+	if s.Status != bundle.StatusInterrupted && !strings.Contains(s.Detail, "still being written") {
+		t.Errorf("killed capture: dump source %q (%s), want %q", s.Status, s.Detail, bundle.StatusInterrupted)
+	}
+	if want := "last flush at " + b.Manifest.LastFlush.UTC().Format(time.RFC3339); !strings.Contains(s.Detail, want) || b.Manifest.LastFlush.Before(b.Manifest.Start) {
+		t.Errorf("dump source detail %q, want %q", s.Detail, want)
+	}
+	// Read again once the flush is old: interrupted.
+	time.Sleep(time.Until(b.Manifest.LastFlush.Add(16 * time.Second)))
+	if b, err = bundle.Open(out); err != nil {
+		t.Fatal(err)
+	}
+	if s := source(t, b.Manifest, bundle.SourceDump); s.Status != bundle.StatusInterrupted {
+		t.Errorf("16 s after the last flush: dump source %q (%s), want %q", s.Status, s.Detail, bundle.StatusInterrupted)
 	}
 	if _, err := bundle.Validate(out); err != nil {
 		t.Fatalf("killed bundle does not validate: %v", err)

@@ -40,6 +40,10 @@ type capturer struct {
 	tracing   atomic.Bool // a trace window is in flight
 	profiling atomic.Bool // a CPU profile window is in flight
 	gone      atomic.Pointer[string]
+	valid     atomic.Int64                  // artifacts that were what their endpoint serves
+	notPprof  atomic.Pointer[NotPprofError] // why the capture was stopped
+	// sawNotPprof is the first reply that was not what its endpoint serves.
+	sawNotPprof atomic.Pointer[NotPprofError]
 
 	mu    sync.Mutex
 	stats map[string]*sourceStats // by endpoint name (dump, goroutine, heap, ..., cpu, trace)
@@ -95,6 +99,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 		return Summary{}, fmt.Errorf("create bundle: %w", err)
 	}
 	c.w = w
+	w.RecordFlushes()
 	c.clock = &clockSync{w: w}
 	p := c.clock.take()
 	w.Update(func(m *bundle.Manifest) {
@@ -129,7 +134,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	c.log.Notef("stopping: %s", reason)
 
 	c.waitWindows(winCancel)
-	if _, gone := reason.(errTargetGone); !gone && !o.NoSnapshots {
+	if _, gone := reason.(errTargetGone); !gone && !o.NoSnapshots && c.notPprof.Load() == nil {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		c.snapshots(fctx)
 		cancel()
@@ -145,6 +150,9 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	sum := c.summary(reason.Error())
 	if closeErr != nil {
 		return sum, fmt.Errorf("close bundle: %w", closeErr)
+	}
+	if np := c.notPprof.Load(); np != nil {
+		return sum, fmt.Errorf("capture stopped, nothing recorded: %w", np)
 	}
 	return sum, nil
 }
@@ -299,9 +307,25 @@ func (c *capturer) round(ctx, winCtx context.Context) {
 		c.windows.Go(func() {
 			defer busy.Store(false)
 			c.fetch(ctx, winCtx, ep)
+			if c.opts.NoSnapshots {
+				c.checkHonest()
+			}
 		})
 	}
 	c.snapshots(ctx)
+	c.checkHonest()
+}
+
+// checkHonest ends the capture when the target has answered with nothing
+// but replies that are not profiles: it is not a pprof endpoint, and a
+// bundle of HTML pages is no capture.
+func (c *capturer) checkHonest() {
+	if c.valid.Load() > 0 {
+		return
+	}
+	if np := c.sawNotPprof.Load(); np != nil && c.notPprof.CompareAndSwap(nil, np) {
+		c.stop(np)
+	}
 }
 
 func (c *capturer) windowEndpoints() []endpoint {
@@ -368,17 +392,25 @@ func (c *capturer) fetch(runCtx, reqCtx context.Context, ep endpoint) {
 		st = &sourceStats{}
 		c.stats[key] = st
 	}
-	if a.Name != "" {
+	failed := err != nil || a.Status == bundle.StatusFailed
+	if a.Name != "" && a.Status != bundle.StatusFailed {
 		st.Artifacts++
 		st.Bytes += a.Size
 	}
-	if err != nil {
+	if failed {
 		st.Errors++
-		st.LastError = err.Error()
+		st.LastError = a.Detail
+		if err != nil {
+			st.LastError = err.Error()
+		}
 	}
 	c.mu.Unlock()
 	if err == nil {
 		return
+	}
+	var np *NotPprofError
+	if errors.As(err, &np) {
+		c.sawNotPprof.CompareAndSwap(nil, np)
 	}
 	if reqCtx.Err() != nil {
 		return // the capture is ending

@@ -125,6 +125,8 @@ func (c *capturer) finishManifest() {
 			if s.Counters == nil {
 				s.Counters = map[string]int64{}
 			}
+			var good, bad int64
+			var lastErr string
 			for k, st := range stats {
 				if sourceOfKey(k) != s.Kind {
 					continue
@@ -133,7 +135,10 @@ func (c *capturer) finishManifest() {
 				s.Counters[k+"_bytes"] = st.Bytes
 				if st.Errors > 0 {
 					s.Counters[k+"_errors"] = st.Errors
+					lastErr = st.LastError
 				}
+				good += st.Artifacts
+				bad += st.Errors
 			}
 			if s.Kind == bundle.SourcePprof && c.leakGone.Load() {
 				s.Settings["profiles"] = "goroutine,heap,allocs"
@@ -141,6 +146,13 @@ func (c *capturer) finishManifest() {
 			}
 			if s.Status != bundle.StatusRunning {
 				continue
+			}
+			switch {
+			case good == 0 && bad > 0:
+				s.Status, s.Detail = bundle.StatusFailed, joinNote(s.Detail, "no artifact was usable; last error: "+lastErr)
+				continue
+			case bad > 0:
+				s.Detail = joinNote(s.Detail, fmt.Sprintf("%d of %d artifacts failed; last error: %s", bad, good+bad, lastErr))
 			}
 			if gone != "" {
 				s.Status = bundle.StatusTruncated
@@ -153,6 +165,13 @@ func (c *capturer) finishManifest() {
 			c.ebpf.finish(m, gone)
 		}
 	})
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // sourceOfKey maps a stats key (endpoint profile or kind) to its source.

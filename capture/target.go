@@ -1,10 +1,14 @@
 package capture
 
 import (
+	"bytes"
 	"debug/buildinfo"
 	"debug/elf"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
@@ -18,6 +22,7 @@ func TargetInfo(pid int) (bundle.Target, error) {
 	if p, err := os.Readlink(exe); err == nil {
 		t.Exe = p
 	}
+	t.ProcessStart, _ = ProcessStart(pid)
 	if err := readBuildInfo(&t, exe); err != nil {
 		return t, fmt.Errorf("read build info of pid %d: %w", pid, err)
 	}
@@ -42,6 +47,56 @@ func readBuildInfo(t *bundle.Target, exe string) error {
 		t.Deps = append(t.Deps, m)
 	}
 	return nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's start time: 100 on
+// every Linux ABI, whatever the kernel's own tick rate.
+const clockTicks = 100
+
+// ProcessStart returns when process pid started: its start time in clock
+// ticks after boot (/proc/PID/stat, field 22) plus the boot time (btime in
+// /proc/stat).
+func ProcessStart(pid int) (time.Time, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return time.Time{}, err
+	}
+	// pid (comm) state ppid ...: fields after the last ')' start at 3.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return time.Time{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return time.Time{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	ticks, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("/proc/%d/stat: start time %q", pid, f[19])
+	}
+	boot, err := bootTime()
+	if err != nil {
+		return time.Time{}, err
+	}
+	return boot.Add(time.Duration(ticks) * time.Second / clockTicks).UTC(), nil
+}
+
+// bootTime reads btime from /proc/stat.
+func bootTime() (time.Time, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			sec, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("/proc/stat: btime %q", v)
+			}
+			return time.Unix(sec, 0), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("/proc/stat: no btime")
 }
 
 // goBuildID reads the Go build id from the .note.go.buildid ELF note.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -154,5 +155,31 @@ func TestIngestAt(t *testing.T) {
 	}
 	if rep := reportJSON(t, dir2); rep["bundle"].(map[string]any)["goroutine_snapshots"] != 2.0 {
 		t.Errorf("tie merged: %v", rep["bundle"])
+	}
+}
+
+// TestInspectInterrupted: inspect and report say a killed capture was
+// interrupted and when it last flushed.
+func TestInspectInterrupted(t *testing.T) {
+	dir := leakyBundle(t)
+	m, err := bundle.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Sources = []bundle.Source{{Kind: bundle.SourceDump, Status: bundle.StatusRunning}}
+	m.LastFlush = time.Date(2026, 3, 4, 5, 11, 8, 0, time.UTC)
+	data, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(dir, bundle.ManifestFile), data, 0o644)
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"inspect", dir}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	want := "interrupted: last flush at 2026-03-04T05:11:08Z"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("inspect does not say %q:\n%s", want, out.String())
+	}
+	rep := reportJSON(t, dir)
+	if src := rep["bundle"].(map[string]any)["sources"].([]any); len(src) != 1 || src[0] != "dump ("+want+")" {
+		t.Errorf("report sources %v", src)
 	}
 }

@@ -34,6 +34,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "bundle   %s (capture %s, format %d, schema %s)\n", b.Dir, m.CaptureID, m.FormatVersion, m.SchemaVersion)
 	if t := m.Target; t.PID != 0 || t.Exe != "" || t.URL != "" {
 		fmt.Fprintf(stdout, "target   pid %d %s %s %s\n", t.PID, t.Exe, t.GoVersion, t.URL)
+		if !t.ProcessStart.IsZero() {
+			fmt.Fprintf(stdout, "started  %s (process start, from /proc)\n", t.ProcessStart.UTC().Format(time.RFC3339))
+		}
 	}
 	if m.Node != "" {
 		fmt.Fprintf(stdout, "node     %s\n", m.Node)
@@ -61,7 +64,11 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if a.Profile != "" {
 				kind += "/" + a.Profile
 			}
-			fmt.Fprintf(stdout, "  %-28s %-18s %8d rows  %s %s\n", a.Name, kind, a.Rows, a.Status, a.Detail)
+			at := a.Time.UTC().Format("2006-01-02T15:04:05.000Z")
+			if a.TimeBasis != "" {
+				at += " (" + a.TimeBasis + ")"
+			}
+			fmt.Fprintf(stdout, "  %-28s %-18s %8d rows  %s  %s %s\n", a.Name, kind, a.Rows, at, a.Status, a.Detail)
 		}
 	}
 	return nil

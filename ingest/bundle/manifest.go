@@ -33,7 +33,16 @@ const (
 	StatusUnavailable = "unavailable"
 	StatusFailed      = "failed"
 	StatusRunning     = "running"
+	// StatusInterrupted is what a reader makes of "running" when the
+	// writer stopped flushing without closing the bundle (a capture killed
+	// with SIGKILL, a node that lost power): the tables hold what was
+	// flushed, up to Manifest.LastFlush.
+	StatusInterrupted = "interrupted"
 )
+
+// staleAfter is how long after its last flush a bundle whose sources are
+// still "running" is taken as interrupted rather than being written.
+const staleAfter = 15 * time.Second
 
 // Manifest describes a bundle: where it came from, which sources it holds
 // and how its clocks were mapped.
@@ -49,6 +58,9 @@ type Manifest struct {
 	Artifacts     []Artifact `json:"artifacts"`
 	Clock         Clock      `json:"clock"`
 	Tool          string     `json:"tool"`
+	// LastFlush is when a writer recording flushes (a capture) last
+	// flushed its tables; the tables hold everything up to it.
+	LastFlush time.Time `json:"last_flush,omitzero"`
 }
 
 // Target identifies the captured process.
@@ -59,6 +71,9 @@ type Target struct {
 	GoVersion  string `json:"go_version,omitempty"`
 	BuildID    string `json:"build_id,omitempty"`
 	ModulePath string `json:"module_path,omitempty"`
+	// ProcessStart is when the process started (from /proc/PID/stat and
+	// the boot time, to the kernel's 10 ms clock tick); zero when unknown.
+	ProcessStart time.Time `json:"process_start,omitzero"`
 	// Deps are the dependency modules from the executable's build info;
 	// analysis tells the user's code from libraries with them.
 	Deps []Module `json:"deps,omitempty"`
@@ -206,7 +221,54 @@ func ReadManifest(dir string) (Manifest, error) {
 	if m.FormatVersion < 1 || m.FormatVersion > FormatVersion {
 		return m, fmt.Errorf("%s: bundle format version %d is not supported (this leakscope reads version %d)", filepath.Join(dir, ManifestFile), m.FormatVersion, FormatVersion)
 	}
+	m.markInterrupted(time.Now())
 	return m, nil
+}
+
+// markInterrupted turns the "running" sources of a bundle that stopped
+// flushing (its last flush older than staleAfter at now) into
+// "interrupted", saying when the last flush was. A bundle still being
+// written keeps "running", with the time of its last flush.
+func (m *Manifest) markInterrupted(now time.Time) {
+	last, what := m.lastData()
+	for i := range m.Sources {
+		s := &m.Sources[i]
+		if s.Status != StatusRunning {
+			continue
+		}
+		note := fmt.Sprintf("%s at %s", what, last.UTC().Format(time.RFC3339))
+		if last.IsZero() {
+			note = "nothing was flushed"
+		}
+		if !last.IsZero() && now.Sub(last) < staleAfter {
+			s.Detail = joinDetail(s.Detail, "still being written, "+note)
+			continue
+		}
+		s.Status = StatusInterrupted
+		s.Detail = joinDetail(s.Detail, note)
+	}
+}
+
+// lastData is the last flush of a recording writer, or for bundles written
+// before it was recorded the latest artifact time.
+func (m *Manifest) lastData() (time.Time, string) {
+	if !m.LastFlush.IsZero() {
+		return m.LastFlush, "last flush"
+	}
+	var last time.Time
+	for _, a := range m.Artifacts {
+		if a.Time.After(last) {
+			last = a.Time
+		}
+	}
+	return last, "last artifact"
+}
+
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // writeManifest replaces DIR/manifest.json atomically.

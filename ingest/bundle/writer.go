@@ -51,6 +51,22 @@ type Writer struct {
 	stop     chan struct{}
 	stopped  chan struct{}
 	keyBuf   []byte
+
+	recordFlushes bool
+}
+
+// flushBeat is how often a recording writer notes its last flush in the
+// manifest when nothing else changes it.
+const flushBeat = 2 * time.Second
+
+// RecordFlushes makes the writer note in the manifest (LastFlush) when it
+// last flushed rows, so that a reader of a bundle whose writer was killed
+// can say up to when its tables hold data. Captures call it; the manifest
+// is then rewritten at most every 2 s when only rows change.
+func (w *Writer) RecordFlushes() {
+	w.mu.Lock()
+	w.recordFlushes = true
+	w.mu.Unlock()
 }
 
 type frameKey struct {
@@ -393,12 +409,20 @@ func (w *Writer) flushLocked() error {
 	}
 	// Dictionaries first, so a reader never meets a stack id whose stack
 	// was not yet written.
+	wrote := false
 	for _, name := range schema.TableNames {
 		if tw := w.tables[name]; tw != nil {
+			wrote = wrote || tw.pending > 0
 			if err := tw.flush(); err != nil {
 				w.err = err
 				return err
 			}
+		}
+	}
+	if w.recordFlushes {
+		if now := time.Now(); w.dirty || wrote && now.Sub(w.manifest.LastFlush) >= flushBeat {
+			w.manifest.LastFlush = now
+			w.dirty = true
 		}
 	}
 	if w.dirty && w.stage == "" {

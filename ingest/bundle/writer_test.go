@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -194,4 +196,58 @@ func goroutineArgs(t *testing.T, dir string, mem memory.Allocator) (rows, withAr
 		t.Fatal(err)
 	}
 	return rows, withArgs
+}
+
+// TestInterruptedOnRead: a bundle whose sources still say "running" reads
+// as interrupted once its writer stopped flushing, with the time of the
+// last flush; while flushes are recent it reads as still being written.
+func TestInterruptedOnRead(t *testing.T) {
+	last := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	m := Manifest{Sources: []Source{{Kind: SourceDump, Status: StatusRunning}, {Kind: SourceEBPF, Status: StatusUnavailable}}, LastFlush: last}
+	old := m
+	old.Sources = append([]Source(nil), m.Sources...)
+	old.markInterrupted(last.Add(time.Minute))
+	if s := old.Sources[0]; s.Status != StatusInterrupted || s.Detail != "last flush at 2026-05-06T07:08:09Z" {
+		t.Errorf("a minute after the last flush: %+v", s)
+	}
+	if s := old.Sources[1]; s.Status != StatusUnavailable {
+		t.Errorf("other source changed: %+v", s)
+	}
+	live := m
+	live.Sources = append([]Source(nil), m.Sources...)
+	live.markInterrupted(last.Add(time.Second))
+	if s := live.Sources[0]; s.Status != StatusRunning || !strings.Contains(s.Detail, "still being written") {
+		t.Errorf("a second after the last flush: %+v", s)
+	}
+	// Written before last_flush existed: the latest artifact says when.
+	pre := Manifest{Sources: []Source{{Kind: SourceDump, Status: StatusRunning}}, Artifacts: []Artifact{{Time: last}, {Time: last.Add(-time.Hour)}}}
+	pre.markInterrupted(time.Now())
+	if s := pre.Sources[0]; s.Status != StatusInterrupted || s.Detail != "last artifact at 2026-05-06T07:08:09Z" {
+		t.Errorf("without last_flush: %+v", s)
+	}
+}
+
+// TestRecordFlushes: a recording writer notes its flushes in the manifest.
+func TestRecordFlushes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.lsb")
+	w, err := Create(dir, NewManifest("r", "test"), memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordFlushes()
+	before := time.Now()
+	if err := w.Append(schema.ClockSync{MonoNS: 1, TS: 2, Source: "capture"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.LastFlush.Before(before) {
+		t.Errorf("last flush %v, before the flush at %v", m.LastFlush, before)
+	}
+	w.Close()
 }
