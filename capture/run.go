@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/srclines"
 )
 
 // Reasons a capture ended, as reported in [Summary.Reason].
@@ -44,6 +45,9 @@ type capturer struct {
 	notPprof  atomic.Pointer[NotPprofError] // why the capture was stopped
 	// sawNotPprof is the first reply that was not what its endpoint serves.
 	sawNotPprof atomic.Pointer[NotPprofError]
+
+	srcMu sync.Mutex
+	src   *srclines.Snapshotter
 
 	mu    sync.Mutex
 	stats map[string]*sourceStats // by endpoint name (dump, goroutine, heap, ..., cpu, trace)
@@ -144,6 +148,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 		c.ebpf.close()
 	}
 	c.clock.take()
+	c.snapshotSources()
 	c.finishManifest()
 	c.log.Done()
 	closeErr := w.Close()
@@ -314,6 +319,25 @@ func (c *capturer) round(ctx, winCtx context.Context) {
 	}
 	c.snapshots(ctx)
 	c.checkHonest()
+	c.snapshotSources()
+}
+
+// snapshotSources records the source of the functions the frames seen so
+// far name, read from the target's files at their build paths (first under
+// /proc/PID/root, where a containerised target's files are).
+func (c *capturer) snapshotSources() {
+	c.srcMu.Lock()
+	defer c.srcMu.Unlock()
+	if c.src == nil {
+		o := srclines.Options{Source: "capture"}
+		if c.opts.PID > 0 {
+			o.Roots = []string{fmt.Sprintf("/proc/%d/root", c.opts.PID)}
+		}
+		c.src = srclines.New(o)
+	}
+	if _, err := c.src.Snapshot(c.w, memory.DefaultAllocator); err != nil {
+		c.log.Notef("source lines: %v", err)
+	}
 }
 
 // checkHonest ends the capture when the target has answered with nothing

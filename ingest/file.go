@@ -13,6 +13,7 @@ import (
 	"github.com/leakscope/leakscope/ingest/dump"
 	"github.com/leakscope/leakscope/ingest/gotrace"
 	"github.com/leakscope/leakscope/ingest/profiles"
+	"github.com/leakscope/leakscope/ingest/srclines"
 )
 
 // ErrUnknownKind is returned (wrapped) for a file that is none of the
@@ -142,6 +143,11 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if ferr := src.finish(); err == nil {
 		// The whole original is kept, even where the parser stopped early.
 		err = ferr
+	}
+	if err == nil {
+		// Quote the code as it is now, not as it is when a report is
+		// written later.
+		_, err = srclines.Snapshot(w, mem, srclines.Options{Source: "ingest"})
 	}
 	if cerr := raw.Close(); err == nil {
 		err = cerr

@@ -198,6 +198,18 @@ func (w *Writer) loadDictionaries() error {
 	})
 }
 
+// Frames returns every frame the bundle's dictionary holds, in no
+// particular order.
+func (w *Writer) Frames() []StackFrame {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]StackFrame, 0, len(w.frames))
+	for k := range w.frames {
+		out = append(out, StackFrame{Function: k.function, File: k.file, Line: k.line, Inlined: k.inlined})
+	}
+	return out
+}
+
 func stackKey(buf []byte, ids []int64) []byte {
 	buf = buf[:0]
 	for _, id := range ids {

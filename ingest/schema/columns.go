@@ -278,3 +278,44 @@ var RacesSchema = schemaOf(TableRaces,
 	field(ColLocation, arrow.BinaryTypes.String, false),
 	field(ColSource, DictString, false),
 )
+
+// Columns of the source_code table.
+const (
+	ColStartLine  = "start_line"
+	ColEndLine    = "end_line"
+	ColText       = "text"
+	ColFileSHA256 = "file_sha256"
+	ColStatus     = "status"
+	ColDetail     = "detail"
+)
+
+// Statuses of a source_code row.
+const (
+	// SourceOK: the function's declaration was found in the file and its
+	// text is kept.
+	SourceOK = "ok"
+	// SourceChanged: the file was read but holds no declaration of the
+	// function (it changed since the build, or the name is not one a
+	// declaration has).
+	SourceChanged = "changed"
+	// SourceUnavailable: the file could not be read (detail says why).
+	SourceUnavailable = "unavailable"
+)
+
+// SourceCodeSchema: the Go source of a function named by the bundle's
+// frames, as read when the bundle was made (capture: the target's files at
+// its build paths; ingest: files reachable at the frames' paths), so that
+// reports quote what was built rather than what is on disk later. One row
+// per (file, function): the declaration's line range and text, the
+// SHA-256 of the whole file, and a status.
+var SourceCodeSchema = schemaOf(TableSourceCode,
+	field(ColFile, DictString, false),
+	field(ColFunction, DictString, false),
+	field(ColStartLine, arrow.PrimitiveTypes.Int64, true),
+	field(ColEndLine, arrow.PrimitiveTypes.Int64, true),
+	field(ColText, arrow.BinaryTypes.String, false),
+	field(ColFileSHA256, arrow.BinaryTypes.String, false),
+	field(ColStatus, DictString, false),
+	field(ColDetail, arrow.BinaryTypes.String, false),
+	field(ColSource, DictString, false),
+)

@@ -368,3 +368,31 @@ func (r Race) AppendTo(b *array.RecordBuilder) {
 	str(b, 8, r.Location)
 	dict(b, 9, r.Source)
 }
+
+// SourceCode is one row of the source_code table. StartLine and EndLine
+// are 0 (null) unless Status is [SourceOK].
+type SourceCode struct {
+	File, Function     string
+	StartLine, EndLine int64
+	Text               string
+	FileSHA256         string
+	Status, Detail     string
+	// Source says where the file was read ("capture", "ingest").
+	Source string
+}
+
+// Table implements [Row].
+func (SourceCode) Table() string { return TableSourceCode }
+
+// AppendTo implements [Row].
+func (r SourceCode) AppendTo(b *array.RecordBuilder) {
+	dict(b, 0, r.File)
+	dict(b, 1, r.Function)
+	optI64(b, 2, r.StartLine)
+	optI64(b, 3, r.EndLine)
+	str(b, 4, r.Text)
+	str(b, 5, r.FileSHA256)
+	dict(b, 6, r.Status)
+	str(b, 7, r.Detail)
+	dict(b, 8, r.Source)
+}

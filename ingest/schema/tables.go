@@ -17,6 +17,7 @@ const (
 	TableEBPFEvents       = "ebpf_events"
 	TableClockSync        = "clock_sync"
 	TableRaces            = "races"
+	TableSourceCode       = "source_code"
 )
 
 // Column names shared by several tables.
@@ -55,13 +56,14 @@ var Schemas = map[string]*arrow.Schema{
 	TableEBPFEvents:       EBPFEventsSchema,
 	TableClockSync:        ClockSyncSchema,
 	TableRaces:            RacesSchema,
+	TableSourceCode:       SourceCodeSchema,
 }
 
 // TableNames lists every table in a stable order (dictionaries first).
 var TableNames = []string{
 	TableFrames, TableStacks, TableSamples, TableGoroutines,
 	TableTraceGoroutines, TableTraceTransitions, TableSpans,
-	TableMetrics, TableEBPFEvents, TableClockSync, TableRaces,
+	TableMetrics, TableEBPFEvents, TableClockSync, TableRaces, TableSourceCode,
 }
 
 func field(name string, t arrow.DataType, nullable bool) arrow.Field {

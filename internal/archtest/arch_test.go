@@ -17,16 +17,17 @@ const module = "github.com/leakscope/leakscope"
 // prefixes its non-test dependencies must not have. "std:" entries name
 // standard-library packages.
 var forbidden = map[string][]string{
-	"ingest/schema":  {"ingest/bundle", "ingest/dump", "ingest/gotrace", "ingest/profiles", "analysis", "capture", "web", "cmd", "samples"},
-	"ingest/bundle":  {"ingest/dump", "ingest/gotrace", "ingest/profiles"},
-	"ingest":         {"analysis", "capture", "web", "cmd", "samples", "agent", "export"},
-	"analysis":       {"capture", "web", "cmd", "samples", "agent", "export", "ingest/dump", "ingest/gotrace", "ingest/profiles", "std:net/http"},
-	"capture":        {"analysis", "web", "cmd", "agent", "export"},
-	"web":            {"capture", "cmd", "agent", "ingest/dump", "ingest/gotrace", "ingest/profiles"},
-	"agent":          {"web", "cmd", "export", "samples"},
-	"export":         {"capture", "web", "cmd", "agent", "samples", "ingest/dump", "ingest/gotrace", "ingest/profiles"},
-	"samples":        {"ingest", "analysis", "capture", "web", "cmd", "agent", "export"},
-	"internal/tools": {"cmd"},
+	"ingest/schema":   {"ingest/bundle", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines", "analysis", "capture", "web", "cmd", "samples"},
+	"ingest/bundle":   {"ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines"},
+	"ingest/srclines": {"ingest/dump", "ingest/gotrace", "ingest/profiles"},
+	"ingest":          {"analysis", "capture", "web", "cmd", "samples", "agent", "export"},
+	"analysis":        {"capture", "web", "cmd", "samples", "agent", "export", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines", "std:net/http"},
+	"capture":         {"analysis", "web", "cmd", "agent", "export"},
+	"web":             {"capture", "cmd", "agent", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines"},
+	"agent":           {"web", "cmd", "export", "samples"},
+	"export":          {"capture", "web", "cmd", "agent", "samples", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines"},
+	"samples":         {"ingest", "analysis", "capture", "web", "cmd", "agent", "export"},
+	"internal/tools":  {"cmd"},
 }
 
 type pkg struct {

@@ -1,6 +1,6 @@
 // Command spawner is the target of the probe package's integration test.
 // It prints "ready", waits for a line on stdin (the tracer attaches in
-// between), then for about two seconds records a runtime/trace to the file
+// between), then for about two seconds (and at least 40 rounds) records a runtime/trace to the file
 // named by its argument while it builds a known goroutine tree: parents
 // create children that exit, children parked forever, and allocating
 // children that create a grandchild. It forces a GC every few rounds and
@@ -22,6 +22,10 @@ var (
 	sink   [][]byte
 	never  = make(chan struct{}) // never closed: parks goroutines forever
 )
+
+// minRounds makes the tree big enough for the test's counts (each round
+// creates 40 goroutines: 1,600 at least).
+const minRounds = 40
 
 func main() {
 	if err := run(); err != nil {
@@ -47,7 +51,9 @@ func run() error {
 		return err
 	}
 	rounds := 0
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); rounds++ {
+	// At least minRounds rounds, however slow a loaded machine makes them:
+	// the test counts what was created, not how fast.
+	for deadline := time.Now().Add(2 * time.Second); rounds < minRounds || time.Now().Before(deadline); rounds++ {
 		var wg sync.WaitGroup
 		for p := 0; p < 10; p++ {
 			wg.Add(1)

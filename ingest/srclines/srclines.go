@@ -1,0 +1,434 @@
+// Package srclines snapshots into a bundle the Go source of the functions
+// its stack frames name, so that reports quote the code that was built and
+// ran, not whatever is on disk when the report is written.
+//
+// For each distinct (file, function) of the frames outside the Go root it
+// reads the file (capture: the target's files at its build paths, also
+// under /proc/PID/root; ingest: the files reachable at the frames' paths),
+// finds the function's declaration with go/parser and keeps its line range
+// and text, with the SHA-256 of the whole file, in the source_code table.
+// A file that cannot be read, or that holds no declaration of the
+// function, gets a row saying so.
+package srclines
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// Limits of one snapshot.
+const (
+	// maxFile is the largest source file read.
+	maxFile = 4 << 20
+	// defaultMaxFunctions bounds the functions recorded per call.
+	defaultMaxFunctions = 4000
+	// defaultMaxText bounds the text recorded per call.
+	defaultMaxText = 32 << 20
+)
+
+// Options tune [Snapshot].
+type Options struct {
+	// Roots are directories under which each frame's path is tried first,
+	// in order (capture passes /proc/PID/root, where a containerised
+	// target's files are); the path itself is tried last.
+	Roots []string
+	// Source says where the files were read: "capture" or "ingest".
+	Source string
+	// MaxFunctions and MaxText bound what one call records (0: 4000
+	// functions, 32 MiB of text). User code comes before dependencies.
+	MaxFunctions int
+	MaxText      int64
+}
+
+// Stats counts the rows a [Snapshot] wrote, by status.
+type Stats struct {
+	OK, Changed, Unavailable int
+}
+
+// Snapshot appends a source_code row for every (file, function) of the
+// bundle's frames that the bundle does not hold yet.
+func Snapshot(w *bundle.Writer, mem memory.Allocator, opts Options) (Stats, error) {
+	return New(opts).Snapshot(w, mem)
+}
+
+// Snapshotter snapshots a bundle's functions again and again as new frames
+// arrive (a capture calls it after every round), remembering what it has
+// written. It is not safe for concurrent use.
+type Snapshotter struct {
+	opts  Options
+	have  map[[2]string]bool
+	files map[string]*file
+	text  int64
+	n     int
+}
+
+// New returns a Snapshotter with the given options.
+func New(opts Options) *Snapshotter {
+	if opts.MaxFunctions <= 0 {
+		opts.MaxFunctions = defaultMaxFunctions
+	}
+	if opts.MaxText <= 0 {
+		opts.MaxText = defaultMaxText
+	}
+	return &Snapshotter{opts: opts, files: map[string]*file{}}
+}
+
+// Snapshot appends a source_code row for every (file, function) of w's
+// frames that neither the bundle nor an earlier call holds.
+func (s *Snapshotter) Snapshot(w *bundle.Writer, mem memory.Allocator) (Stats, error) {
+	var st Stats
+	if s.have == nil {
+		have, err := recorded(w.Dir(), mem)
+		if err != nil {
+			return st, err
+		}
+		s.have = have
+	}
+	for _, fn := range wanted(w.Frames(), s.have) {
+		if s.n >= s.opts.MaxFunctions || s.text >= s.opts.MaxText {
+			break
+		}
+		f := s.files[fn.file]
+		if f == nil {
+			f = readFile(fn.file, s.opts.Roots)
+			s.files[fn.file] = f
+		}
+		row := f.row(fn)
+		row.Source = s.opts.Source
+		if err := w.Append(row); err != nil {
+			return st, err
+		}
+		s.have[[2]string{fn.file, fn.function}] = true
+		s.text += int64(len(row.Text))
+		s.n++
+		switch row.Status {
+		case schema.SourceOK:
+			st.OK++
+		case schema.SourceChanged:
+			st.Changed++
+		default:
+			st.Unavailable++
+		}
+	}
+	return st, nil
+}
+
+// funcRef is one function to snapshot, with the lines frames name in it.
+type funcRef struct {
+	file, function string
+	lines          []int64
+}
+
+// wanted lists the functions of frames outside the Go root that have no
+// row yet, user code first, then dependencies (module cache, vendor).
+func wanted(frames []bundle.StackFrame, have map[[2]string]bool) []*funcRef {
+	roots := goRoots(frames)
+	by := map[[2]string]*funcRef{}
+	for _, f := range frames {
+		k := [2]string{f.File, f.Function}
+		if have[k] || !strings.HasSuffix(f.File, ".go") || underAny(f.File, roots) {
+			continue
+		}
+		r := by[k]
+		if r == nil {
+			r = &funcRef{file: f.File, function: f.Function}
+			by[k] = r
+		}
+		r.lines = append(r.lines, f.Line)
+	}
+	out := make([]*funcRef, 0, len(by))
+	for _, r := range by {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		di, dj := isDependency(out[i].file), isDependency(out[j].file)
+		if di != dj {
+			return !di
+		}
+		if out[i].file != out[j].file {
+			return out[i].file < out[j].file
+		}
+		return out[i].function < out[j].function
+	})
+	return out
+}
+
+// goRoots returns the source directories of the Go root: learned from the
+// files of runtime frames (…/src/runtime/x.go → …/src/), and this
+// program's own.
+func goRoots(frames []bundle.StackFrame) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, f := range frames {
+		if !strings.HasPrefix(f.Function, "runtime.") {
+			continue
+		}
+		if i := strings.LastIndex(f.File, "/src/runtime/"); i >= 0 {
+			add(f.File[:i+len("/src/")])
+		}
+	}
+	add(filepath.ToSlash(filepath.Join(runtime.GOROOT(), "src")) + "/")
+	return out
+}
+
+func underAny(path string, roots []string) bool {
+	for _, r := range roots {
+		if strings.HasPrefix(path, r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDependency(path string) bool {
+	return strings.Contains(path, "/pkg/mod/") || strings.Contains(path, "/vendor/")
+}
+
+// recorded returns the (file, function) pairs the bundle's source_code
+// table already holds.
+func recorded(dir string, mem memory.Allocator) (map[[2]string]bool, error) {
+	have := map[[2]string]bool{}
+	b := &bundle.Bundle{Dir: dir}
+	err := b.ReadTable(schema.TableSourceCode, mem, func(rec arrow.Record) error {
+		files := bundle.NewStrings(rec.Column(rec.Schema().FieldIndices(schema.ColFile)[0]))
+		fns := bundle.NewStrings(rec.Column(rec.Schema().FieldIndices(schema.ColFunction)[0]))
+		for i := 0; i < int(rec.NumRows()); i++ {
+			have[[2]string{files.Value(i), fns.Value(i)}] = true
+		}
+		return nil
+	})
+	if err := bundle.Tolerate(err); err != nil {
+		return nil, fmt.Errorf("read %s: %w", schema.TableSourceCode, err)
+	}
+	return have, nil
+}
+
+// file is one source file as read: its lines, hash and declarations, or
+// why it could not be read.
+type file struct {
+	path   string
+	lines  []string
+	sha    string
+	decls  map[string][]decl
+	err    string // unavailable: why
+	broken string // read but does not parse
+}
+
+// decl is a function declaration's line range.
+type decl struct{ start, end int }
+
+// readFile reads and parses the file at path, trying it under each root
+// first.
+func readFile(path string, roots []string) *file {
+	f := &file{path: path}
+	var data []byte
+	var err error
+	for _, p := range candidates(path, roots) {
+		if data, err = readBounded(p); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		f.err = err.Error()
+		return f
+	}
+	sum := sha256.Sum256(data)
+	f.sha = hex.EncodeToString(sum[:])
+	f.lines = strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	fset := token.NewFileSet()
+	af, err := parser.ParseFile(fset, path, data, parser.SkipObjectResolution)
+	if af == nil {
+		f.broken = err.Error()
+		return f
+	}
+	f.decls = map[string][]decl{}
+	for _, d := range af.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		k := fd.Name.Name
+		if fd.Recv != nil && len(fd.Recv.List) == 1 {
+			k = recvName(fd.Recv.List[0].Type) + "." + k
+		}
+		f.decls[k] = append(f.decls[k], decl{fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line})
+	}
+	return f
+}
+
+func candidates(path string, roots []string) []string {
+	var out []string
+	for _, r := range roots {
+		out = append(out, filepath.Join(r, path))
+	}
+	return append(out, path)
+}
+
+func readBounded(p string) ([]byte, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	if st.Size() > maxFile {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d read", p, st.Size(), maxFile)
+	}
+	data, err := os.ReadFile(p)
+	if err == nil && bytes.IndexByte(data, 0) >= 0 {
+		return nil, errors.New(p + " is not text")
+	}
+	return data, err
+}
+
+// recvName is the type name of a method receiver: T for T, *T, T[K], *T[K].
+func recvName(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// row is the source_code row of one function of the file.
+func (f *file) row(fn *funcRef) schema.SourceCode {
+	r := schema.SourceCode{File: fn.file, Function: fn.function, FileSHA256: f.sha}
+	switch {
+	case f.err != "":
+		r.Status, r.Detail = schema.SourceUnavailable, f.err
+		return r
+	case f.broken != "":
+		r.Status, r.Detail = schema.SourceChanged, "the file does not parse: "+f.broken
+		return r
+	}
+	d, ok := f.find(fn)
+	if !ok {
+		r.Status, r.Detail = schema.SourceChanged, fmt.Sprintf("the file has no declaration of %s", fn.function)
+		return r
+	}
+	r.Status = schema.SourceOK
+	r.StartLine, r.EndLine = int64(d.start), int64(d.end)
+	r.Text = strings.Join(f.lines[d.start-1:min(d.end, len(f.lines))], "\n")
+	return r
+}
+
+// find picks the declaration of the function: by name, and among several
+// of one name (init) the one holding most of the frames' lines.
+func (f *file) find(fn *funcRef) (decl, bool) {
+	for _, k := range DeclNames(fn.function) {
+		ds := f.decls[k]
+		if len(ds) == 0 {
+			continue
+		}
+		best, hits := ds[0], -1
+		for _, d := range ds {
+			n := 0
+			for _, l := range fn.lines {
+				if int(l) >= d.start && int(l) <= d.end {
+					n++
+				}
+			}
+			if n > hits {
+				best, hits = d, n
+			}
+		}
+		return best, true
+	}
+	return decl{}, false
+}
+
+// DeclNames returns the names a Go symbol's enclosing declaration may have
+// in its file, most likely first: "T.M" for pkg.(*T).M and pkg.T.M, "F"
+// for pkg.F, pkg.F.func1 and pkg.F[...]; closures belong to the
+// declaration around them.
+func DeclNames(symbol string) []string {
+	rest := symbol
+	if i := strings.LastIndex(rest, "/"); i >= 0 {
+		rest = rest[i+1:]
+	}
+	i := strings.Index(rest, ".")
+	if i < 0 {
+		return nil
+	}
+	rest = stripBrackets(rest[i+1:])
+	if strings.HasPrefix(rest, "(") {
+		j := strings.Index(rest, ")")
+		if j < 0 {
+			return nil
+		}
+		recv := strings.TrimPrefix(rest[1:j], "*")
+		m, _, _ := strings.Cut(strings.TrimPrefix(rest[j+1:], "."), ".")
+		return []string{recv + "." + m}
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) > 1 && !closureName(parts[1]) {
+		return []string{parts[0] + "." + parts[1], parts[0]}
+	}
+	return []string{parts[0]}
+}
+
+// closureName reports whether a symbol segment names a closure or a
+// numbered init: func1, 2, gowrap1, deferwrap1.
+func closureName(s string) bool {
+	t := strings.TrimLeft(s, "0123456789")
+	if t == "" {
+		return true
+	}
+	for _, p := range []string{"func", "gowrap", "deferwrap"} {
+		if rest, ok := strings.CutPrefix(s, p); ok && strings.TrimLeft(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// stripBrackets removes type-parameter lists ("[...]", "[go.shape.int]").
+func stripBrackets(s string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

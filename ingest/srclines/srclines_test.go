@@ -1,0 +1,149 @@
+package srclines
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+func TestDeclNames(t *testing.T) {
+	for sym, want := range map[string][]string{
+		"main.main":                                {"main"},
+		"main.worker.func1":                        {"worker"},
+		"main.worker.func1.2":                      {"worker"},
+		"main.(*controller).reconcile":             {"controller.reconcile"},
+		"main.(*controller).reconcile.func3":       {"controller.reconcile"},
+		"main.controller.reconcile":                {"controller.reconcile", "controller"},
+		"github.com/a/b/pkg.(*List[...]).Push":     {"List.Push"},
+		"github.com/a/b/pkg.Map[go.shape.int].Get": {"Map.Get", "Map"},
+		"k8s.io/client-go/tools/cache.New":         {"New"},
+		"main.init.0":                              {"init"},
+		"main.run.gowrap1":                         {"run"},
+		"nodot":                                    nil,
+	} {
+		if got := DeclNames(sym); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %v, want %v", sym, got, want)
+		}
+	}
+}
+
+const src = `package main
+
+import "time"
+
+type controller struct{ ch chan int }
+
+// reconcile does the work.
+func (c *controller) reconcile() {
+	go func() {
+		c.ch <- 1
+	}()
+}
+
+func ticker() {
+	for range time.Tick(time.Second) {
+	}
+}
+`
+
+// TestSnapshot records the functions of a bundle's frames: declarations
+// found (with their text and the file's hash), a function the file does
+// not declare, a file that is gone; the Go root's files are left out and a
+// second call adds only new functions.
+func TestSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	goFile := filepath.Join(dir, "main.go")
+	os.WriteFile(goFile, []byte(src), 0o644)
+	sum := sha256.Sum256([]byte(src))
+	bdir := filepath.Join(t.TempDir(), "s.lsb")
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	w, err := bundle.Create(bdir, bundle.NewManifest("s", "test"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goroot := filepath.ToSlash(runtime.GOROOT())
+	w.StackID([]bundle.StackFrame{
+		{Function: "runtime.gopark", File: goroot + "/src/runtime/proc.go", Line: 400},
+		{Function: "main.(*controller).reconcile.func1", File: goFile, Line: 10},
+		{Function: "main.(*controller).reconcile", File: goFile, Line: 9},
+		{Function: "main.gone", File: goFile, Line: 3},
+		{Function: "main.elsewhere", File: filepath.Join(dir, "missing.go"), Line: 7},
+	})
+	snap := New(Options{Source: "ingest"})
+	st, err := snap.Snapshot(w, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (Stats{OK: 2, Changed: 1, Unavailable: 1}) {
+		t.Errorf("stats %+v", st)
+	}
+	w.StackID([]bundle.StackFrame{{Function: "main.ticker", File: goFile, Line: 15}})
+	if st, _ := snap.Snapshot(w, mem); st != (Stats{OK: 1}) {
+		t.Errorf("second call: %+v, want only main.ticker", st)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Adding to the bundle later records nothing twice.
+	w, err = bundle.Create(bdir, bundle.Manifest{}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := Snapshot(w, mem, Options{Source: "ingest"}); st != (Stats{}) {
+		t.Errorf("reopened bundle: %+v, want nothing new", st)
+	}
+	w.Close()
+	rows := readRows(t, bdir, mem)
+	if len(rows) != 5 {
+		t.Fatalf("%d rows: %+v", len(rows), rows)
+	}
+	rec := rows["main.(*controller).reconcile"]
+	if rec.Status != schema.SourceOK || rec.StartLine != 8 || rec.EndLine != 12 || !strings.HasPrefix(rec.Text, "func (c *controller) reconcile() {") || rec.FileSHA256 != hex.EncodeToString(sum[:]) || rec.Source != "ingest" {
+		t.Errorf("reconcile: %+v", rec)
+	}
+	if c := rows["main.(*controller).reconcile.func1"]; c.StartLine != 8 || c.Text != rec.Text {
+		t.Errorf("closure: %+v", c)
+	}
+	if g := rows["main.gone"]; g.Status != schema.SourceChanged || !strings.Contains(g.Detail, "no declaration of main.gone") {
+		t.Errorf("gone: %+v", g)
+	}
+	if m := rows["main.elsewhere"]; m.Status != schema.SourceUnavailable || !strings.Contains(m.Detail, "no such file") {
+		t.Errorf("missing file: %+v", m)
+	}
+	if _, ok := rows["runtime.gopark"]; ok {
+		t.Error("a Go root file was snapshotted")
+	}
+}
+
+func readRows(t *testing.T, dir string, mem memory.Allocator) map[string]schema.SourceCode {
+	t.Helper()
+	out := map[string]schema.SourceCode{}
+	b := &bundle.Bundle{Dir: dir}
+	err := b.ReadTable(schema.TableSourceCode, mem, func(rec arrow.Record) error {
+		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
+		file, fn, status, source := bundle.NewStrings(col(schema.ColFile)), bundle.NewStrings(col(schema.ColFunction)), bundle.NewStrings(col(schema.ColStatus)), bundle.NewStrings(col(schema.ColSource))
+		start, end := col(schema.ColStartLine).(*array.Int64), col(schema.ColEndLine).(*array.Int64)
+		text, sha, detail := col(schema.ColText).(*array.String), col(schema.ColFileSHA256).(*array.String), col(schema.ColDetail).(*array.String)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out[fn.Value(i)] = schema.SourceCode{File: file.Value(i), Function: fn.Value(i), StartLine: start.Value(i), EndLine: end.Value(i),
+				Text: text.Value(i), FileSHA256: sha.Value(i), Status: status.Value(i), Detail: detail.Value(i), Source: source.Value(i)}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
