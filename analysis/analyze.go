@@ -19,10 +19,9 @@ func analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	src := sourceCache{}
-	ev := gatherEvidence(in, cfg.rules, src)
+	ev := gatherEvidence(in, cfg.rules)
 	v := judge(in, ev, cfg.minScore)
-	return assemble(in, v, cfg, src), nil
+	return assemble(in, v, cfg), nil
 }
 
 // config is [Options] with the defaults filled in.

@@ -26,6 +26,10 @@ type ancRec struct {
 type population struct {
 	recs    map[int64]*ancRec
 	sources []string
+	// aliveAt is the snapshot "alive" refers to: the last dump when there
+	// are dumps (a dump lists every goroutine, so one not in it was not
+	// alive then), else the end of the traces and eBPF events (0).
+	aliveAt int64
 }
 
 func newPopulation() *population {
@@ -49,6 +53,7 @@ func (p *population) addDumps(d *dumpData, st *stackTable) {
 	}
 	p.sources = append(p.sources, "goroutines")
 	lastTS := d.snapshots[len(d.snapshots)-1]
+	p.aliveAt = lastTS
 	entries := map[int64]string{}
 	for goid, g := range d.goroutine {
 		e, ok := entries[g.stackID]
@@ -90,7 +95,7 @@ func (p *population) addTrace(tg map[int64]*traceG, st *stackTable) {
 		if g.creationStack != 0 && r.creation == 0 {
 			r.creation, r.creationBasis = g.creationStack, basisTrace
 		}
-		if g.ended == 0 {
+		if g.ended == 0 && p.aliveAt == 0 {
 			r.alive = true
 		}
 	}
@@ -121,7 +126,7 @@ func (p *population) addEBPF(eg map[int64]*ebpfG) {
 		if g.stack != 0 && r.creation == 0 {
 			r.creation, r.creationBasis = g.stack, basisEBPF
 		}
-		if g.ended == 0 && g.created != 0 {
+		if g.ended == 0 && g.created != 0 && p.aliveAt == 0 {
 			r.alive = true
 		}
 	}
@@ -139,7 +144,7 @@ func topKey(m map[string]int64) string {
 
 // tree rolls the population up by entry function along creator links.
 func (p *population) tree() *AncestryTree {
-	t := &AncestryTree{Sources: p.sources, Goroutines: len(p.recs), chains: map[int64]int64{}}
+	t := &AncestryTree{Sources: p.sources, Goroutines: len(p.recs), AliveAt: tsTime(p.aliveAt), chains: map[int64]int64{}, nodeOf: map[int64]*AncestryNode{}, alive: map[int64]bool{}}
 	type nodeX struct {
 		n    *AncestryNode
 		kids map[[2]string]*nodeX
@@ -196,8 +201,10 @@ func (p *population) tree() *AncestryTree {
 			x.n.Count++
 			if r.alive {
 				x.n.Alive++
+				t.alive[path[i]] = true
 			}
 			memo[path[i]] = x
+			t.nodeOf[path[i]] = x.n
 			parent = x
 		}
 	}

@@ -141,6 +141,32 @@ type Suspect struct {
 	CreationChain []CreationHop `json:"creation_chain,omitempty"`
 	// Incident is the id of the [Incident] this suspect belongs to.
 	Incident string `json:"incident,omitempty"`
+
+	// CountAt is the snapshot Count was taken at (the last of Counts):
+	// every view shows Count with this time.
+	CountAt time.Time `json:"count_at,omitzero"`
+	// Range is the span of snapshots GrowthPerMin and Fit were computed
+	// over, and what the count (bytes) did across it.
+	Range *Range `json:"range,omitempty"`
+	// Onset is when the leak probably began: an estimate with its bounds
+	// and what it rests on. FirstSeen is only when the capture first saw
+	// it.
+	Onset *Onset `json:"onset,omitempty"`
+	// Source quotes Location's line from the source kept in the bundle, or
+	// says why it cannot (source unavailable, or changed since the build).
+	Source *SourceQuote `json:"source,omitempty"`
+	// Object names, for a heap suspect, what keeps growing where the stack
+	// shows it ("map", "slice grown by append", "new objects", …).
+	Object string `json:"object,omitempty"`
+	// StackIDs are the allocation stacks a heap suspect sums (one
+	// allocating line reached by several call paths).
+	StackIDs []int64 `json:"stack_ids,omitempty"`
+
+	// Display holds the suspect's figures formatted once, as every view
+	// (Markdown, HTML, the workbench) prints them.
+	Display *SuspectText `json:"display,omitempty"`
+
+	keys []groupKey // the dump groups a goroutine suspect counts
 }
 
 // Incident is one root cause: the suspects (goroutine groups, and the heap
@@ -208,6 +234,82 @@ type CreationHop struct {
 	Function string  `json:"function,omitempty"`
 	Stack    []Frame `json:"stack,omitempty"`
 	Basis    string  `json:"basis"`
+}
+
+// SuspectText is a suspect's figures as text: "362 goroutines",
+// "2026-11-30 11:57:42.030 UTC", "+909/min", …
+type SuspectText struct {
+	Count     string `json:"count"`
+	CountAt   string `json:"count_at"`
+	Rate      string `json:"rate"`
+	Range     string `json:"range,omitempty"`
+	FirstSeen string `json:"first_seen,omitempty"`
+	Onset     string `json:"onset,omitempty"`
+	Retained  string `json:"retained,omitempty"`
+}
+
+// Range is a span of snapshots and what a series did across it.
+type Range struct {
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Points int       `json:"points"`
+	// Rise is the value at To minus the value at From.
+	Rise float64 `json:"rise"`
+	// Steps counts the snapshots at which the value went up. Trend is
+	// "steady" (several steps up), "step" (it rose once: a level, not a
+	// rate; GrowthPerMin is then 0), "flat" or "falling".
+	Steps int    `json:"steps"`
+	Trend string `json:"trend"`
+	// Floor is the smallest rise taken as growth for this series and
+	// FloorBasis why (for heap sites: the profile's sampling period and
+	// the noise the series shows).
+	Floor      float64 `json:"floor,omitempty"`
+	FloorBasis string  `json:"floor_basis,omitempty"`
+}
+
+// Trends of a [Range].
+const (
+	TrendSteady  = "steady"
+	TrendStep    = "step"
+	TrendFlat    = "flat"
+	TrendFalling = "falling"
+)
+
+// Onset is an estimate of when a leak began.
+type Onset struct {
+	At       time.Time `json:"at"`
+	Earliest time.Time `json:"earliest,omitzero"`
+	Latest   time.Time `json:"latest"`
+	// Basis names what At rests on: "appeared" (absent in one snapshot,
+	// present in the next), "longest-wait" (the oldest member's wait in a
+	// dump), "trace-creation" (a member's creation in a trace window),
+	// "fit" (the growth line extrapolated back to zero), "process-start"
+	// (the process started then), or "first-seen" (nothing earlier than
+	// the capture's first sight).
+	Basis string `json:"basis"`
+	// Detail says in words what each bound comes from.
+	Detail string `json:"detail"`
+}
+
+// SourceQuote is the source line a suspect points at, as kept in the
+// bundle when it was captured or ingested.
+type SourceQuote struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Function string `json:"function"`
+	// Status is "ok", "changed" (the file read at capture no longer fits
+	// the build: the line lies outside the function or is not code) or
+	// "unavailable"; Detail says why when not ok.
+	Status string       `json:"status"`
+	Detail string       `json:"detail,omitempty"`
+	Lines  []SourceLine `json:"lines,omitempty"` // the line and up to 3 around it, inside the function
+	SHA256 string       `json:"sha256,omitempty"`
+}
+
+// SourceLine is one numbered source line.
+type SourceLine struct {
+	Line int    `json:"line"`
+	Text string `json:"text"`
 }
 
 // Fit summarises a least-squares line through a series.
@@ -288,6 +390,15 @@ type HeapGrower struct {
 	Series        []Point `json:"series"`
 	Suspect       string  `json:"suspect,omitempty"` // goroutine suspect it is attributed to
 	Pattern       string  `json:"pattern,omitempty"`
+	// CountAt, Range, Object and StackIDs are as in [Suspect]: a grower
+	// is one allocating line (all call paths to it) for one suspect or
+	// none, and a heap suspect shows exactly its grower's figures.
+	CountAt  time.Time `json:"count_at,omitzero"`
+	Range    *Range    `json:"range,omitempty"`
+	Object   string    `json:"object,omitempty"`
+	StackIDs []int64   `json:"stack_ids,omitempty"`
+	// HeapSuspect is the heap suspect this grower is reported as.
+	HeapSuspect string `json:"heap_suspect,omitempty"`
 }
 
 // HeapDiffEntry is one allocation site's change between two snapshots.
@@ -354,7 +465,31 @@ type AncestryTree struct {
 	// Sources lists the tables that contributed ("goroutines",
 	// "trace_goroutines", "ebpf_events").
 	Sources []string `json:"sources"`
+	// AliveAt is the snapshot the nodes' Alive counts are for: the last
+	// goroutine dump (zero when there is none: alive at the end of the
+	// traces and eBPF events).
+	AliveAt time.Time `json:"alive_at,omitzero"`
 	chains  map[int64]int64
+	nodeOf  map[int64]*AncestryNode
+	alive   map[int64]bool
+}
+
+// AncestryMembers is where one suspect's goroutines sit in the ancestry
+// tree: how many of them are alive at AliveAt (every view shows the
+// suspect's Count at its CountAt; this is the same figure), and on which
+// nodes.
+type AncestryMembers struct {
+	ID      string           `json:"id"`
+	Alive   int64            `json:"alive"`
+	AliveAt time.Time        `json:"alive_at,omitzero"`
+	Nodes   []AncestryMember `json:"nodes"`
+}
+
+// AncestryMember is one node holding members of a suspect.
+type AncestryMember struct {
+	Function  string `json:"function"`
+	CreatedBy string `json:"created_by,omitempty"`
+	Members   int64  `json:"members"`
 }
 
 // AncestryNode is one function of the creation tree.
@@ -376,6 +511,21 @@ type LifetimeView struct {
 	Bars    []Bar     `json:"bars"`
 	Total   int       `json:"total"`   // bars in range before downsampling
 	Omitted int       `json:"omitted"` // bars dropped by downsampling
+	// AliveAt is the snapshot "alive" refers to: the last goroutine dump
+	// (zero without dumps: alive at the end of the traces and eBPF
+	// events); Alive counts the goroutines alive then, before
+	// downsampling.
+	AliveAt time.Time `json:"alive_at,omitzero"`
+	Alive   int       `json:"alive"`
+	alive   map[int64]bool
+}
+
+// LifetimeMembers is how many of one suspect's goroutines a timeline shows
+// alive at AliveAt: the suspect's Count, at its CountAt.
+type LifetimeMembers struct {
+	ID      string    `json:"id"`
+	Alive   int64     `json:"alive"`
+	AliveAt time.Time `json:"alive_at,omitzero"`
 }
 
 // Bar is one lifetime: a goroutine, task or region.

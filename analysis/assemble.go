@@ -10,19 +10,26 @@ import (
 // assemble lays the verdicts out as a report: suspects with their ids,
 // the heap section, the leak-profile cross-check, spans, series, the
 // bundle summary and the timeline. It decides nothing.
-func assemble(in *loaded, v *verdicts, cfg config, src sourceCache) *Report {
+func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	rep := &Report{Suspects: []Suspect{}, Timeline: []TimelineEvent{}, Warnings: in.warnings,
 		Series: Series{Suspects: map[string][]Point{}}}
 	var sus []*Suspect
+	byCandidate := map[*candidate]*Suspect{}
 	for _, x := range v.goroutines {
-		sus = append(sus, goroutineSuspect(x, attribute(in, x.s), in.ts, cfg.maxGoids, src))
+		gs := goroutineSuspect(in, x, attribute(in, x.s), cfg.maxGoids)
+		byCandidate[x] = gs
+		sus = append(sus, gs)
 	}
-	sus = append(sus, heapSuspects(v.heap, cfg.rules, src)...)
+	heapBySite := map[*heapSite]*Suspect{}
+	for _, h := range v.heap {
+		hs := heapSuspect(in, h, cfg.rules)
+		heapBySite[h] = hs
+		sus = append(sus, hs)
+	}
 	sort.SliceStable(sus, func(i, j int) bool { return sus[i].Score > sus[j].Score })
 	numberSuspects(rep, sus)
 	rep.Incidents = incidents(rep.Suspects, cfg.rules)
-	linkGrowers(rep, v)
-	rep.Heap = heapSection(in, v)
+	rep.Heap = heapSection(in, v, byCandidate, heapBySite)
 	if in.leaks != nil {
 		rep.LeakProfile = crossCheck(rep.Suspects, in.leaks, in.leakTotal, len(in.prof.leakTS))
 	}
@@ -43,26 +50,9 @@ func assemble(in *loaded, v *verdicts, cfg config, src sourceCache) *Report {
 	return rep
 }
 
-// heapSuspects makes one suspect per allocating line of the heap sites
-// reported on their own (call paths to the same line are merged).
-func heapSuspects(heap []*heapSite, rules []Rule, src sourceCache) []*Suspect {
-	var out []*Suspect
-	byLine := map[string]*Suspect{}
-	for _, h := range heap {
-		hs := heapSuspect(h, rules, src)
-		key := fmt.Sprintf("%s\x00%s:%d", hs.Location, hs.File, hs.Line)
-		if first := byLine[key]; first != nil {
-			mergeHeapSuspect(first, hs)
-			continue
-		}
-		byLine[key] = hs
-		out = append(out, hs)
-	}
-	return out
-}
-
 // numberSuspects gives suspects their ids (G1, G2, … and H1, …) in rank
-// order and adds them and their series to the report.
+// order, links heap suspects that hold one another, and adds them and
+// their series to the report.
 func numberSuspects(rep *Report, sus []*Suspect) {
 	ng, nh := 0, 0
 	for _, s := range sus {
@@ -73,49 +63,41 @@ func numberSuspects(rep *Report, sus []*Suspect) {
 			nh++
 			s.ID = fmt.Sprintf("H%d", nh)
 		}
+	}
+	linkHeapObjects(sus)
+	for _, s := range sus {
+		s.Display = display(s)
 		rep.Series.Suspects[s.ID] = s.Counts
 		rep.Suspects = append(rep.Suspects, *s)
 	}
 }
 
-// linkGrowers names, on each attributed heap grower, the goroutine suspect
-// it is attributed to.
-func linkGrowers(rep *Report, v *verdicts) {
-	for _, h := range v.growers {
-		x := v.attributed[h]
-		if x == nil {
-			continue
-		}
-		for _, s := range rep.Suspects {
-			if s.Kind == KindGoroutine && s.StackID == x.s.stackID && s.Location == x.s.loc.Function {
-				h.grower.Suspect = s.ID
-				h.grower.Pattern = s.Pattern
-			}
-		}
-	}
-}
-
-// heapSection is the report's heap part: snapshots, top growers, total
-// and attributed growth, first-to-last diff.
-func heapSection(in *loaded, v *verdicts) HeapGrowth {
+// heapSection is the report's heap part: snapshots, top growers (one row
+// per allocating line and suspect, with the figures the suspects show),
+// total and attributed growth, first-to-last diff.
+func heapSection(in *loaded, v *verdicts, byCandidate map[*candidate]*Suspect, heapBySite map[*heapSite]*Suspect) HeapGrowth {
 	var hg HeapGrowth
 	prof := in.prof
 	for _, t := range prof.heapTS {
 		hg.Snapshots = append(hg.Snapshots, tsTime(t))
 	}
 	hg.Growers = []HeapGrower{}
-	for i, h := range v.growers {
-		if i >= maxGrowers {
-			break
+	for _, h := range v.sites {
+		g := h.grower
+		if s := byCandidate[h.owner]; s != nil {
+			g.Suspect, g.Pattern = s.ID, s.Pattern
+			hg.AttributedBytes += int64(h.rise)
 		}
-		hg.Growers = append(hg.Growers, h.grower)
+		if s := heapBySite[h]; s != nil {
+			g.HeapSuspect, g.Pattern = s.ID, s.Pattern
+		}
+		if len(hg.Growers) < maxGrowers {
+			hg.Growers = append(hg.Growers, g)
+		}
 	}
 	tot := heapTotals(prof)
 	if len(tot) >= 2 {
 		hg.GrowthBytes = int64(tot[len(tot)-1].Value - tot[0].Value)
-		for h := range v.attributed {
-			hg.AttributedBytes += int64(h.delta)
-		}
 		hg.Diff = diffHeap(prof, in.st, prof.heapTS[0], prof.heapTS[len(prof.heapTS)-1], 20)
 	}
 	return hg

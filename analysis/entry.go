@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"sort"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -54,4 +55,31 @@ func FitPoints(ps []Point) Fit {
 		ts[i], v[i] = p.TS.UnixNano(), p.Value
 	}
 	return fitSeries(ts, v)
+}
+
+// Members places a suspect's selected goroutines in the tree: how many are
+// alive at the tree's AliveAt and on which nodes, most members first.
+func (t *AncestryTree) Members(sel Selection) AncestryMembers {
+	out := AncestryMembers{ID: sel.ID, AliveAt: t.AliveAt, Nodes: []AncestryMember{}}
+	by := map[*AncestryNode]int64{}
+	for _, g := range sel.Goids {
+		if !t.alive[g] {
+			continue
+		}
+		out.Alive++
+		if n := t.nodeOf[g]; n != nil {
+			by[n]++
+		}
+	}
+	for n, c := range by {
+		out.Nodes = append(out.Nodes, AncestryMember{Function: n.Function, CreatedBy: n.CreatedBy, Members: c})
+	}
+	sort.Slice(out.Nodes, func(i, j int) bool {
+		a, b := out.Nodes[i], out.Nodes[j]
+		if a.Members != b.Members {
+			return a.Members > b.Members
+		}
+		return a.Function+a.CreatedBy < b.Function+b.CreatedBy
+	})
+	return out
 }

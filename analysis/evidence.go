@@ -12,25 +12,25 @@ type candidate struct {
 	// Verdict.
 	sc       siteScore
 	retained int64
-	growers  []*heapSite
+	growers  []*heapSite // heap sites attributed to it
 }
 
 // evidence is the second stage's result: every goroutine site as a
-// candidate, and the heap allocation sites that grow.
+// candidate, and every heap allocation stack's series.
 type evidence struct {
 	candidates []*candidate
-	growers    []*heapSite // largest growth first
+	heap       []*heapStack // largest growth first
 }
 
 // gatherEvidence classifies every site and collects what each source says
 // about it: its rule and source text, the runtime's leak profile, the
 // trace windows; and the heap trends of the profiles.
-func gatherEvidence(in *loaded, rules []Rule, src sourceCache) *evidence {
-	ev := &evidence{growers: heapTrends(in.prof, in.st)}
+func gatherEvidence(in *loaded, rules []Rule) *evidence {
+	ev := &evidence{heap: heapStacks(in.prof, in.st)}
 	for _, s := range in.sites {
 		x := &candidate{s: s}
 		_, locIdx := locationFrame(s.frames)
-		x.source = src.context(s.frames, locIdx)
+		x.source = in.src.context(s.frames, locIdx)
 		x.rule = classify(rules, KindGoroutine, s.state, functions(s.frames), x.source)
 		if in.leaks != nil {
 			x.leakHit = in.leaks[Frame{Function: s.loc.Function, Line: s.loc.Line}] > 0

@@ -11,30 +11,8 @@ func fitSeries(ts []int64, v []float64) Fit {
 	if n < 2 {
 		return f
 	}
-	var sx, sy float64
-	t0 := ts[0]
-	for i := range ts {
-		sx += float64(ts[i]-t0) / 60e9
-		sy += v[i]
-	}
-	mx, my := sx/float64(n), sy/float64(n)
-	var sxx, sxy, syy float64
-	for i := range ts {
-		dx := float64(ts[i]-t0)/60e9 - mx
-		dy := v[i] - my
-		sxx += dx * dx
-		sxy += dx * dy
-		syy += dy * dy
-	}
-	if sxx > 0 {
-		f.Slope = sxy / sxx
-	}
-	switch {
-	case syy == 0:
-		f.R2 = 0
-	case sxx > 0:
-		f.R2 = sxy * sxy / (sxx * syy)
-	}
+	l := fitLine(ts, v)
+	f.Slope, f.R2 = l.slope, l.r2
 	up := 0
 	for i := 1; i < n; i++ {
 		if v[i] >= v[i-1] {
@@ -46,6 +24,62 @@ func fitSeries(ts []int64, v []float64) Fit {
 	f.R2 = round(f.R2, 4)
 	f.Monotone = round(f.Monotone, 4)
 	return f
+}
+
+// line is a least-squares line v = a + slope·(t − t0) over minutes since
+// t0, with the standard error of its slope.
+type line struct {
+	t0        int64
+	a, slope  float64
+	r2        float64
+	slopeErr  float64 // standard error of the slope (0 with fewer than 3 points)
+	meanT     float64 // minutes since t0
+	meanV     float64
+	hasSpread bool // the times are not all equal
+}
+
+// fitLine fits the least-squares line through (ts, v).
+func fitLine(ts []int64, v []float64) line {
+	n := len(ts)
+	l := line{t0: ts[0]}
+	var sx, sy float64
+	for i := range ts {
+		sx += float64(ts[i]-l.t0) / 60e9
+		sy += v[i]
+	}
+	l.meanT, l.meanV = sx/float64(n), sy/float64(n)
+	var sxx, sxy, syy float64
+	for i := range ts {
+		dx := float64(ts[i]-l.t0)/60e9 - l.meanT
+		dy := v[i] - l.meanV
+		sxx += dx * dx
+		sxy += dx * dy
+		syy += dy * dy
+	}
+	if sxx > 0 {
+		l.hasSpread = true
+		l.slope = sxy / sxx
+		if syy > 0 {
+			l.r2 = sxy * sxy / (sxx * syy)
+		}
+		if n > 2 {
+			res := math.Max(0, syy-l.slope*sxy)
+			l.slopeErr = math.Sqrt(res / float64(n-2) / sxx)
+		}
+	}
+	l.a = l.meanV - l.slope*l.meanT
+	return l
+}
+
+// zeroAt returns when a line with the given slope through the series'
+// mean reaches zero, in Unix nanoseconds; ok is false for slopes not
+// above zero.
+func (l line) zeroAt(slope float64) (int64, bool) {
+	if slope <= 0 {
+		return 0, false
+	}
+	minutes := l.meanT - l.meanV/slope
+	return l.t0 + int64(minutes*60e9), true
 }
 
 func round(x float64, digits int) float64 {

@@ -32,6 +32,7 @@ type rawGroup struct {
 	rawState       string
 	snaps          map[int64]*snapStat // by snapshot_ts
 	maxWait        int64
+	maxWaitTS      int64 // the snapshot maxWait was seen in (the latest such)
 	leaked         int64 // rows the runtime marked "(leaked)"
 	creatorStackID int64
 	goids          []int64 // sample, from the latest snapshot seen
@@ -118,8 +119,8 @@ func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, err
 			s.count++
 			s.maxGoid = max(s.maxGoid, goid)
 			d.totals[ts]++
-			if w := waitCol(r); w > g.maxWait {
-				g.maxWait = w
+			if w := waitCol(r); w > g.maxWait || w == g.maxWait && w > 0 && ts > g.maxWaitTS {
+				g.maxWait, g.maxWaitTS = w, ts
 			}
 			if g.creatorStackID == 0 {
 				g.creatorStackID = csCol(r)

@@ -2,29 +2,44 @@ package analysis
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // maxGrowers bounds the growers a report lists.
 const maxGrowers = 20
 
-// heapSite is one allocation stack's trend across heap snapshots.
-type heapSite struct {
-	grower HeapGrower
-	delta  float64
-	funcs  []string
-	conf   float64
-	score  float64
+// defaultMemProfileRate is the runtime's heap sampling period, assumed for
+// profiles that do not state theirs.
+const defaultMemProfileRate = 512 << 10
+
+// heapStack is one allocation stack's in-use bytes across heap snapshots.
+// Goroutine groups are credited with the heap their code allocates stack by
+// stack (see attributeHeap); the report shows heap by allocating line
+// ([heapSite]).
+type heapStack struct {
+	id      int64
+	frames  []Frame
+	funcs   []string
+	loc     Frame
+	bytes   []float64 // per heap snapshot
+	objs    []float64
+	growing bool // rose from the first snapshot to the last, on a rising fit
 }
 
-// heapTrends fits every heap stack's inuse bytes across snapshots and
-// returns the growing ones, largest growth first.
-func heapTrends(p *profileData, st *stackTable) []*heapSite {
+// last is the stack's bytes in the last snapshot.
+func (h *heapStack) last() int64 { return int64(h.bytes[len(h.bytes)-1]) }
+
+// heapStacks reads every heap stack's series, leaving out the capture's
+// own allocations (net/http/pprof).
+func heapStacks(p *profileData, st *stackTable) []*heapStack {
 	ts := p.heapTS
 	if len(ts) < 2 {
 		return nil
@@ -33,58 +48,309 @@ func heapTrends(p *profileData, st *stackTable) []*heapSite {
 	for i, t := range ts {
 		idx[t] = i
 	}
-	var out []*heapSite
-	bytes := make([]float64, len(ts))
-	objs := make([]float64, len(ts))
+	var out []*heapStack
 	for stack, m := range p.heap {
-		clear(bytes)
-		clear(objs)
-		for t, v := range m {
-			bytes[idx[t]] = float64(v[0])
-			objs[idx[t]] = float64(v[1])
-		}
-		delta := bytes[len(ts)-1] - bytes[0]
-		if delta <= 0 {
-			continue
-		}
-		f := fitSeries(ts, bytes)
-		if f.Slope <= 0 {
-			continue
-		}
-		fo := fitSeries(ts, objs)
 		frames := st.framesOf(stack)
 		funcs := functions(frames)
 		if observerStack(funcs) {
 			continue
 		}
-		loc, _ := locationFrame(frames)
-		hs := &heapSite{delta: delta, funcs: funcs}
-		if runtimeOnly(hs.funcs) && goroutineCreation(hs.funcs) {
-			for _, f := range frames {
-				if f.Function == "runtime.malg" || f.Function == "runtime.newproc1" {
-					loc = f // goroutine structures, not an allocation of user code
-					break
-				}
-			}
+		h := &heapStack{id: stack, frames: frames, funcs: funcs, loc: heapLocation(frames),
+			bytes: make([]float64, len(ts)), objs: make([]float64, len(ts))}
+		for t, v := range m {
+			h.bytes[idx[t]] = float64(v[0])
+			h.objs[idx[t]] = float64(v[1])
 		}
-		hs.grower = HeapGrower{
-			StackID: stack, Location: loc.Function, File: loc.File, Line: loc.Line, Stack: frames,
-			InuseBytes: int64(bytes[len(ts)-1]), InuseObjects: int64(objs[len(ts)-1]),
-			BytesPerMin: round(f.Slope, 1), ObjectsPerMin: round(fo.Slope, 2), Fit: f,
-		}
-		for i, t := range ts {
-			hs.grower.Series = append(hs.grower.Series, Point{TS: time.Unix(0, t).UTC(), Value: bytes[i]})
-		}
-		hs.conf, hs.score = heapScore(f, delta)
-		out = append(out, hs)
+		h.growing = h.bytes[len(ts)-1] > h.bytes[0] && fitSeries(ts, h.bytes).Slope > 0
+		out = append(out, h)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].delta != out[j].delta {
-			return out[i].delta > out[j].delta
+		di, dj := out[i].bytes[len(ts)-1]-out[i].bytes[0], out[j].bytes[len(ts)-1]-out[j].bytes[0]
+		if di != dj {
+			return di > dj
+		}
+		return out[i].id < out[j].id
+	})
+	return out
+}
+
+// heapLocation is the line an allocation is reported at: the first frame
+// outside the standard library, or for goroutine structures the runtime
+// frame that makes them.
+func heapLocation(frames []Frame) Frame {
+	loc, _ := locationFrame(frames)
+	funcs := functions(frames)
+	if runtimeOnly(funcs) && goroutineCreation(funcs) {
+		for _, f := range frames {
+			if f.Function == "runtime.malg" || f.Function == "runtime.newproc1" {
+				return f // goroutine structures, not an allocation of user code
+			}
+		}
+	}
+	return loc
+}
+
+// growingStacks returns the stacks that grow, largest growth first.
+func growingStacks(all []*heapStack) []*heapStack {
+	var out []*heapStack
+	for _, h := range all {
+		if h.growing {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// heapSite is one allocating line, over every call path to it, for one
+// goroutine suspect (the stacks attributed to it) or for none. It is the
+// unit of the report's heap figures: a grower row and a heap suspect show
+// exactly its values.
+type heapSite struct {
+	grower HeapGrower
+	owner  *candidate // nil: no goroutine group explains it
+	funcs  []string   // of its largest stack
+	frames []Frame
+	rise   float64
+	conf   float64
+	score  float64
+}
+
+// siteKey of a heap stack: its allocating line.
+func heapLineKey(f Frame) string { return fmt.Sprintf("%s\x00%s:%d", f.Function, f.File, f.Line) }
+
+// heapSites sums the stacks of each allocating line (per owner) into one
+// series, fits it once and scores it against the floor its sampling rate
+// and noise allow. It returns the sites that grow, largest rise first.
+func heapSites(p *profileData, stacks []*heapStack, owner map[*heapStack]*candidate, periods map[int64]int64, src *sourceCode) []*heapSite {
+	ts := p.heapTS
+	if len(ts) < 2 {
+		return nil
+	}
+	type key struct {
+		line  string
+		owner *candidate
+	}
+	by := map[key]*heapSite{}
+	var order []key
+	members := map[key][]*heapStack{}
+	for _, h := range stacks {
+		k := key{heapLineKey(h.loc), owner[h]}
+		if by[k] == nil {
+			by[k] = &heapSite{owner: k.owner}
+			order = append(order, k)
+		}
+		members[k] = append(members[k], h)
+	}
+	period := samplingPeriod(ts, periods)
+	var out []*heapSite
+	for _, k := range order {
+		hs := by[k]
+		hs.build(ts, members[k], period, src)
+		if hs.rise > 0 && hs.grower.Fit.Slope > 0 {
+			out = append(out, hs)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].rise != out[j].rise {
+			return out[i].rise > out[j].rise
 		}
 		return out[i].grower.StackID < out[j].grower.StackID
 	})
 	return out
+}
+
+// build sums the site's stacks and computes every figure of the site once.
+func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *sourceCode) {
+	n := len(ts)
+	bytes, objs := make([]float64, n), make([]float64, n)
+	rep := stacks[0]
+	var ids []int64
+	for _, h := range stacks {
+		for i := range ts {
+			bytes[i] += h.bytes[i]
+			objs[i] += h.objs[i]
+		}
+		if h.last() > rep.last() {
+			rep = h
+		}
+		ids = append(ids, h.id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	hs.funcs, hs.frames = rep.funcs, rep.frames
+	f := fitSeries(ts, bytes)
+	rng := seriesRange(ts, bytes)
+	rng.Floor, rng.FloorBasis = heapFloor(bytes, period)
+	hs.rise = rng.Rise
+	perMin := round(f.Slope, 1)
+	if rng.Trend != TrendSteady {
+		perMin = 0 // a level change, not a rate
+	}
+	loc := rep.loc
+	hs.grower = HeapGrower{
+		StackID: rep.id, Location: loc.Function, File: loc.File, Line: loc.Line, Stack: rep.frames,
+		InuseBytes: int64(bytes[n-1]), InuseObjects: int64(objs[n-1]),
+		BytesPerMin: perMin, ObjectsPerMin: round(fitSeries(ts, objs).Slope, 2), Fit: f,
+		CountAt: tsTime(ts[n-1]), Range: &rng, Object: heapObject(rep.frames, src.line(loc)), StackIDs: ids,
+	}
+	for i, t := range ts {
+		hs.grower.Series = append(hs.grower.Series, Point{TS: time.Unix(0, t).UTC(), Value: bytes[i]})
+	}
+	hs.conf, hs.score = heapScore(f, rng)
+}
+
+// seriesRange describes a series over its snapshots: rise, steps up and
+// the trend they make.
+func seriesRange(ts []int64, v []float64) Range {
+	n := len(v)
+	r := Range{From: tsTime(ts[0]), To: tsTime(ts[n-1]), Points: n, Rise: v[n-1] - v[0]}
+	for i := 1; i < n; i++ {
+		if v[i] > v[i-1] {
+			r.Steps++
+		}
+	}
+	switch {
+	case r.Rise < 0:
+		r.Trend = TrendFalling
+	case r.Rise == 0 || r.Steps == 0:
+		r.Trend = TrendFlat
+	case r.Steps == 1:
+		r.Trend = TrendStep
+	default:
+		r.Trend = TrendSteady
+	}
+	return r
+}
+
+// heapFloor is the smallest rise of a heap series taken as growth, and
+// why. A heap profile samples about one allocation per MemProfileRate
+// bytes and scales each sample up, so a series moves in steps of about
+// that size and its value v has a sampling error of about √(v·rate):
+// the floor is two sampling periods, twice that error at the series' peak,
+// and twice the largest fall the series itself shows (its measured noise),
+// whichever is largest.
+func heapFloor(v []float64, period int64) (float64, string) {
+	peak, fall := 0.0, 0.0
+	for i, x := range v {
+		peak = math.Max(peak, x)
+		if i > 0 {
+			fall = math.Max(fall, v[i-1]-x)
+		}
+	}
+	rate := float64(period)
+	steps, sampling, noise := 2*rate, 2*math.Sqrt(peak*rate), 2*fall
+	floor := math.Max(steps, math.Max(sampling, noise))
+	why := fmt.Sprintf("2 sampling periods (MemProfileRate %s)", FormatBytes(rate))
+	switch floor {
+	case sampling:
+		why = fmt.Sprintf("twice the sampling error √(peak %s × MemProfileRate %s)", FormatBytes(peak), FormatBytes(rate))
+	case noise:
+		why = fmt.Sprintf("twice the largest fall the series shows (%s)", FormatBytes(fall))
+	}
+	return round(floor, 0), why
+}
+
+// samplingPeriod is the largest MemProfileRate of the heap snapshots (the
+// default when a profile states none).
+func samplingPeriod(ts []int64, periods map[int64]int64) int64 {
+	var p int64
+	for _, t := range ts {
+		p = max(p, periods[t])
+	}
+	if p <= 0 {
+		return defaultMemProfileRate
+	}
+	return p
+}
+
+// heapPeriods maps each heap snapshot time to its profile's sampling
+// period, from the manifest's artifacts.
+func heapPeriods(m bundle.Manifest) map[int64]int64 {
+	out := map[int64]int64{}
+	for _, a := range m.Artifacts {
+		if a.Profile == schema.ProfileHeap && a.Period > 0 {
+			out[a.Time.UnixNano()] = a.Period
+		}
+	}
+	return out
+}
+
+// heapObject names what an allocation stack makes: what keeps growing
+// when the site grows. It reads the runtime frames between the allocator
+// and the first frame outside the standard library when the stack has
+// them (the runtime's own goroutine structures, eBPF stacks); heap
+// profiles drop them, so otherwise it reads the allocating line kept in
+// the bundle (cache[key] = v writes a map, append grows a slice).
+func heapObject(frames []Frame, line string) string {
+	var rt []string
+	for _, f := range frames {
+		if !isStdlib(f.Function) {
+			break
+		}
+		rt = append(rt, f.Function)
+	}
+	for _, fn := range rt {
+		if strings.Contains(fn, "mapassign") || strings.HasPrefix(fn, "internal/runtime/maps.") || fn == "runtime.hashGrow" || fn == "runtime.makeBucketArray" || strings.HasPrefix(fn, "runtime.makemap") {
+			return "map"
+		}
+	}
+	for _, fn := range rt {
+		switch {
+		case fn == "runtime.growslice":
+			return "slice grown by append"
+		case fn == "runtime.makeslice" || fn == "runtime.makeslicecopy":
+			return "slices made with make"
+		case fn == "runtime.makechan":
+			return "channel buffers"
+		case fn == "runtime.malg" || fn == "runtime.newproc1":
+			return "goroutine stacks"
+		case strings.HasPrefix(fn, "runtime.concatstring") || strings.HasPrefix(fn, "runtime.rawstring") || fn == "runtime.slicebytetostring":
+			return "strings"
+		case strings.HasPrefix(fn, "bytes.(*Buffer)") || fn == "bytes.growSlice":
+			return "bytes.Buffer contents"
+		case strings.HasPrefix(fn, "strings.(*Builder)"):
+			return "strings.Builder contents"
+		case fn == "runtime.newobject":
+			return "new objects"
+		}
+	}
+	return objectOfLine(line)
+}
+
+// Allocating forms of a source line, most telling first.
+var (
+	mapWrite  = regexp.MustCompile(`[\w\])]\[[^\]]+\]\s*=[^=]`)
+	appendTo  = regexp.MustCompile(`\bappend\(`)
+	makeMap   = regexp.MustCompile(`\bmake\(\s*map\[`)
+	makeChan  = regexp.MustCompile(`\bmake\(\s*(chan|<-\s*chan)\b`)
+	makeSlice = regexp.MustCompile(`\bmake\(\s*\[\]`)
+	newObject = regexp.MustCompile(`&\w+(\.\w+)?(\[[^\]]*\])?\{|\bnew\(`)
+	closure   = regexp.MustCompile(`\bfunc\s*\(`)
+)
+
+// objectOfLine names what a source line allocates, "" when it cannot tell.
+func objectOfLine(line string) string {
+	if i := strings.Index(line, "//"); i >= 0 {
+		line = line[:i]
+	}
+	switch {
+	case line == "":
+		return ""
+	case mapWrite.MatchString(line) && !strings.Contains(line, ":="):
+		return "map"
+	case appendTo.MatchString(line):
+		return "slice grown by append"
+	case makeMap.MatchString(line):
+		return "maps made with make"
+	case makeChan.MatchString(line):
+		return "channel buffers"
+	case makeSlice.MatchString(line):
+		return "slices made with make"
+	case newObject.MatchString(line):
+		return "new objects"
+	case closure.MatchString(line):
+		return "closures"
+	}
+	return ""
 }
 
 // observerStack reports whether an allocation was made by the profiling

@@ -56,7 +56,9 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		}
 	}
 	entries := map[int64]string{}
+	inDumps := map[int64]bool{}
 	for goid, g := range d.goroutine {
+		inDumps[goid] = true
 		e, ok := entries[g.stackID]
 		if !ok {
 			e = entryFunction(st.framesOf(g.stackID))
@@ -101,6 +103,27 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		}
 		if l.parent == 0 {
 			l.parent = g.parent
+		}
+	}
+	// Alive means alive at the last dump when there are dumps: a dump
+	// lists every goroutine, so one the traces or eBPF saw but no later
+	// dump lists had ended by the next dump after its last sighting.
+	var aliveAt int64
+	if n := len(d.snapshots); n > 0 && !dumpsTruncated(b.Manifest) {
+		aliveAt = d.snapshots[n-1]
+		for goid, l := range goroutines {
+			if l.end != 0 || inDumps[goid] {
+				continue
+			}
+			if i := sort.Search(n, func(i int) bool { return d.snapshots[i] > l.start }); i < n {
+				l.end = d.snapshots[i]
+			}
+		}
+	}
+	alive := map[int64]bool{}
+	for goid, l := range goroutines {
+		if l.end == 0 || aliveAt != 0 && l.end > aliveAt {
+			alive[goid] = true
 		}
 	}
 	lo, hi := from.UnixNano(), to.UnixNano()
@@ -170,7 +193,8 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		}
 		bars = append(bars, bar)
 	}
-	v := &LifetimeView{From: tsTime(lo), To: tsTime(hi), Total: total, Omitted: total - len(bars)}
+	v := &LifetimeView{From: tsTime(lo), To: tsTime(hi), Total: total, Omitted: total - len(bars),
+		AliveAt: tsTime(aliveAt), Alive: len(alive), alive: alive}
 	if hi == 1<<63-1 {
 		v.To = time.Time{}
 	}
@@ -180,4 +204,27 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		v.Bars = []Bar{}
 	}
 	return v, nil
+}
+
+// dumpsTruncated reports whether any dump of the bundle was cut short (a
+// dump at the runtime's 64 MiB cap does not list every goroutine).
+func dumpsTruncated(m bundle.Manifest) bool {
+	for _, a := range m.Artifacts {
+		if a.Kind == bundle.SourceDump && a.Status == bundle.StatusTruncated {
+			return true
+		}
+	}
+	return false
+}
+
+// Members counts how many of a suspect's selected goroutines are alive at
+// the view's AliveAt.
+func (v *LifetimeView) Members(sel Selection) LifetimeMembers {
+	out := LifetimeMembers{ID: sel.ID, AliveAt: v.AliveAt}
+	for _, g := range sel.Goids {
+		if v.alive[g] {
+			out.Alive++
+		}
+	}
+	return out
 }

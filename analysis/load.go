@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -31,6 +32,12 @@ type loaded struct {
 	// leakTotal its sum (nil, 0 without such a profile).
 	leaks     map[Frame]int64
 	leakTotal int64
+	// src is the source code kept in the bundle; periods the heap
+	// profiles' sampling periods by snapshot time.
+	src     *sourceCode
+	periods map[int64]int64
+	// windows are the times the trace windows cover.
+	windows []window
 
 	races    []Race
 	warnings []string
@@ -43,6 +50,7 @@ func load(b *bundle.Bundle, mem memory.Allocator, userCode []string) (*loaded, e
 	if err := in.readTables(mem, userCode); err != nil {
 		return nil, err
 	}
+	in.warnings = append(in.warnings, timeWarnings(b.Manifest)...)
 	in.buildSites()
 	in.leaks, in.leakTotal = leakSites(in.prof, in.st)
 	return in, nil
@@ -77,8 +85,13 @@ func (in *loaded) readTables(mem memory.Allocator, userCode []string) error {
 	if in.races, err = readRaces(b, mem, in.st); err != nil {
 		return err
 	}
+	if in.src, err = readSourceCode(b, mem); err != nil {
+		return err
+	}
+	in.periods = heapPeriods(b.Manifest)
 	in.ix = newSpanIndex(in.spans, b.Manifest.End.UnixNano())
 	in.tgroups = traceGroups(in.tg, in.st)
+	in.windows = traceWindows(b.Manifest, in.tg)
 	return nil
 }
 
@@ -98,4 +111,27 @@ func (in *loaded) buildSites() {
 	if len(in.ts) == 1 {
 		in.warnings = append(in.warnings, "only one goroutine snapshot: growth cannot be measured, only long waits and the runtime's leak marks")
 	}
+}
+
+// timeWarnings says when snapshot times are not real: files that shared a
+// time and were put in argument order, or several dumps timed only by
+// their files' modification times.
+func timeWarnings(m bundle.Manifest) []string {
+	var order, mtime []string
+	for _, a := range m.Artifacts {
+		switch {
+		case a.TimeBasis == bundle.TimeOrder:
+			order = append(order, a.Name)
+		case a.TimeBasis == bundle.TimeMtime && (a.Kind == bundle.SourceDump || a.Kind == bundle.SourcePprof):
+			mtime = append(mtime, a.Name)
+		}
+	}
+	var out []string
+	if len(order) > 0 {
+		out = append(out, fmt.Sprintf("%d snapshots have no real time (%s): they shared a time with another file and were placed after it in argument order, so rates across them are not real; ingest them again with --at", len(order), strings.Join(order, ", ")))
+	}
+	if len(mtime) > 1 {
+		out = append(out, fmt.Sprintf("the times of %d snapshots come from their files' modification times, which a copy or a checkout changes; give real times with ingest --at", len(mtime)))
+	}
+	return out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/leakscope/leakscope/ingest/dump"
 	"github.com/leakscope/leakscope/ingest/gotrace"
 	"github.com/leakscope/leakscope/ingest/profiles"
+	"github.com/leakscope/leakscope/ingest/srclines"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -108,6 +109,11 @@ func record(t testing.TB, dir string, d, interval time.Duration, trace bool, arg
 			t.Fatalf("ingest %s: %v", f.name, err)
 		}
 		w.Update(func(m *bundle.Manifest) { m.Artifacts = append(m.Artifacts, a); m.Widen(f.at) })
+	}
+	// The source as a capture keeps it, so rules that match source text
+	// work as they do on a real capture.
+	if _, err := srclines.Snapshot(w, memory.DefaultAllocator, srclines.Options{Source: "capture"}); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

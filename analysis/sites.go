@@ -20,12 +20,14 @@ type site struct {
 
 	survived, prevCount int64
 	maxWait, leaked     int64
+	maxWaitTS           int64
 	goids               []int64
 	spread              []int64 // uniform sample of the latest snapshot's members
 	creatorGoids        map[int64]int64
 	creatorStackID      int64
 	labels              string
-	fromProfile         bool // built from goroutine profile counts, not dumps
+	fromProfile         bool    // built from goroutine profile counts, not dumps
+	profileStacks       []int64 // the goroutine profile stacks of such a site
 }
 
 type siteKey struct {
@@ -62,7 +64,9 @@ func buildSites(d *dumpData, st *stackTable) []*site {
 				s.survived += ss.survived
 			}
 		}
-		s.maxWait = max(s.maxWait, g.maxWait)
+		if g.maxWait > s.maxWait || g.maxWait == s.maxWait && g.maxWaitTS > s.maxWaitTS {
+			s.maxWait, s.maxWaitTS = g.maxWait, g.maxWaitTS
+		}
 		s.leaked += g.leaked
 		if s.labels == "" {
 			s.labels = g.labels
@@ -130,9 +134,13 @@ func sitesFromProfile(p *profileData, st *stackTable) []*site {
 			byKey[k] = s
 			out = append(out, s)
 		}
+		s.profileStacks = append(s.profileStacks, stack)
 		for ts, v := range m {
 			s.counts[idx[ts]] += float64(v[0])
 		}
+	}
+	for _, s := range out {
+		sort.Slice(s.profileStacks, func(i, j int) bool { return s.profileStacks[i] < s.profileStacks[j] })
 	}
 	return out
 }

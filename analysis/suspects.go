@@ -2,12 +2,16 @@ package analysis
 
 import (
 	"fmt"
+	"math"
+	"time"
 )
 
 // goroutineSuspect assembles a report suspect from a judged candidate
-// and its attribution.
-func goroutineSuspect(x *candidate, a attribution, ts []int64, maxGoids int, src sourceCache) *Suspect {
-	s := x.s
+// and its attribution. Count, CountAt, Range and the rate are the
+// candidate's figures over the bundle's snapshots, computed once here and
+// repeated, never recomputed, by every view.
+func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Suspect {
+	s, ts := x.s, in.ts
 	n := len(s.counts)
 	var last float64
 	if n > 0 {
@@ -21,13 +25,30 @@ func goroutineSuspect(x *candidate, a attribution, ts []int64, maxGoids int, src
 	if sus.Stack == nil {
 		sus.Stack = []Frame{}
 	}
+	if n > 0 {
+		sus.CountAt = tsTime(ts[n-1])
+		r := seriesRange(ts, s.counts)
+		r.Floor, r.FloorBasis = math.Max(3, 0.05*s.counts[0]), "3 goroutines or 5% of the first count, whichever is more"
+		sus.Range = &r
+		if r.Trend == TrendStep {
+			sus.GrowthPerMin = 0 // one rise is a level, not a rate
+		}
+		for _, g := range s.groups {
+			sus.keys = append(sus.keys, g.key)
+		}
+		if s.fromProfile {
+			sus.StackIDs = s.profileStacks
+		}
+	}
+	sus.Onset = goroutineOnset(in, x)
 	if x.rule != nil {
 		sus.Pattern, sus.Title, sus.Description, sus.Fix = x.rule.Pattern, x.rule.Title, x.rule.Description, x.rule.Fix
 	} else {
 		sus.Pattern, sus.Title = "blocked-other", "goroutines parked with no way out"
 	}
-	if line := src.line(s.loc.File, s.loc.Line); line != "" {
-		sus.Evidence = append(sus.Evidence, Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: %s", s.loc.File, s.loc.Line, line)})
+	sus.Source = in.src.quote(s.loc)
+	if e, ok := sourceEvidence(sus.Source); ok {
+		sus.Evidence = append(sus.Evidence, e)
 	}
 	for i, t := range ts {
 		sus.Counts = append(sus.Counts, Point{TS: tsTime(t), Value: s.counts[i]})
@@ -48,13 +69,14 @@ func goroutineSuspect(x *candidate, a attribution, ts []int64, maxGoids int, src
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "span", Detail: fmt.Sprintf("members were created inside %s (%d of %d sampled)", a.span, a.spanHits, a.spanOf)})
 	}
 	if x.trace != nil {
-		sus.Evidence = append(sus.Evidence, x.trace.evidence())
+		sus.Evidence = append(sus.Evidence, x.trace.evidence(in.windows))
 	}
 	for _, h := range x.growers {
-		sus.RetainedPerMin += h.grower.BytesPerMin
+		g := h.grower
+		sus.RetainedPerMin += g.BytesPerMin
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
-			Detail: fmt.Sprintf("allocation site %s holds %s and grows %s/min (R²=%.2f)", h.grower.Location, FormatBytes(float64(h.grower.InuseBytes)), FormatBytes(h.grower.BytesPerMin), h.grower.Fit.R2),
-			Value:  float64(h.grower.InuseBytes)})
+			Detail: fmt.Sprintf("allocation site %s (%s:%d) holds %s at %s and %s", g.Location, g.File, g.Line, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), heapRateText(g)),
+			Value:  float64(g.InuseBytes)})
 	}
 	if x.leakHit {
 		sus.LeakProfile = "confirmed"
@@ -62,14 +84,15 @@ func goroutineSuspect(x *candidate, a attribution, ts []int64, maxGoids int, src
 	return sus
 }
 
-// heapSuspect turns a growing allocation site into a suspect.
-func heapSuspect(h *heapSite, rules []Rule, src sourceCache) *Suspect {
+// heapSuspect turns a heap site no goroutine group explains into a
+// suspect. Its figures are the site's (the grower row shows the same).
+func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	g := h.grower
 	_, locIdx := locationFrame(g.Stack)
-	rule := classify(rules, KindHeap, "", h.funcs, src.context(g.Stack, locIdx))
+	rule := classify(rules, KindHeap, "", h.funcs, in.src.context(g.Stack, locIdx))
 	sus := &Suspect{Kind: KindHeap, Pattern: "heap-growth", Location: g.Location, File: g.File, Line: g.Line,
 		Count: g.InuseBytes, GrowthPerMin: g.BytesPerMin, Fit: g.Fit, Score: h.score, StackID: g.StackID, Stack: g.Stack,
-		Ancestry: []string{}, Counts: g.Series}
+		Ancestry: []string{}, Counts: g.Series, CountAt: g.CountAt, Range: g.Range, Object: g.Object, StackIDs: g.StackIDs}
 	if sus.Stack == nil {
 		sus.Stack = []Frame{}
 	}
@@ -86,31 +109,75 @@ func heapSuspect(h *heapSite, rules []Rule, src sourceCache) *Suspect {
 			break
 		}
 	}
+	sus.Onset = heapOnset(in, g)
+	paths := ""
+	if len(g.StackIDs) > 1 {
+		paths = fmt.Sprintf(" (%d call paths)", len(g.StackIDs))
+	}
+	r := g.Range
 	sus.Evidence = []Evidence{{Kind: "heap",
-		Detail: fmt.Sprintf("in-use bytes rose by %s to %s over %d heap snapshots: %s/min, R²=%.2f, %.0f%% of steps non-decreasing; objects %+.0f/min",
-			FormatBytes(h.delta), FormatBytes(float64(g.InuseBytes)), g.Fit.Points, FormatBytes(g.BytesPerMin), g.Fit.R2, 100*g.Fit.Monotone, g.ObjectsPerMin),
+		Detail: fmt.Sprintf("in-use bytes at this line%s rose by %s to %s from %s to %s (%d heap snapshots): %s, R²=%.2f, %.0f%% of steps non-decreasing; objects %+.0f/min; growth floor %s (%s)",
+			paths, FormatBytes(r.Rise), FormatBytes(float64(g.InuseBytes)), clockTime(r.From), clockTime(r.To), r.Points, heapRateText(g), g.Fit.R2, 100*g.Fit.Monotone, g.ObjectsPerMin, FormatBytes(r.Floor), r.FloorBasis),
 		Value: g.BytesPerMin}}
-	if line := src.line(g.File, g.Line); line != "" {
-		sus.Evidence = append(sus.Evidence, Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: %s", g.File, g.Line, line)})
+	if g.Object != "" {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "object", Detail: objectText(g)})
+	}
+	sus.Source = in.src.quote(Frame{Function: g.Location, File: g.File, Line: g.Line})
+	if e, ok := sourceEvidence(sus.Source); ok {
+		sus.Evidence = append(sus.Evidence, e)
 	}
 	return sus
 }
 
-// mergeHeapSuspect folds another call path to the same allocating line
-// into dst: bytes and growth add up, and the evidence says so.
-func mergeHeapSuspect(dst, other *Suspect) {
-	dst.Count += other.Count
-	dst.GrowthPerMin = round(dst.GrowthPerMin+other.GrowthPerMin, 1)
-	if len(dst.Counts) == len(other.Counts) {
-		for i := range dst.Counts {
-			if dst.Counts[i].TS.Equal(other.Counts[i].TS) {
-				dst.Counts[i].Value += other.Counts[i].Value
-			}
+// heapRateText says how a heap site grows: a rate, or a single rise.
+func heapRateText(g HeapGrower) string {
+	if g.Range != nil && g.Range.Trend == TrendStep {
+		return fmt.Sprintf("rose once by %s, then stayed level (a single step: no rate)", FormatBytes(g.Range.Rise))
+	}
+	return "grows " + FormatBytes(g.BytesPerMin) + "/min"
+}
+
+// objectText says what keeps growing at a heap site.
+func objectText(g HeapGrower) string {
+	where := fmt.Sprintf("%s:%d", g.File, g.Line)
+	switch g.Object {
+	case "map":
+		return fmt.Sprintf("the map written at %s (in %s) keeps growing: its buckets are what this line allocates, for entries that are never deleted", where, g.Location)
+	case "slice grown by append":
+		return fmt.Sprintf("the slice appended to at %s (in %s) keeps growing: appends past its capacity copy it into ever larger arrays", where, g.Location)
+	case "goroutine stacks":
+		return "goroutine structures and stacks: goroutines are created and never end"
+	}
+	return fmt.Sprintf("%s allocated at %s (in %s) are kept: whatever holds them keeps growing", g.Object, where, g.Location)
+}
+
+// linkHeapObjects says, on heap suspects allocated in one function, which
+// holds which: the buffers put in a map are kept by the map.
+func linkHeapObjects(sus []*Suspect) {
+	maps := map[string]*Suspect{}
+	for _, s := range sus {
+		if s.Kind == KindHeap && s.Object == "map" {
+			maps[s.Location] = s
 		}
 	}
-	dst.Evidence = append(dst.Evidence, Evidence{Kind: "heap",
-		Detail: fmt.Sprintf("also allocated here through another call path (stack %d): %s in use, %s/min", other.StackID, FormatBytes(float64(other.Count)), FormatBytes(other.GrowthPerMin)),
-		Value:  other.GrowthPerMin})
+	for _, s := range sus {
+		m := maps[s.Location]
+		if s.Kind != KindHeap || m == nil || m == s {
+			continue
+		}
+		s.Evidence = append(s.Evidence, Evidence{Kind: "object",
+			Detail: fmt.Sprintf("held by the map written at %s:%d (%s), which grows too: the map is what keeps them", m.File, m.Line, m.ID)})
+		m.Evidence = append(m.Evidence, Evidence{Kind: "object",
+			Detail: fmt.Sprintf("it holds what %s:%d allocates (%s, %s): those stay as long as the map keeps its entries", s.File, s.Line, s.ID, s.Object)})
+	}
+}
+
+// clockTime formats a time as the evidence texts print it.
+func clockTime(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return t.UTC().Format("15:04:05.000")
 }
 
 func toInt64(m map[string]int) map[string]int64 {
@@ -142,4 +209,84 @@ func FormatBytes(v float64) string {
 		s = "-" + s
 	}
 	return s
+}
+
+// FormatRate formats a growth rate with its sign: "+909/min",
+// "+1.5 MiB/min", "-3.0/min".
+func FormatRate(v float64, kind string) string {
+	sign := "+"
+	if v < 0 {
+		sign = ""
+	}
+	if kind == KindHeap {
+		return sign + FormatBytes(v) + "/min"
+	}
+	return sign + perMinute(v)
+}
+
+// FormatTime formats a time as every view prints it.
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000") + " UTC"
+}
+
+// RateText formats a suspect's growth: per minute over its range, or, for
+// a series that rose only once, that single rise (a level is not a rate).
+func RateText(s Suspect) string {
+	if s.Range != nil && s.Range.Trend == TrendStep {
+		if s.Kind == KindHeap {
+			return "rose once by " + FormatBytes(s.Range.Rise)
+		}
+		return fmt.Sprintf("rose once by %.0f", s.Range.Rise)
+	}
+	return FormatRate(s.GrowthPerMin, s.Kind)
+}
+
+// CountText formats a suspect's count.
+func CountText(s Suspect) string {
+	if s.Kind == KindHeap {
+		return FormatBytes(float64(s.Count))
+	}
+	if s.Count == 1 {
+		return "1 goroutine"
+	}
+	return fmt.Sprintf("%d goroutines", s.Count)
+}
+
+// OnsetRange says when an onset probably was and between which times.
+func OnsetRange(o *Onset) string {
+	at := FormatTime(o.At)
+	switch {
+	case !o.Earliest.IsZero() && o.Earliest.Equal(o.Latest):
+		return fmt.Sprintf("%s (%s)", at, o.Basis)
+	case !o.Earliest.IsZero() && !o.Latest.IsZero():
+		return fmt.Sprintf("about %s (between %s and %s; %s)", at, FormatTime(o.Earliest), FormatTime(o.Latest), o.Basis)
+	case !o.Latest.IsZero():
+		return fmt.Sprintf("about %s (at the latest %s; %s)", at, FormatTime(o.Latest), o.Basis)
+	}
+	return fmt.Sprintf("about %s (%s)", at, o.Basis)
+}
+
+// display formats a suspect's figures once, for every view.
+func display(s *Suspect) *SuspectText {
+	t := &SuspectText{Count: CountText(*s), CountAt: FormatTime(s.CountAt), Rate: RateText(*s), FirstSeen: FormatTime(s.FirstSeen)}
+	if r := s.Range; r != nil {
+		rise := fmt.Sprintf("%+.0f", r.Rise)
+		if s.Kind == KindHeap {
+			rise = FormatBytes(r.Rise)
+			if r.Rise >= 0 {
+				rise = "+" + rise
+			}
+		}
+		t.Range = fmt.Sprintf("from %s to %s, %d snapshots, %s", FormatTime(r.From), FormatTime(r.To), r.Points, rise)
+	}
+	if s.Onset != nil {
+		t.Onset = OnsetRange(s.Onset)
+	}
+	if s.RetainedBytes > 0 {
+		t.Retained = FormatBytes(float64(s.RetainedBytes))
+	}
+	return t
 }

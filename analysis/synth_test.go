@@ -72,7 +72,8 @@ func ts(min int) int64 { return t0.Add(time.Duration(min) * time.Minute).UnixNan
 
 // leakyService writes a bundle of six snapshots one minute apart holding:
 //   - a leak: goroutines parked in chan send at main.leak, created by
-//     main.handle (in goroutine 5, created by main.serve from main.main),
+//     main.handle (in goroutine 5, which runs main.serve, created by
+//     main.main),
 //     10 more per snapshot, never leaving;
 //   - a stable pool: 50 workers in chan receive, same goids throughout;
 //   - churn: 20-40 goroutines in IO wait, new goids every snapshot;

@@ -24,10 +24,7 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		if s.Kind == KindHeap {
 			unit = "bytes"
 		}
-		rate := perMinute(s.GrowthPerMin)
-		if s.Kind == KindHeap {
-			rate = FormatBytes(s.GrowthPerMin) + "/min"
-		}
+		rate := RateText(s)
 		cause := ""
 		if s.Creator != "" {
 			cause += ", created by " + s.Creator
@@ -44,7 +41,7 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		}
 		// When it did not exist before, its appearance is where the growth
 		// begins: one event says both.
-		merged := firstIdx > 0 && s.GrowthPerMin > 0
+		merged := firstIdx > 0 && s.Range != nil && s.Range.Rise > 0
 		if !s.FirstSeen.IsZero() {
 			what := fmt.Sprintf("%s first seen: %.0f %s at %s (%s)", s.ID, first, unit, s.Location, s.Pattern)
 			if s.Kind == KindHeap {
@@ -60,6 +57,9 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 				ev = append(ev, TimelineEvent{TS: s.Counts[i].TS, Event: fmt.Sprintf("%s starts growing (%s)%s", s.ID, rate, cause), Suspect: s.ID, Kind: "suspect"})
 				break
 			}
+		}
+		if o := s.Onset; o != nil && !o.At.IsZero() && o.At.Before(s.FirstSeen) {
+			ev = append(ev, TimelineEvent{TS: o.At, Event: fmt.Sprintf("%s probably began %s", s.ID, OnsetRange(o)), Suspect: s.ID, Kind: "suspect"})
 		}
 		if n := len(s.Counts); n > 1 {
 			last := s.Counts[n-1]

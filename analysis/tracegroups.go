@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
 // traceGroup counts trace goroutines of one creator and start function.
@@ -79,13 +82,79 @@ func traceState(reason, state string) string {
 	return reason
 }
 
-// evidence describes a trace group for a suspect.
-func (t *traceGroup) evidence() Evidence {
-	d := fmt.Sprintf("trace: %d created during the window are still alive, %d ended", t.alive, t.ended)
-	if t.alive > 1 && t.lastAlive > t.firstAlive {
-		d += fmt.Sprintf("; alive ones were created at %.1f/min", float64(t.alive-1)/(float64(t.lastAlive-t.firstAlive)/60e9))
+// evidence describes a trace group for a suspect. The creation rate
+// counts the alive members created inside the trace windows over the time
+// those windows cover, not over the span from the first creation to the
+// last, which also holds the gaps between windows where no creation could
+// be seen.
+func (t *traceGroup) evidence(windows []window) Evidence {
+	d := fmt.Sprintf("trace: %d created during the windows are still alive, %d ended", t.alive, t.ended)
+	if n, covered := t.createdIn(windows); n > 1 && covered > 0 {
+		d += fmt.Sprintf("; alive ones were created at %s over the %s the %d trace windows cover", perMinute(float64(n)/(float64(covered)/60e9)), time.Duration(covered).Round(time.Millisecond), len(windows))
 	}
 	return Evidence{Kind: "trace", Detail: d, Value: float64(t.alive)}
+}
+
+// createdIn counts the alive members created inside the windows and the
+// time the windows cover.
+func (t *traceGroup) createdIn(windows []window) (int, int64) {
+	var covered int64
+	for _, w := range windows {
+		covered += w.end - w.start
+	}
+	n := 0
+	for _, c := range t.created {
+		for _, w := range windows {
+			if c >= w.start && c <= w.end {
+				n++
+				break
+			}
+		}
+	}
+	return n, covered
+}
+
+// window is the time one trace covers.
+type window struct{ start, end int64 }
+
+// traceWindows returns the time each trace of the bundle covers: from the
+// manifest's trace artifacts (their first and last event, or for older
+// bundles the request time and the capture's window setting), else one
+// window spanning every creation the traces saw.
+func traceWindows(m bundle.Manifest, tg map[int64]*traceG) []window {
+	var setting time.Duration
+	for _, s := range m.Sources {
+		if s.Kind == bundle.SourceTrace {
+			setting, _ = time.ParseDuration(s.Settings["window"])
+		}
+	}
+	var out []window
+	for _, a := range m.Artifacts {
+		switch {
+		case a.Kind != bundle.SourceTrace || a.Status == bundle.StatusFailed:
+		case !a.Start.IsZero() && a.End.After(a.Start):
+			out = append(out, window{a.Start.UnixNano(), a.End.UnixNano()})
+		case setting > 0:
+			out = append(out, window{a.Time.UnixNano(), a.Time.Add(setting).UnixNano()})
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	var lo, hi int64
+	for _, g := range tg {
+		if g.created == 0 {
+			continue
+		}
+		if lo == 0 || g.created < lo {
+			lo = g.created
+		}
+		hi = max(hi, g.created)
+	}
+	if hi > lo {
+		out = append(out, window{lo, hi})
+	}
+	return out
 }
 
 // sitesFromTrace builds sites from goroutines alive at the end of the

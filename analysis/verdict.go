@@ -10,34 +10,33 @@ import (
 type verdicts struct {
 	// goroutines are the candidates that make the cut, best first.
 	goroutines []*candidate
-	// heap are growing allocation sites reported as suspects of their
-	// own (no goroutine group explains them), largest growth first.
+	// heap are growing heap sites reported as suspects of their own (no
+	// goroutine group explains them), largest rise first.
 	heap []*heapSite
-	// growers are every growing allocation site, largest growth first;
-	// attributed maps those a reported goroutine group explains to it.
-	growers    []*heapSite
-	attributed map[*heapSite]*candidate
+	// sites are every growing heap site (an allocating line for one
+	// reported group, or for none), largest rise first.
+	sites []*heapSite
 }
 
 // judge scores every candidate, attributes heap growth to the goroutine
-// groups that allocated it (which raises their impact), and keeps what
-// scores at least minScore.
+// groups that allocated it (which raises their impact), keeps what scores
+// at least minScore, and then sums the heap stacks into sites by
+// allocating line and owner.
 func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
-	v := &verdicts{growers: ev.growers}
+	v := &verdicts{}
 	for _, x := range ev.candidates {
 		x.sc = scoreSite(x.s, in.ts, x.rule, 0, x.leakHit, x.trace)
 	}
-	v.attributed = attributeHeap(ev.candidates, ev.growers, minScore)
+	owner := attributeHeap(ev.candidates, growingStacks(ev.heap), minScore)
 	for _, x := range ev.candidates {
 		if x.retained > 0 {
 			x.sc = scoreSite(x.s, in.ts, x.rule, x.retained, x.leakHit, x.trace)
 		}
 	}
 	// A group that does not make the cut explains no heap growth.
-	for h, x := range v.attributed {
+	for h, x := range owner {
 		if !reported(x.sc.score, minScore) {
-			delete(v.attributed, h)
-			x.growers = nil
+			delete(owner, h)
 		}
 	}
 	all := append([]*candidate(nil), ev.candidates...)
@@ -52,9 +51,12 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 			v.goroutines = append(v.goroutines, x)
 		}
 	}
-	for _, h := range ev.growers {
-		if v.attributed[h] == nil && reported(h.score, minScore) && !runtimeOnly(h.funcs) {
-			v.heap = append(v.heap, h)
+	v.sites = heapSites(in.prof, ev.heap, owner, in.periods, in.src)
+	for _, hs := range v.sites {
+		if hs.owner != nil {
+			hs.owner.growers = append(hs.owner.growers, hs)
+		} else if reported(hs.score, minScore) && !runtimeOnly(hs.funcs) {
+			v.heap = append(v.heap, hs)
 		}
 	}
 	return v
@@ -65,13 +67,13 @@ func reported(score, minScore float64) bool {
 	return score >= minScore && score != 0
 }
 
-// attributeHeap gives each growing allocation site to the best-scoring
+// attributeHeap gives each growing allocation stack to the best-scoring
 // goroutine group that allocated it, and records on each group what it
 // retains.
-func attributeHeap(all []*candidate, growers []*heapSite, minScore float64) map[*heapSite]*candidate {
-	attributed := map[*heapSite]*candidate{}
+func attributeHeap(all []*candidate, growing []*heapStack, minScore float64) map[*heapStack]*candidate {
+	attributed := map[*heapStack]*candidate{}
 	half := math.Max(minScore, 1) / 2
-	for _, h := range growers {
+	for _, h := range growing {
 		for _, x := range all {
 			if x.sc.conf == 0 || x.sc.score < half || !allocatedBy(h.grower.Stack, x.s) {
 				continue
@@ -90,14 +92,13 @@ func attributeHeap(all []*candidate, growers []*heapSite, minScore float64) map[
 			fastest = x
 		}
 	}
-	for _, h := range growers {
+	for _, h := range growing {
 		if attributed[h] == nil && fastest != nil && runtimeOnly(h.funcs) && goroutineCreation(h.funcs) {
 			attributed[h] = fastest
 		}
 	}
 	for h, x := range attributed {
-		x.growers = append(x.growers, h)
-		x.retained += h.grower.InuseBytes
+		x.retained += h.last()
 	}
 	return attributed
 }

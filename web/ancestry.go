@@ -4,12 +4,31 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/leakscope/leakscope/analysis"
 )
 
+// suspectStatus is 404 for a suspect the report does not have, else 422:
+// one it has but whose goroutines cannot be selected (from traces only).
+func suspectStatus(c *capture, id string) int {
+	rep, err := c.Report()
+	if err != nil {
+		return statusOf(err)
+	}
+	for _, s := range rep.Suspects {
+		if s.ID == id {
+			return http.StatusUnprocessableEntity
+		}
+	}
+	return http.StatusNotFound
+}
+
 // ancestryHandler answers GET /api/captures/{id}/ancestry: the goroutine
-// creation tree rolled up by function (analysis.AncestryTree). With
-// goid=N it also answers that goroutine's chain of creator goids, nearest
-// first.
+// creation tree rolled up by function (analysis.AncestryTree), its alive
+// counts at alive_at. With suspect=ID it adds where that suspect's
+// goroutines sit ("suspect": alive at alive_at, which is the suspect's
+// count at its count_at, and the nodes holding them). With goid=N it
+// answers that goroutine's chain of creator goids, nearest first.
 func ancestryHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 	if g := r.URL.Query().Get("goid"); g != "" {
 		goid, err := strconv.ParseInt(g, 10, 64)
@@ -29,12 +48,25 @@ func ancestryHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		writeJSON(w, http.StatusOK, map[string]any{"goid": goid, "chain": chain})
 		return
 	}
-	body, status := c.answers.get("ancestry", func() ([]byte, int) {
+	id := r.URL.Query().Get("suspect")
+	body, status := c.answers.get("ancestry "+id, func() ([]byte, int) {
 		t, err := c.Ancestry()
 		if err != nil {
 			return encodeError(statusOf(err), "ancestry: "+err.Error())
 		}
-		body, err := json.Marshal(t)
+		var v any = t
+		if id != "" {
+			sel, err := c.Selection(id)
+			if err != nil {
+				return encodeError(suspectStatus(c, id), "ancestry of suspect "+id+": "+err.Error())
+			}
+			m := t.Members(sel)
+			v = struct {
+				*analysis.AncestryTree
+				Suspect analysis.AncestryMembers `json:"suspect"`
+			}{t, m}
+		}
+		body, err := json.Marshal(v)
 		if err != nil {
 			return encodeError(http.StatusInternalServerError, "encode ancestry: "+err.Error())
 		}

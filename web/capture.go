@@ -36,6 +36,9 @@ type capture struct {
 	tables   lazy[[]bundle.TableInfo]
 
 	answers answerCache
+
+	selMu      sync.Mutex
+	selections map[string]*lazy[analysis.Selection]
 }
 
 func newCapture(id string, b *bundle.Bundle, s *Store) *capture {
@@ -47,6 +50,26 @@ func (c *capture) Report() (*analysis.Report, error) {
 	return c.report.get(func() (*analysis.Report, error) {
 		return analysis.Analyze(c.b, c.s.mem, c.s.opts)
 	})
+}
+
+// Selection returns what suspect id counts, at the snapshot its figures
+// are for (see analysis.Report.Select).
+func (c *capture) Selection(id string) (analysis.Selection, error) {
+	rep, err := c.Report()
+	if err != nil {
+		return analysis.Selection{}, err
+	}
+	c.selMu.Lock()
+	if c.selections == nil {
+		c.selections = map[string]*lazy[analysis.Selection]{}
+	}
+	l := c.selections[id]
+	if l == nil {
+		l = &lazy[analysis.Selection]{}
+		c.selections[id] = l
+	}
+	c.selMu.Unlock()
+	return l.get(func() (analysis.Selection, error) { return rep.Select(c.b, c.s.mem, id) })
 }
 
 // Ancestry returns the capture's goroutine creation tree.

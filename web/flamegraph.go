@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 
-	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/flame"
 )
 
@@ -33,7 +31,7 @@ func flamegraphHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		writeError(w, statusOf(err), err.Error())
 		return
 	}
-	key := fmt.Sprintf("flame %#v %q", q, sandwich)
+	key := "flame " + r.URL.Query().Encode()
 	body, status := c.answers.get(key, func() ([]byte, int) { return flameAnswer(c, q, sandwich) })
 	writeBody(w, status, body)
 }
@@ -135,30 +133,43 @@ func flameQuery(v url.Values, c *capture) (flame.Query, string, error) {
 	return q, sandwich, nil
 }
 
-// suspectQuery narrows q to one suspect of the report: its member
-// goroutines when the report lists them all, else the stacks through the
-// function where they are parked (or, for a heap suspect, allocate).
+// suspectQuery narrows q to one suspect of the report: exactly what its
+// figures count, at the snapshot they are for (unless the request names
+// another snapshot or a range): its member goroutines in that dump, or
+// the samples of its allocation stacks (heap) or goroutine profile stacks.
+// The tree's total is then the suspect's count.
 func suspectQuery(q *flame.Query, c *capture, id string) error {
 	rep, err := c.Report()
 	if err != nil {
 		return fmt.Errorf("analyze capture: %w", err)
 	}
+	found := false
 	for _, s := range rep.Suspects {
-		if s.ID != id {
-			continue
-		}
-		if s.Kind == analysis.KindHeap {
-			if q.Profile == "" {
-				q.Profile = "heap"
-			}
-		} else if int64(len(s.Goids)) == s.Count && s.Count > 0 && q.Source != flame.SourceSamples {
-			q.Goids = append(q.Goids, s.Goids...)
-			return nil
-		}
-		if s.Location != "" {
-			q.Focus = append(q.Focus, "^"+regexp.QuoteMeta(s.Location)+"$")
+		found = found || s.ID == id
+	}
+	if !found {
+		return fmt.Errorf("capture %s has no suspect %q: %w", c.id, id, ErrNotFound)
+	}
+	sel, err := c.Selection(id)
+	if err != nil {
+		return fmt.Errorf("select suspect %s: %w", id, err)
+	}
+	if q.Snapshot == 0 && q.From == 0 && q.To == 0 {
+		q.Snapshot = sel.Snapshot.UnixNano()
+	}
+	if sel.Profile == "" {
+		q.Profile, q.Source = "", flame.SourceGoroutines
+		q.Goids = append(q.Goids, sel.Goids...)
+		if len(q.Goids) == 0 {
+			q.Goids = []int64{-1} // no members: an empty tree, not every goroutine
 		}
 		return nil
 	}
-	return fmt.Errorf("capture %s has no suspect %q: %w", c.id, id, ErrNotFound)
+	q.Profile, q.Source = sel.Profile, flame.SourceSamples
+	q.Value = ""
+	q.Stacks = append(q.Stacks, sel.Stacks...)
+	if len(q.Stacks) == 0 {
+		q.Stacks = []int64{-1}
+	}
+	return nil
 }

@@ -18,10 +18,14 @@ type timelineAnswer struct {
 	// Series are the report's goroutine count, heap and GC series, to draw
 	// beneath the bars on the same time axis.
 	Series analysis.Series `json:"series"`
+	// Suspect, with suspect=ID, is how many of its goroutines are alive
+	// at the lifetimes' alive_at: the suspect's count at its count_at.
+	Suspect *analysis.LifetimeMembers `json:"suspect,omitempty"`
 }
 
 // timelineHandler answers GET /api/captures/{id}/timeline?from=&to=&limit=
-// (times as Unix ns or RFC 3339; limit bars, default 100000).
+// (times as Unix ns or RFC 3339; limit bars, default 100000), and with
+// suspect=ID how many of that suspect's goroutines are alive.
 func timelineHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 	q := r.URL.Query()
 	from, err := timeParam(q, "from")
@@ -43,7 +47,8 @@ func timelineHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		writeError(w, http.StatusBadRequest, "from is after to")
 		return
 	}
-	key := fmt.Sprintf("timeline %d %d %d", from, to, limit)
+	id := q.Get("suspect")
+	key := fmt.Sprintf("timeline %d %d %d %q", from, to, limit, id)
 	body, status := c.answers.get(key, func() ([]byte, int) {
 		rep, err := c.Report()
 		if err != nil {
@@ -53,7 +58,16 @@ func timelineHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		if err != nil {
 			return encodeError(statusOf(err), "lifetimes: "+err.Error())
 		}
-		body, err := json.Marshal(timelineAnswer{Lifetimes: lv, Series: rep.Series})
+		ans := timelineAnswer{Lifetimes: lv, Series: rep.Series}
+		if id != "" {
+			sel, err := c.Selection(id)
+			if err != nil {
+				return encodeError(suspectStatus(c, id), "timeline of suspect "+id+": "+err.Error())
+			}
+			m := lv.Members(sel)
+			ans.Suspect = &m
+		}
+		body, err := json.Marshal(ans)
 		if err != nil {
 			return encodeError(http.StatusInternalServerError, "encode timeline: "+err.Error())
 		}

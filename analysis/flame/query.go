@@ -45,6 +45,10 @@ type Query struct {
 	// Goids restricts a goroutines-table tree to these goroutines; it
 	// implies Source = SourceGoroutines.
 	Goids []int64
+	// Stacks, when set, restricts the tree to rows with these stack ids
+	// (the allocation stacks of one heap site, say); other rows still take
+	// part in choosing the snapshot, with weight zero.
+	Stacks []int64
 	// Source is SourceSamples or SourceGoroutines. "" means samples, except
 	// that a goroutine query on a bundle without goroutine samples falls
 	// back to the goroutines table.
@@ -105,6 +109,7 @@ type normalized struct {
 	focus      []*regexp.Regexp
 	ignore     []*regexp.Regexp
 	goids      map[int64]struct{}
+	stacks     map[int64]struct{}
 }
 
 func normalize(q Query) (*normalized, error) {
@@ -170,7 +175,22 @@ func normalize(q Query) (*normalized, error) {
 			n.goids[g] = struct{}{}
 		}
 	}
+	if len(n.Stacks) > 0 {
+		n.stacks = make(map[int64]struct{}, len(n.Stacks))
+		for _, id := range n.Stacks {
+			n.stacks[id] = struct{}{}
+		}
+	}
 	return n, nil
+}
+
+// keepStack reports whether a row of stack st counts.
+func (n *normalized) keepStack(st int64) bool {
+	if n.stacks == nil {
+		return true
+	}
+	_, ok := n.stacks[st]
+	return ok
 }
 
 func compileAll(what string, exprs []string) ([]*regexp.Regexp, error) {

@@ -135,7 +135,11 @@ func addSamples(rec arrow.Record, sel *selector) error {
 		if stNulls && stCol.IsNull(i) {
 			st = 0
 		}
-		sel.row(tss[i], st, vs[i], !vNulls || vCol.IsValid(i))
+		v := vs[i]
+		if !sel.q.keepStack(st) {
+			v = 0
+		}
+		sel.row(tss[i], st, v, !vNulls || vCol.IsValid(i))
 	}
 	return nil
 }
@@ -173,6 +177,9 @@ func addGoroutines(rec arrow.Record, sel *selector) error {
 			if _, ok := sel.q.goids[gs[i]]; !ok {
 				v = 0
 			}
+		}
+		if !sel.q.keepStack(st) {
+			v = 0
 		}
 		sel.row(tss[i], st, v, true)
 	}

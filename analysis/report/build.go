@@ -31,7 +31,7 @@ func buildReport(rep *analysis.Report, opts Options) *document {
 				d.p(fmt.Sprintf("%d more suspects are listed in the table above only.", len(rep.Suspects)-i))
 				break
 			}
-			suspectSection(d, s, opts, i < opts.flameGraphs(), 3)
+			suspectSection(d, rep, s, opts, i < opts.flameGraphs(), 3)
 		}
 	}
 	timelineSection(d, rep, 2)
@@ -93,7 +93,7 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 		if i >= opts.maxSuspects() {
 			break
 		}
-		suspectSection(d, s, opts, i < opts.flameGraphs(), 3)
+		suspectSection(d, rep, s, opts, i < opts.flameGraphs(), 3)
 	}
 	evidenceCharts(d, rep, 2, "Evidence")
 	heapSection(d, rep, 3)
@@ -139,27 +139,25 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 	return d
 }
 
-var suspectTableHead = []string{"#", "id", "score", "kind", "pattern", "location", "creator", "count", "growth", "first seen"}
+var suspectTableHead = []string{"#", "id", "score", "kind", "pattern", "location", "creator", "count", "at", "growth", "first seen", "onset"}
 
 func suspectRows(sus []analysis.Suspect) [][]string {
 	var rows [][]string
 	for i, s := range sus {
-		count := fmt.Sprint(s.Count)
-		growth := rate(s.GrowthPerMin, "")
-		if s.Kind == analysis.KindHeap {
-			count = analysis.FormatBytes(float64(s.Count))
-			growth = rate(s.GrowthPerMin, "bytes")
-		}
-		first := ""
-		if !s.FirstSeen.IsZero() {
-			first = s.FirstSeen.UTC().Format("15:04:05")
+		t := s.Display
+		if t == nil {
+			t = &analysis.SuspectText{}
 		}
 		creator := ""
 		if s.Creator != "" {
 			creator = code(shortFn(s.Creator))
 		}
+		onset := ""
+		if s.Onset != nil {
+			onset = analysis.FormatTime(s.Onset.At)
+		}
 		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, fmt.Sprintf("%.0f", s.Score), s.Kind, lit(s.Pattern),
-			code(shortFn(s.Location)), creator, count, growth, first})
+			code(shortFn(s.Location)), creator, t.Count, t.CountAt, t.Rate, t.FirstSeen, onset})
 	}
 	return rows
 }
@@ -174,15 +172,23 @@ func impactItems(rep *analysis.Report) []string {
 		items = append(items, fmt.Sprintf("Heap in use went from %s to %s.", analysis.FormatBytes(h[0].Value), analysis.FormatBytes(h[len(h)-1].Value)))
 	}
 	for _, s := range rep.Suspects {
-		if s.Kind == analysis.KindGoroutine {
-			it := fmt.Sprintf("%s: %d goroutines (%s); at this rate about %.0f more per hour", s.ID, s.Count, rate(s.GrowthPerMin, ""), 60*s.GrowthPerMin)
-			if s.RetainedBytes > 0 {
-				it += fmt.Sprintf(", holding %s of heap", analysis.FormatBytes(float64(s.RetainedBytes)))
-			}
-			items = append(items, it+".")
-		} else {
-			items = append(items, fmt.Sprintf("%s: %s in use at %s (%s); about %s more per hour.", s.ID, analysis.FormatBytes(float64(s.Count)), code(shortFn(s.Location)), rate(s.GrowthPerMin, "bytes"), analysis.FormatBytes(60*s.GrowthPerMin)))
+		t := s.Display
+		it := fmt.Sprintf("%s: %s at %s (%s)", s.ID, t.Count, t.CountAt, t.Rate)
+		if s.Kind == analysis.KindHeap {
+			it = fmt.Sprintf("%s: %s in use at %s at %s (%s)", s.ID, t.Count, code(shortFn(s.Location)), t.CountAt, t.Rate)
 		}
+		// Extrapolate only a steady trend: one step is a level, not a rate.
+		if s.Range != nil && s.Range.Trend == analysis.TrendSteady && s.GrowthPerMin > 0 {
+			more := fmt.Sprintf("%.0f more goroutines", 60*s.GrowthPerMin)
+			if s.Kind == analysis.KindHeap {
+				more = analysis.FormatBytes(60*s.GrowthPerMin) + " more"
+			}
+			it += "; if it keeps this rate, about " + more + " per hour"
+		}
+		if t.Retained != "" {
+			it += ", holding " + t.Retained + " of heap"
+		}
+		items = append(items, it+".")
 	}
 	if len(items) == 0 {
 		items = append(items, "No measurable impact in this capture.")
@@ -239,10 +245,21 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{code(shortFn(g.Location)), fileLit(g.File, g.Line), analysis.FormatBytes(float64(g.InuseBytes)),
-			rate(g.BytesPerMin, "bytes"), fmt.Sprintf("%.2f", g.Fit.R2), g.Suspect})
+		who := g.Suspect
+		if who == "" {
+			who = g.HeapSuspect
+		}
+		growth := analysis.FormatRate(g.BytesPerMin, analysis.KindHeap)
+		if g.Range != nil && g.Range.Trend == analysis.TrendStep {
+			growth = "rose once by " + analysis.FormatBytes(g.Range.Rise)
+		}
+		rows = append(rows, []string{code(shortFn(g.Location)), fileLit(g.File, g.Line), lit(g.Object), analysis.FormatBytes(float64(g.InuseBytes)),
+			growth, fmt.Sprintf("%.2f", g.Fit.R2), fmt.Sprint(len(g.StackIDs)), who})
 	}
-	d.tbl([]string{"allocation site", "source", "in use", "growth", "R²", "suspect"}, rows)
+	if len(hg.Growers) > 0 {
+		d.p("In use at " + analysis.FormatTime(hg.Growers[0].CountAt) + ", one row per allocating line (all its call paths) and suspect:")
+	}
+	d.tbl([]string{"allocation site", "source", "what", "in use", "growth", "R²", "paths", "suspect"}, rows)
 	rows = nil
 	for i, e := range hg.Diff {
 		if i == 10 {

@@ -111,9 +111,10 @@ func incidentsSection(d *document, rep *analysis.Report, level int) {
 		var rows [][]string
 		for _, id := range inc.Suspects {
 			s := byID[id]
+			// The member's own figures, as the analysis formatted them.
 			count, growth := fmt.Sprint(s.Count), rate(s.GrowthPerMin, "")
-			if s.Kind == analysis.KindHeap {
-				count, growth = analysis.FormatBytes(float64(s.Count)), rate(s.GrowthPerMin, "bytes")
+			if t := s.Display; t != nil {
+				count, growth = t.Count, t.Rate
 			}
 			rows = append(rows, []string{"[" + s.ID + "](#" + strings.ToLower(s.ID) + ")", s.Kind, lit(s.Pattern), code(shortFn(s.Location)), count, growth})
 		}

@@ -1,21 +1,16 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"os"
-	"regexp"
 	"strings"
-	"time"
 
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/flame"
-	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // suspectSection describes one suspect in full.
-func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame bool, level int) {
+func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts Options, withFlame bool, level int) {
 	d.hid(level, fmt.Sprintf("%s · %s · score %.0f", s.ID, titleOf(s), s.Score), strings.ToLower(s.ID))
 	var facts []string
 	if s.Kind == analysis.KindGoroutine {
@@ -39,14 +34,20 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		if s.Incident != "" {
 			facts = append(facts, "**Incident:** ["+s.Incident+"](#"+strings.ToLower(s.Incident)+")")
 		}
-		facts = append(facts, fmt.Sprintf("**Goroutines:** %d now, %s", s.Count, rate(s.GrowthPerMin, "")))
+		facts = append(facts, fmt.Sprintf("**Goroutines:** %s", figures(s)))
 	} else {
 		facts = append(facts, fmt.Sprintf("**Allocated at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)))
-		facts = append(facts, fmt.Sprintf("**In use:** %s now, %s", analysis.FormatBytes(float64(s.Count)), rate(s.GrowthPerMin, "bytes")))
+		facts = append(facts, fmt.Sprintf("**In use:** %s", figures(s)))
+		if s.Object != "" {
+			facts = append(facts, fmt.Sprintf("**What grows:** %s", lit(s.Object)))
+		}
 	}
 	facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %d points, %.0f%% of steps non-decreasing", s.Fit.R2, s.Fit.Points, 100*s.Fit.Monotone))
-	if !s.FirstSeen.IsZero() {
-		facts = append(facts, "**First seen:** "+s.FirstSeen.UTC().Format(time.RFC3339))
+	if t := s.Display; t != nil && t.FirstSeen != "" {
+		facts = append(facts, "**First seen:** "+t.FirstSeen)
+	}
+	if t := s.Display; t != nil && t.Onset != "" {
+		facts = append(facts, "**Onset:** "+t.Onset+" — "+s.Onset.Detail)
 	}
 	if s.MaxWaitMinutes > 0 {
 		facts = append(facts, fmt.Sprintf("**Longest wait:** %d minutes", s.MaxWaitMinutes))
@@ -78,9 +79,16 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 		d.p("**Evidence**")
 		d.ul(ev...)
 	}
-	if snip := sourceSnippet(s.File, s.Line, 3); snip != "" {
-		d.p(fmt.Sprintf("**Source** (%s)", fileLit(s.File, s.Line)))
-		d.code("go", snip)
+	if q := s.Source; q != nil {
+		switch snip := sourceSnippet(q); {
+		case snip != "":
+			d.p(fmt.Sprintf("**Source** (%s, as kept in the bundle)", fileLit(q.File, q.Line)))
+			d.code("go", snip)
+		case q.Status == analysis.SourceChanged:
+			d.p(fmt.Sprintf("**Source** (%s): source changed since build — %s", fileLit(q.File, q.Line), lit(q.Detail)))
+		default:
+			d.p(fmt.Sprintf("**Source** (%s): source unavailable — %s", fileLit(q.File, q.Line), lit(q.Detail)))
+		}
 	}
 	if len(s.Stack) > 0 {
 		d.p("**Stack** (leaf first)")
@@ -92,7 +100,7 @@ func suspectSection(d *document, s analysis.Suspect, opts Options, withFlame boo
 	}
 	d.fig(chartSVG(s.ID+": "+countLabel(s), unit, []line{{name: s.ID + " " + shortFn(s.Location), points: s.Counts}}), s.ID+" over time")
 	if withFlame {
-		if svg, caption := flameSVG(s, opts); svg != "" {
+		if svg, caption := flameSVG(rep, s, opts); svg != "" {
 			d.fig(svg, caption)
 		}
 	}
@@ -115,25 +123,30 @@ func countLabel(s analysis.Suspect) string {
 	return "goroutines parked at " + shortFn(s.Location)
 }
 
-// flameSVG draws the flame graph of a suspect: goroutines from the latest
-// dump focused on its location, or heap growth (latest minus first
-// snapshot) focused on its allocation site.
-func flameSVG(s analysis.Suspect, opts Options) (string, string) {
+// flameSVG draws the flame graph of a suspect: exactly what its figures
+// count (its member goroutines, or its allocation stacks) at the snapshot
+// they are for, so the graph's total is the suspect's count.
+func flameSVG(rep *analysis.Report, s analysis.Suspect, opts Options) (string, string) {
 	if opts.Bundle == nil {
 		return "", ""
 	}
-	focus := []string{"^" + regexp.QuoteMeta(s.Location) + "$"}
-	q := flame.Query{Profile: schema.ProfileGoroutine, Focus: focus}
-	caption := "Flame graph: goroutines through " + lit(s.Location) + " (latest snapshot)"
-	if s.Kind == analysis.KindHeap {
-		q = flame.Query{Profile: schema.ProfileHeap, Focus: focus}
-		if len(s.Counts) > 1 {
-			q.Base = s.Counts[0].TS.UnixNano()
-			q.Snapshot = s.Counts[len(s.Counts)-1].TS.UnixNano()
+	sel, err := rep.Select(opts.Bundle, opts.mem(), s.ID)
+	if err != nil {
+		return "", ""
+	}
+	q := flame.Query{Snapshot: sel.Snapshot.UnixNano()}
+	at := analysis.FormatTime(sel.Snapshot)
+	caption := fmt.Sprintf("Flame graph: the %s of %s at %s", s.Display.Count, s.ID, at)
+	if sel.Profile == "" {
+		q.Source, q.Goids = flame.SourceGoroutines, sel.Goids
+	} else {
+		q.Profile, q.Stacks = sel.Profile, sel.Stacks
+		if s.Kind == analysis.KindHeap {
+			caption = fmt.Sprintf("Flame graph: the %s in use at %s (%s), %s", s.Display.Count, lit(shortFn(s.Location)), s.ID, at)
 		}
-		caption = "Flame graph: in-use heap growth through " + lit(s.Location) + " (last minus first snapshot)"
-	} else if len(s.Counts) > 0 {
-		q.Snapshot = s.Counts[len(s.Counts)-1].TS.UnixNano()
+	}
+	if len(q.Goids) == 0 && len(q.Stacks) == 0 {
+		return "", ""
 	}
 	t, err := flame.FromBundle(opts.Bundle, opts.mem(), q)
 	if err != nil || t == nil || t.Total() == 0 {
@@ -146,30 +159,35 @@ func flameSVG(s analysis.Suspect, opts Options) (string, string) {
 	return buf.String(), caption
 }
 
-// sourceSnippet returns lines around line of file, the line itself
-// marked, when the file is readable here.
-func sourceSnippet(file string, line, around int) string {
-	if file == "" || line <= 0 || !strings.HasSuffix(file, ".go") {
+// sourceSnippet renders a quote kept in the bundle, the quoted line
+// marked; "" when the bundle holds no such line.
+func sourceSnippet(q *analysis.SourceQuote) string {
+	if q.Status != analysis.SourceOK {
 		return ""
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
 	var b strings.Builder
-	for n := 1; sc.Scan() && n <= line+around; n++ {
-		if n < line-around {
-			continue
-		}
+	for _, l := range q.Lines {
 		mark := "   "
-		if n == line {
+		if l.Line == q.Line {
 			mark = "→  "
 		}
-		fmt.Fprintf(&b, "%s%5d  %s\n", mark, n, sc.Text())
+		fmt.Fprintf(&b, "%s%5d  %s\n", mark, l.Line, l.Text)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// figures is a suspect's count, its time, its rate and its range, as the
+// analysis formatted them.
+func figures(s analysis.Suspect) string {
+	t := s.Display
+	if t == nil {
+		return ""
+	}
+	out := fmt.Sprintf("%s at %s, %s", t.Count, t.CountAt, t.Rate)
+	if t.Range != "" {
+		out += " (" + t.Range + ")"
+	}
+	return out
 }
 
 func stackText(frames []analysis.Frame, max int) string {

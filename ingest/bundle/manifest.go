@@ -116,6 +116,10 @@ type Artifact struct {
 	// from, a tie with another file).
 	TimeBasis  string `json:"time_basis,omitempty"`
 	TimeDetail string `json:"time_detail,omitempty"`
+	// Start and End bound the time a window artifact covers (a trace:
+	// its first and last event on the wall clock).
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
 	// Period is the profile's sampling period as the profile states it
 	// (for a heap profile the runtime's MemProfileRate in bytes), 0 when
 	// it states none.

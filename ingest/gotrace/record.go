@@ -40,6 +40,9 @@ func (h *handler) record(w *bundle.Writer, a *bundle.Artifact, version int, read
 		a.Detail = fmt.Sprintf("trace stopped %s; input read to byte %d: %v", where, consumed, readErr)
 	}
 	start, end := h.clk.wall(h.first), h.clk.wall(h.last)
+	if h.clk.set {
+		a.Start, a.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
+	}
 	w.Update(func(m *bundle.Manifest) {
 		src := m.Source(bundle.SourceTrace)
 		if src.Settings == nil {

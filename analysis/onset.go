@@ -1,0 +1,174 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Onset bases ([Onset.Basis]), most precise first.
+const (
+	OnsetTraceCreation = "trace-creation"
+	OnsetAppeared      = "appeared"
+	OnsetLongestWait   = "longest-wait"
+	OnsetFit           = "fit"
+	OnsetProcessStart  = "process-start"
+	OnsetFirstSeen     = "first-seen"
+)
+
+// onsetFacts are what the bundle says about when a series began.
+type onsetFacts struct {
+	ts     []int64   // snapshot times
+	v      []float64 // the series on them
+	fit    Fit
+	start  int64 // process start (0: unknown)
+	wait   int64 // longest wait in minutes (0: none reported)
+	waitTS int64 // the snapshot it was reported in
+	// traceFirst is the earliest creation of a member seen alive in a
+	// trace window (0: none).
+	traceFirst int64
+}
+
+// bound is one interval the onset lies in, with what it rests on.
+type bound struct {
+	lo, hi int64 // 0: open
+	basis  string
+	at     int64 // the estimate this evidence gives (0: none)
+	why    string
+}
+
+// estimateOnset intersects every bound the facts give and takes the
+// estimate of the most precise one, clamped into the intersection.
+func estimateOnset(f onsetFacts) *Onset {
+	first := -1
+	for i, x := range f.v {
+		if x > 0 {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	seen := f.ts[first]
+	bounds := []bound{{hi: seen, basis: OnsetFirstSeen, at: seen, why: "first seen at " + clock(seen)}}
+	l := fitLine(f.ts, f.v)
+	if first > 0 {
+		b := bound{lo: f.ts[first-1], hi: seen, basis: OnsetAppeared, at: seen,
+			why: fmt.Sprintf("absent at %s, present at %s", clock(f.ts[first-1]), clock(seen))}
+		// Refine with the growth rate: count k at first sight, growing at
+		// slope/min, began about k/slope before.
+		if f.fit.Slope > 0 {
+			back := int64(f.v[first] / f.fit.Slope * 60e9)
+			b.at = max(b.lo, seen-back)
+		}
+		bounds = append(bounds, b)
+	} else if f.fit.Points >= 3 && f.fit.R2 >= 0.5 {
+		if at, ok := l.zeroAt(l.slope); ok && at < seen {
+			b := bound{hi: seen, basis: OnsetFit, at: at, why: fmt.Sprintf("the growth line (R²=%.2f) reaches zero at %s", f.fit.R2, clock(at))}
+			if hiAt, ok := l.zeroAt(l.slope + 2*l.slopeErr); ok {
+				b.hi = min(seen, hiAt)
+			}
+			if loAt, ok := l.zeroAt(l.slope - 2*l.slopeErr); ok {
+				b.lo = loAt
+			}
+			bounds = append(bounds, b)
+		}
+	}
+	if f.wait > 0 && f.waitTS != 0 {
+		hi := f.waitTS - f.wait*int64(time.Minute)
+		bounds = append(bounds, bound{lo: hi - int64(time.Minute), hi: hi, basis: OnsetLongestWait, at: hi,
+			why: fmt.Sprintf("a member had waited %d minutes at %s", f.wait, clock(f.waitTS))})
+	}
+	if f.traceFirst != 0 {
+		b := bound{hi: f.traceFirst, basis: OnsetTraceCreation, why: "a member seen alive was created at " + clock(f.traceFirst)}
+		// The creation is the onset itself when it falls where the group
+		// appeared between two snapshots.
+		if first > 0 && f.traceFirst > f.ts[first-1] && f.traceFirst <= seen {
+			b.at = f.traceFirst
+		}
+		bounds = append(bounds, b)
+	}
+	if f.start != 0 {
+		bounds = append(bounds, bound{lo: f.start, basis: OnsetProcessStart, at: f.start, why: "the process started at " + clock(f.start)})
+	}
+	return combine(bounds)
+}
+
+// combine intersects the bounds and picks the estimate.
+func combine(bounds []bound) *Onset {
+	var lo, hi int64
+	var whys []string
+	for _, b := range bounds {
+		if b.lo != 0 && b.lo > lo {
+			lo = b.lo
+		}
+		if b.hi != 0 && (hi == 0 || b.hi < hi) {
+			hi = b.hi
+		}
+		whys = append(whys, b.why)
+	}
+	conflict := lo != 0 && hi != 0 && lo > hi
+	if conflict {
+		lo = 0 // the bounds disagree (clocks of different sources): keep the upper one
+	}
+	pick := bounds[0]
+	for _, basis := range []string{OnsetTraceCreation, OnsetAppeared, OnsetLongestWait, OnsetFit, OnsetProcessStart} {
+		if b, ok := find(bounds, basis); ok && b.at != 0 {
+			pick = b
+			break
+		}
+	}
+	at := pick.at
+	if lo != 0 && at < lo {
+		at = lo
+	}
+	if hi != 0 && at > hi {
+		at = hi
+	}
+	detail := strings.Join(whys, "; ")
+	if conflict {
+		detail += "; the lower bounds are later than the upper ones, so only the latter are kept"
+	}
+	return &Onset{At: tsTime(at), Earliest: tsTime(lo), Latest: tsTime(hi), Basis: pick.basis, Detail: detail}
+}
+
+func find(bounds []bound, basis string) (bound, bool) {
+	for _, b := range bounds {
+		if b.basis == basis {
+			return b, true
+		}
+	}
+	return bound{}, false
+}
+
+// clock formats a time as reports print it.
+func clock(ns int64) string {
+	return tsTime(ns).Format("2006-01-02 15:04:05.000") + " UTC"
+}
+
+// goroutineOnset estimates when a goroutine group began.
+func goroutineOnset(in *loaded, x *candidate) *Onset {
+	f := onsetFacts{ts: in.ts, v: x.s.counts, fit: x.sc.fit, wait: x.s.maxWait, waitTS: x.s.maxWaitTS, start: processStart(in)}
+	if x.trace != nil {
+		f.traceFirst = x.trace.firstAlive
+	}
+	return estimateOnset(f)
+}
+
+// heapOnset estimates when a heap site began to grow.
+func heapOnset(in *loaded, g HeapGrower) *Onset {
+	ts := make([]int64, len(g.Series))
+	v := make([]float64, len(g.Series))
+	for i, p := range g.Series {
+		ts[i], v[i] = p.TS.UnixNano(), p.Value
+	}
+	return estimateOnset(onsetFacts{ts: ts, v: v, fit: g.Fit, start: processStart(in)})
+}
+
+func processStart(in *loaded) int64 {
+	if t := in.b.Manifest.Target.ProcessStart; !t.IsZero() {
+		return t.UnixNano()
+	}
+	return 0
+}
