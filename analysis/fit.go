@@ -106,3 +106,22 @@ func recentGrowth(v []float64) float64 {
 	}
 	return clamp01((v[n-1] - v[k]) / want)
 }
+
+// namedRange is the index of the first snapshot of the range a series'
+// rate is reported over: from its first sighting (a group that appears
+// during the capture grows from there, and the snapshots before, when it
+// did not exist yet, would bend the line), or, with fewer than three
+// sightings, from the last snapshot before them.
+func namedRange(v []float64) int {
+	lo := 0
+	for lo < len(v) && v[lo] <= 0 {
+		lo++
+	}
+	if lo == len(v) {
+		return 0
+	}
+	if len(v)-lo < 3 && lo > 0 {
+		lo--
+	}
+	return lo
+}

@@ -177,9 +177,10 @@ func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *so
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	hs.funcs, hs.frames = rep.funcs, rep.frames
-	f := fitSeries(ts, bytes)
-	rng := seriesRange(ts, bytes)
-	rng.Floor, rng.FloorBasis = heapFloor(bytes, period)
+	lo := namedRange(bytes)
+	f := fitSeries(ts[lo:], bytes[lo:])
+	rng := seriesRange(ts[lo:], bytes[lo:])
+	rng.Floor, rng.FloorBasis = heapFloor(bytes[lo:], period)
 	hs.rise = rng.Rise
 	perMin := round(f.Slope, 1)
 	if rng.Trend != TrendSteady {

@@ -149,7 +149,7 @@ func clock(ns int64) string {
 
 // goroutineOnset estimates when a goroutine group began.
 func goroutineOnset(in *loaded, x *candidate) *Onset {
-	f := onsetFacts{ts: in.ts, v: x.s.counts, fit: x.sc.fit, wait: x.s.maxWait, waitTS: x.s.maxWaitTS, start: processStart(in)}
+	f := onsetFacts{ts: in.ts, v: x.s.counts, fit: x.sc.rate, wait: x.s.maxWait, waitTS: x.s.maxWaitTS, start: processStart(in)}
 	if x.trace != nil {
 		f.traceFirst = x.trace.firstAlive
 	}

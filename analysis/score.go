@@ -16,6 +16,11 @@ type siteScore struct {
 	evidence  []Evidence
 	firstSeen int64
 	growFrom  int64 // first snapshot where the count rose
+	// from is the first snapshot of the named range the rate is reported
+	// over (see namedRange), rate the fit over it: the Fit, GrowthPerMin
+	// and growth evidence every view shows.
+	from int
+	rate Fit
 }
 
 // scoreSite weighs a site's growth, waits and the runtime's own leak
@@ -43,6 +48,10 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		last = s.counts[n-1]
 	}
 	sc.fit = fitSeries(ts, s.counts)
+	if n > 0 {
+		sc.from = namedRange(s.counts)
+		sc.rate = fitSeries(ts[sc.from:], s.counts[sc.from:])
+	}
 	if n >= 2 {
 		first := s.counts[0]
 		sc.delta = last - first
@@ -70,8 +79,8 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		recent := recentGrowth(s.counts)
 		growth *= 0.3 + 0.7*recent
 		sc.evidence = append(sc.evidence, Evidence{Kind: "growth",
-			Detail: fmt.Sprintf("count rose from %.0f to %.0f over %d snapshots: %+.1f/min, R²=%.2f, %.0f%% of steps non-decreasing", s.counts[0], last, n, sc.fit.Slope, sc.fit.R2, 100*sc.fit.Monotone),
-			Value:  sc.fit.Slope})
+			Detail: fmt.Sprintf("count rose from %.0f to %.0f over %d snapshots: %s, R²=%.2f, %.0f%% of steps non-decreasing", s.counts[sc.from], last, n-sc.from, FormatRate(round(sc.rate.Slope, 2), KindGoroutine), sc.rate.R2, 100*sc.rate.Monotone),
+			Value:  sc.rate.Slope})
 		if recent < 0.5 {
 			sc.evidence = append(sc.evidence, Evidence{Kind: "plateau",
 				Detail: fmt.Sprintf("growth slowed at the end: the last third of the snapshots rose %.0f%% of what a steady trend would", 100*recent), Value: recent})
@@ -90,7 +99,7 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		}
 		growth = 0.5 * surv * math.Sqrt(clamp01(sc.delta/10))
 		sc.evidence = append(sc.evidence, Evidence{Kind: "growth",
-			Detail: fmt.Sprintf("count rose from %.0f to %.0f between two snapshots (%+.1f/min)", s.counts[0], last, sc.fit.Slope), Value: sc.fit.Slope})
+			Detail: fmt.Sprintf("count rose from %.0f to %.0f between two snapshots (%s)", s.counts[sc.from], last, FormatRate(round(sc.rate.Slope, 2), KindGoroutine)), Value: sc.rate.Slope})
 	}
 	// A trace window in which goroutines of this kind were created and
 	// none ended.

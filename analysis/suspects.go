@@ -19,7 +19,7 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 	}
 	sus := &Suspect{Kind: KindGoroutine, State: s.state, Location: s.loc.Function, File: s.loc.File, Line: s.loc.Line,
 		Creator: s.creator, CreatorFile: a.creatorFile, CreatorLine: a.creatorLine, Ancestry: a.ancestry,
-		Count: int64(last), GrowthPerMin: round(x.sc.fit.Slope, 2), Fit: x.sc.fit,
+		Count: int64(last), GrowthPerMin: round(x.sc.rate.Slope, 2), Fit: x.sc.rate,
 		FirstSeen: tsTime(x.sc.firstSeen), MaxWaitMinutes: s.maxWait, RetainedBytes: x.retained,
 		Score: x.sc.score, Evidence: append([]Evidence{}, x.sc.evidence...), StackID: s.stackID, Stack: s.frames}
 	if sus.Stack == nil {
@@ -27,7 +27,7 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 	}
 	if n > 0 {
 		sus.CountAt = tsTime(ts[n-1])
-		r := seriesRange(ts, s.counts)
+		r := seriesRange(ts[x.sc.from:], s.counts[x.sc.from:])
 		r.Floor, r.FloorBasis = math.Max(3, 0.05*s.counts[0]), "3 goroutines or 5% of the first count, whichever is more"
 		sus.Range = &r
 		if r.Trend == TrendStep {
@@ -151,25 +151,75 @@ func objectText(g HeapGrower) string {
 	return fmt.Sprintf("%s allocated at %s (in %s) are kept: whatever holds them keeps growing", g.Object, where, g.Location)
 }
 
-// linkHeapObjects says, on heap suspects allocated in one function, which
-// holds which: the buffers put in a map are kept by the map.
-func linkHeapObjects(sus []*Suspect) {
-	maps := map[string]*Suspect{}
+// linkHeapObjects says, on a heap suspect whose allocations are put in a
+// container that grows too (a map written, a slice appended to, in code on
+// its stack), which container holds them: the map is what keeps growing,
+// not only the buffers put in it. The container's own site may be too
+// small to be a suspect (a map's buckets grow slower than its values); it
+// is named all the same.
+func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Suspect) {
 	for _, s := range sus {
-		if s.Kind == KindHeap && s.Object == "map" {
-			maps[s.Location] = s
-		}
-	}
-	for _, s := range sus {
-		m := maps[s.Location]
-		if s.Kind != KindHeap || m == nil || m == s {
+		if s.Kind != KindHeap || isContainer(s.Object) {
 			continue
 		}
+		var holder *heapSite
+		for _, h := range sites {
+			g := h.grower
+			if !isContainer(g.Object) || g.StackID == s.StackID || !shareUserFrame(s.Stack, g.Stack) {
+				continue
+			}
+			if holder == nil || h.rise > holder.rise {
+				holder = h
+			}
+		}
+		if holder == nil {
+			continue
+		}
+		g := holder.grower
+		what := "map written"
+		if g.Object != "map" {
+			what = "slice appended to"
+		}
+		who := "below the growth floor, so not a suspect of its own"
+		if hs := bySite[holder]; hs != nil {
+			who = "heap suspect " + hs.ID
+			hs.Evidence = append(hs.Evidence, Evidence{Kind: "object",
+				Detail: fmt.Sprintf("it holds what %s:%d allocates (%s, %s): those stay as long as the %s keeps them", s.File, s.Line, s.ID, s.Object, g.Object)})
+		}
+		kind := s.Object
+		if kind == "" {
+			kind = "values"
+		}
+		if g.Object == "map" {
+			s.Object = fmt.Sprintf("map written at %s:%d (values: %s)", g.File, g.Line, kind)
+		} else {
+			s.Object = fmt.Sprintf("slice appended to at %s:%d (elements: %s)", g.File, g.Line, kind)
+		}
 		s.Evidence = append(s.Evidence, Evidence{Kind: "object",
-			Detail: fmt.Sprintf("held by the map written at %s:%d (%s), which grows too: the map is what keeps them", m.File, m.Line, m.ID)})
-		m.Evidence = append(m.Evidence, Evidence{Kind: "object",
-			Detail: fmt.Sprintf("it holds what %s:%d allocates (%s, %s): those stay as long as the map keeps its entries", s.File, s.Line, s.ID, s.Object)})
+			Detail: fmt.Sprintf("what keeps growing is the %s at %s:%d (in %s), which holds these allocations: it grew by %s over the range too (%s)", what, g.File, g.Line, g.Location, FormatBytes(holder.rise), who)})
 	}
+}
+
+// isContainer reports whether an object names a growing container.
+func isContainer(object string) bool {
+	return object == "map" || object == "slice grown by append"
+}
+
+// shareUserFrame reports whether two stacks run through a common function
+// outside the standard library.
+func shareUserFrame(a, b []Frame) bool {
+	in := map[string]bool{}
+	for _, f := range a {
+		if !isStdlib(f.Function) {
+			in[f.Function] = true
+		}
+	}
+	for _, f := range b {
+		if !isStdlib(f.Function) && in[f.Function] {
+			return true
+		}
+	}
+	return false
 }
 
 // clockTime formats a time as the evidence texts print it.

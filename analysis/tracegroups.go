@@ -84,34 +84,41 @@ func traceState(reason, state string) string {
 
 // evidence describes a trace group for a suspect. The creation rate
 // counts the alive members created inside the trace windows over the time
-// those windows cover, not over the span from the first creation to the
-// last, which also holds the gaps between windows where no creation could
-// be seen.
+// those windows cover while the group existed (from its first creation
+// seen), not over the span from the first creation to the last, which
+// also holds the gaps between windows where no creation could be seen.
 func (t *traceGroup) evidence(windows []window) Evidence {
 	d := fmt.Sprintf("trace: %d created during the windows are still alive, %d ended", t.alive, t.ended)
-	if n, covered := t.createdIn(windows); n > 1 && covered > 0 {
-		d += fmt.Sprintf("; alive ones were created at %s over the %s the %d trace windows cover", perMinute(float64(n)/(float64(covered)/60e9)), time.Duration(covered).Round(time.Millisecond), len(windows))
+	if n, covered, used := t.createdIn(windows); n > 1 && covered > 0 {
+		d += fmt.Sprintf("; alive ones were created at %s over the %s the %d trace windows cover", perMinute(float64(n-1)/(float64(covered)/60e9)), time.Duration(covered).Round(time.Millisecond), used)
 	}
 	return Evidence{Kind: "trace", Detail: d, Value: float64(t.alive)}
 }
 
-// createdIn counts the alive members created inside the windows and the
-// time the windows cover.
-func (t *traceGroup) createdIn(windows []window) (int, int64) {
-	var covered int64
-	for _, w := range windows {
-		covered += w.end - w.start
-	}
-	n := 0
+// createdIn counts the alive members created inside the windows, the time
+// the windows cover from the first of those creations on, and how many
+// windows that time spans. n-1 creations follow the first within it.
+func (t *traceGroup) createdIn(windows []window) (n int, covered int64, used int) {
+	var first int64
 	for _, c := range t.created {
 		for _, w := range windows {
 			if c >= w.start && c <= w.end {
 				n++
+				if first == 0 || c < first {
+					first = c
+				}
 				break
 			}
 		}
 	}
-	return n, covered
+	for _, w := range windows {
+		if w.end < first {
+			continue
+		}
+		covered += w.end - max(w.start, first)
+		used++
+	}
+	return n, covered, used
 }
 
 // window is the time one trace covers.

@@ -77,11 +77,18 @@ test('overview: series chart and ranked suspects match the report', async () => 
   const top = rep.suspects[0];
   const topRow = page.locator(`#suspects-table tr[data-suspect="${top.id}"]`);
   assert.ok((await topRow.innerText()).includes(top.location), 'top row names the location');
-  const count = top.kind === 'heap' ? null : nf.format(top.count);
-  if (count) assert.equal(await topRow.locator('.suspect-count').innerText(), count);
+  // Every figure on the page is the API's (formatted once, by the analysis).
+  for (const s of rep.suspects) {
+    const row = page.locator(`#suspects-table tr[data-suspect="${s.id}"]`);
+    assert.equal(await row.locator('.suspect-count').innerText(), s.display.count, `${s.id} count`);
+    assert.equal(await row.locator('.suspect-rate').innerText(), s.display.rate, `${s.id} rate`);
+    assert.equal(await row.locator('.suspect-first').innerText(), s.display.first_seen || '–', `${s.id} first seen`);
+  }
   await shot('overview');
   await topRow.click();
   await page.waitForSelector('#suspect-panel');
+  assert.equal(await page.locator('#fig-count').innerText(), `${top.display.count} at ${top.display.count_at}`);
+  assert.equal(await page.locator('#fig-onset').innerText(), top.display.onset || '–');
   const chain = await page.locator('#suspect-chain').innerText();
   assert.ok(chain.includes(top.location), 'chain starts at the location');
   if (top.creator) assert.ok(chain.includes(top.creator), 'chain names the creator');
@@ -141,7 +148,10 @@ test('flame graph: totals equal the API, search, focus, invert, sandwich, diff, 
   const sq = await getJSON(`/api/captures/${id}/flamegraph?suspect=${top.id}`);
   await page.goto(`${base}/#/c/${id}/flame?suspect=${top.id}`);
   await page.waitForSelector(`.flame-total[data-total="${sq.total}"]`);
-  if (top.kind === 'goroutine') assert.equal(sq.total, top.count, 'suspect flame graph holds its goroutines');
+  // The suspect's flame graph counts what its figure counts, at its time.
+  assert.equal(sq.total, top.count, 'suspect flame graph total is the suspect count');
+  assert.equal(Math.floor(Number(sq.snapshot) / 1e6), Date.parse(top.count_at), 'suspect flame graph is of the suspect\'s snapshot');
+  assert.equal(await page.locator('#flame-suspect').innerText(), `${top.id}: ${top.display.count} at ${top.display.count_at}`);
   await shot('flame-suspect');
 });
 
@@ -161,10 +171,26 @@ test('ancestry: tree counts, search and the suspect chain', async () => {
     await page.goto(`${base}/#/c/${id}/overview?suspect=${top.id}`);
     await page.click('#suspect-ancestry');
     await page.waitForSelector('#ancestry-suspect');
+    const members = await getJSON(`/api/captures/${id}/ancestry?suspect=${top.id}`);
+    assert.equal(members.suspect.alive, top.count, 'ancestry: the suspect\'s goroutines alive at the named snapshot');
+    assert.equal(Date.parse(members.suspect.alive_at), Date.parse(top.count_at), 'ancestry alive_at is the suspect\'s count_at');
+    assert.equal(await page.locator('#ancestry-members').getAttribute('data-alive'), String(top.count));
     const marked = await page.locator('#ancestry-tree .row.match').allInnerTexts();
     assert.ok(marked.some((t) => t.includes(top.creator || top.location)), `chain of ${top.id} is marked: ${marked.slice(0, 3)}`);
     await shot('ancestry-suspect');
   }
+});
+
+test('timeline: a suspect\'s goroutines alive at its snapshot are its count', async () => {
+  const rep = await getJSON(`/api/captures/${id}/report`);
+  const top = rep.suspects.find((s) => s.kind === 'goroutine');
+  if (!top) return;
+  const tl = await getJSON(`/api/captures/${id}/timeline?limit=100000&suspect=${top.id}`);
+  assert.equal(tl.suspect.alive, top.count);
+  assert.equal(Date.parse(tl.suspect.alive_at), Date.parse(top.count_at));
+  await page.goto(`${base}/#/c/${id}/timeline?suspect=${top.id}`);
+  await page.waitForSelector('#timeline-suspect');
+  assert.equal(await page.locator('#timeline-suspect').getAttribute('data-alive'), String(top.count));
 });
 
 test('timeline: lifetimes drawn with series beneath, click-through to a stack', async () => {

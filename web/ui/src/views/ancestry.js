@@ -1,25 +1,33 @@
 // Ancestry: the goroutine creation tree, collapsible, with counts per
 // creator, search, and a jump from a suspect to its chain.
-import { api, h, clear, fmtNum, debounce } from '../util.js';
+import { api, h, clear, fmtNum, fmtTime, enc, debounce } from '../util.js';
 
 export async function ancestryView(main, ctx) {
-  const tree = await api(`/api/captures/${ctx.id}/ancestry`);
-  let suspect = null;
   const sid = ctx.params.get('suspect');
+  let suspect = null;
+  let members = null;
+  let tree;
   if (sid) {
     const rep = await api(`/api/captures/${ctx.id}/report`);
     suspect = rep.suspects.find((s) => s.id === sid) || null;
+    if (suspect && suspect.kind === 'goroutine') {
+      tree = await api(`/api/captures/${ctx.id}/ancestry?suspect=${enc(sid)}`).catch(() => null);
+      members = tree && tree.suspect;
+    }
   }
+  if (!tree) tree = await api(`/api/captures/${ctx.id}/ancestry`);
+  const aliveAt = tree.alive_at ? ` · alive at ${fmtTime(tree.alive_at)}` : '';
   const search = h('input', { type: 'search', id: 'ancestry-search', placeholder: 'search functions', value: ctx.params.get('q') || '' });
   const status = h('span', { class: 'sub', id: 'ancestry-status' });
   const root = h('ul', { class: 'tree', id: 'ancestry-tree' });
   main.append(h('section', { class: 'panel' },
     h('div', { class: 'toolbar' },
-      h('b', {}, `${fmtNum(tree.goroutines)} goroutines`), h('span', { class: 'sub' }, ` from ${(tree.sources || []).join(', ') || 'no source'}`),
+      h('b', {}, `${fmtNum(tree.goroutines)} goroutines`), h('span', { class: 'sub', id: 'ancestry-alive-at' }, ` from ${(tree.sources || []).join(', ') || 'no source'}${aliveAt}`),
       search, status,
       h('button', { type: 'button', onclick: () => setAll(true) }, 'expand all'),
       h('button', { type: 'button', onclick: () => setAll(false) }, 'collapse all')),
-    suspect ? h('p', { class: 'chip active', id: 'ancestry-suspect' }, `chain of suspect ${suspect.id}: `, [...new Set([suspect.location, suspect.creator, ...(suspect.ancestry || [])].filter(Boolean))].join(' ← ')) : null,
+    suspect ? h('p', { class: 'chip active', id: 'ancestry-suspect' }, `chain of suspect ${suspect.id}: `, [...new Set([suspect.location, suspect.creator, ...(suspect.ancestry || [])].filter(Boolean))].join(' ← '),
+      members ? h('span', { id: 'ancestry-members', 'data-alive': String(members.alive) }, ` · ${fmtNum(members.alive)} of its goroutines alive at ${fmtTime(members.alive_at)}`) : null) : null,
     root));
 
   // Build DOM nodes lazily: children are rendered when first expanded.
@@ -91,8 +99,11 @@ export async function ancestryView(main, ctx) {
   };
   search.addEventListener('input', debounce(doSearch, 200));
   if (suspect) {
+    // Mark the nodes the API says hold the suspect's goroutines, and the
+    // chain above them.
+    const held = new Set(((members && members.nodes) || []).map((m) => m.function + '\u0000' + (m.created_by || '')));
     const fns = new Set([suspect.creator, ...(suspect.ancestry || [])].filter(Boolean));
-    const { n, first } = reveal((node) => fns.has(node.created_by) || fns.has(node.function));
+    const { n, first } = reveal((node) => held.has(node.function + '\u0000' + (node.created_by || '')) || (!held.size && (fns.has(node.created_by) || fns.has(node.function))));
     status.textContent = `${n} node${n === 1 ? '' : 's'} on the chain`;
     if (first) first.row.scrollIntoView({ block: 'center' });
   } else if (search.value) {

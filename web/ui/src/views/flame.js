@@ -84,9 +84,16 @@ export async function flameView(main, ctx) {
     clear(info).append(h('span', { class: 'bad' }, err.message));
     return null;
   }
+  // A suspect's graph counts exactly the suspect's figure at its time:
+  // say so with the report's own words.
+  if (p.get('suspect')) {
+    const rep = await api(`/api/captures/${ctx.id}/report`);
+    const s = rep.suspects.find((x) => x.id === p.get('suspect'));
+    if (s && s.display) info.append(h('p', { id: 'flame-suspect', class: 'chip active' }, `${s.id}: ${s.display.count} at ${s.display.count_at}`));
+  }
   const charts = [];
   const trees = data.callers ? [['callers of ' + data.function, data.callers], ['callees of ' + data.function, data.callees]] : [[null, data]];
-  clear(info);
+  for (const n of [...info.childNodes]) if (n.id !== 'flame-suspect') n.remove();
   for (const [title, tree] of trees) {
     const el = h('div', { class: 'flame' });
     const head = h('div', { class: 'flame-head' },

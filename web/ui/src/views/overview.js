@@ -1,14 +1,16 @@
 // Overview: goroutines, live heap and GC over time; leak suspects ranked,
 // each opening its leak-cause timeline and ancestry chain.
-import { api, h, clear, fmtNum, fmtBytes, fmtTime, fmtTimeShort, basename, enc } from '../util.js';
+import { api, h, clear, fmtNum, fmtTime, basename, enc } from '../util.js';
 import { seriesChart } from './chart.js';
+
+// Every figure is the API's, as the analysis formatted it (display).
+const shown = (s) => s.display || {};
 
 export async function overviewView(main, ctx) {
   const rep = await api(`/api/captures/${ctx.id}/report`);
   const b = rep.bundle;
   const chartEl = h('div', { class: 'chart', id: 'overview-chart' });
   const detailEl = h('div', { id: 'suspect-detail' });
-  const heapCount = (s) => (s.kind === 'heap' ? fmtBytes(s.count) : fmtNum(s.count));
   const rows = rep.suspects.map((s, i) => h('tr', {
     'data-suspect': s.id, class: 'clickable',
     onclick: () => { location.hash = `#/c/${ctx.id}/overview?suspect=${enc(s.id)}`; },
@@ -17,10 +19,10 @@ export async function overviewView(main, ctx) {
   h('td', {}, h('b', {}, s.id)),
   h('td', {}, h('div', { class: 'pattern' }, s.pattern), h('div', { class: 'sub' }, s.title)),
   h('td', { class: 'mono' }, s.location, h('div', { class: 'sub' }, `${basename(s.file)}:${s.line}`)),
-  h('td', { class: 'num suspect-count' }, heapCount(s)),
-  h('td', { class: 'num' }, s.kind === 'heap' ? fmtBytes(s.growth_per_min) + '/min' : fmtNum(s.growth_per_min) + '/min'),
+  h('td', { class: 'num suspect-count', title: `at ${shown(s).count_at}` }, shown(s).count),
+  h('td', { class: 'num suspect-rate', title: shown(s).range || '' }, shown(s).rate),
   h('td', { class: 'num' }, h('span', { class: 'score', style: `--score:${s.score}` }, fmtNum(s.score))),
-  h('td', {}, fmtTimeShort(s.first_seen))));
+  h('td', { class: 'suspect-first' }, shown(s).first_seen || '–')));
 
   main.append(
     h('section', { class: 'panel summary' },
@@ -58,6 +60,21 @@ export async function overviewView(main, ctx) {
   return () => { if (chart) { chart.disconnect(); chart.destroy(); } };
 }
 
+function figure(label, value, id, title) {
+  return [h('dt', {}, label), h('dd', { id, title: title || null }, value)];
+}
+
+// sourceBlock shows the quoted source kept in the bundle, or why there is
+// none (the file changed since the build, or was unreadable).
+function sourceBlock(q) {
+  if (q.status !== 'ok') {
+    return h('p', { class: 'source-missing', id: 'suspect-source', 'data-status': q.status },
+      `${q.file}:${q.line}: source ${q.status === 'changed' ? 'changed since build' : 'unavailable'} — ${q.detail || ''}`);
+  }
+  return h('pre', { class: 'stack source', id: 'suspect-source', 'data-status': q.status },
+    (q.lines || []).map((l) => `${l.line === q.line ? '→' : ' '} ${String(l.line).padStart(5)}  ${l.text}`).join('\n'));
+}
+
 function fact(label, value, id) {
   return h('div', { class: 'fact' }, h('span', { class: 'label' }, label), h('span', { class: 'value', id }, value));
 }
@@ -72,9 +89,18 @@ function suspectDetail(el, ctx, rep, s) {
     h('h2', {}, `${s.id} · ${s.title || s.pattern}`),
     h('p', {}, s.description),
     s.fix ? h('p', { class: 'fix' }, h('b', {}, 'Usual fix: '), s.fix) : null,
+    h('dl', { class: 'figures', id: 'suspect-figures' },
+      figure('count', `${shown(s).count} at ${shown(s).count_at}`, 'fig-count'),
+      figure('growth', shown(s).range ? `${shown(s).rate} (${shown(s).range})` : shown(s).rate, 'fig-rate'),
+      figure('first seen', shown(s).first_seen || '–', 'fig-first'),
+      figure('onset', shown(s).onset || '–', 'fig-onset', s.onset ? s.onset.detail : ''),
+      s.object ? figure('what grows', s.object, 'fig-object') : null,
+      shown(s).retained ? figure('heap retained', shown(s).retained, 'fig-retained') : null),
+    s.source ? sourceBlock(s.source) : null,
     h('div', { class: 'actions' },
       h('a', { class: 'button', href: `#/c/${ctx.id}/flame?suspect=${enc(s.id)}`, id: 'suspect-flame' }, 'Flame graph of these ' + (s.kind === 'heap' ? 'allocations' : 'goroutines')),
-      h('a', { class: 'button', href: `#/c/${ctx.id}/ancestry?suspect=${enc(s.id)}`, id: 'suspect-ancestry' }, 'Show in ancestry tree')),
+      h('a', { class: 'button', href: `#/c/${ctx.id}/ancestry?suspect=${enc(s.id)}`, id: 'suspect-ancestry' }, 'Show in ancestry tree'),
+      s.kind === 'goroutine' ? h('a', { class: 'button', href: `#/c/${ctx.id}/timeline?suspect=${enc(s.id)}`, id: 'suspect-timeline-link' }, 'Show in timeline') : null),
     h('div', { class: 'columns' },
       h('div', {},
         h('h3', {}, 'Ancestry chain'),

@@ -17,7 +17,8 @@ const COLORS = { goroutine: '#1565c0', alive: '#c62828', task: '#2e7d32', region
 
 export async function timelineView(main, ctx) {
   const detail = await ctx.detail();
-  const data = await api(`/api/captures/${ctx.id}/timeline?limit=100000`);
+  const sid = ctx.params.get('suspect');
+  const data = await api(`/api/captures/${ctx.id}/timeline?limit=100000${sid ? `&suspect=${enc(sid)}` : ''}`);
   const lv = data.lifetimes;
   const t0 = new Date(lv.from).getTime();
   const t1 = Math.max(new Date(lv.to).getTime(), t0 + 1);
@@ -53,6 +54,8 @@ export async function timelineView(main, ctx) {
       h('b', { id: 'timeline-count', 'data-bars': String(lv.bars.length) }, `${fmtNum(lv.bars.length)} lifetimes`),
       lv.omitted ? h('span', { class: 'sub' }, ` (${fmtNum(lv.omitted)} of ${fmtNum(lv.total)} left out)`) : null,
       h('span', { class: 'sub' }, ` in ${fmtNum(groups.length)} groups · ${fmtTime(lv.from)} … ${fmtTime(lv.to)}`),
+      h('span', { class: 'sub', id: 'timeline-alive', 'data-alive': String(lv.alive) }, lv.alive_at ? ` · ${fmtNum(lv.alive)} goroutines alive at ${fmtTime(lv.alive_at)}` : ` · ${fmtNum(lv.alive)} alive at the end`),
+      data.suspect ? h('span', { class: 'chip active', id: 'timeline-suspect', 'data-alive': String(data.suspect.alive) }, `${data.suspect.id}: ${fmtNum(data.suspect.alive)} alive at ${fmtTime(data.suspect.alive_at)}`) : null,
       h('button', { type: 'button', onclick: () => zoom(0.5) }, 'zoom in'),
       h('button', { type: 'button', onclick: () => zoom(2) }, 'zoom out'),
       h('button', { type: 'button', onclick: () => { view.a = t0; view.b = t1; changed(); } }, 'reset'),

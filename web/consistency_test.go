@@ -1,0 +1,220 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"html"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/report"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/samples/bundles"
+)
+
+// TestOneFigureEverywhere walks every committed sample bundle and every
+// suspect and checks that its figures — count and the snapshot it is for,
+// rate, range, first seen, onset, heap bytes — are the same in the report
+// the CLI writes (JSON, Markdown, HTML) and in every workbench answer: the
+// overview's report, the suspect's flame graph, its goroutines in the
+// ancestry tree and the timeline, the heap growth table and the captures
+// list. Any difference fails.
+func TestOneFigureEverywhere(t *testing.T) {
+	s, err := OpenStore(t.TempDir(), bundles.FS, bundle.Limits{MaxBytes: 64 << 20, MaxFiles: 200}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewRouter(s, Options{Loopback: true})
+	var list []captureSummary
+	do(t, h, "GET", "/api/captures", nil, &list)
+	if len(list) < 3 {
+		t.Fatalf("%d sample captures", len(list))
+	}
+	checked := 0
+	for _, c := range list {
+		t.Run(c.ID, func(t *testing.T) {
+			checked += checkCapture(t, h, s, c)
+		})
+	}
+	if checked == 0 {
+		t.Fatal("no suspect in any sample bundle")
+	}
+}
+
+// checkCapture compares every suspect of one capture across the views and
+// returns how many it checked.
+func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int {
+	base := "/api/captures/" + c.ID
+	// The CLI's report: analysis and rendering of the bundle on disk.
+	b, err := bundle.Open(s.Dir() + "/" + c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cliJSON, md, htm bytes.Buffer
+	if err := report.JSON(&cliJSON, rep); err != nil {
+		t.Fatal(err)
+	}
+	report.Markdown(&md, rep, report.Options{Bundle: b})
+	report.HTML(&htm, rep, report.Options{Bundle: b})
+	var cli analysis.Report
+	if err := json.Unmarshal(cliJSON.Bytes(), &cli); err != nil {
+		t.Fatalf("CLI JSON: %v", err)
+	}
+
+	// The workbench's.
+	var web analysis.Report
+	do(t, h, "GET", base+"/report", nil, &web)
+	webMD := do(t, h, "GET", base+"/report?format=md", nil, nil).Body.String()
+	webHTML := do(t, h, "GET", base+"/report?format=html", nil, nil).Body.String()
+	if len(cli.Suspects) != len(web.Suspects) {
+		t.Fatalf("CLI report has %d suspects, the workbench %d", len(cli.Suspects), len(web.Suspects))
+	}
+	if len(web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+itoa(web.Suspects[0].Count)+")") {
+		t.Errorf("captures list: top suspect %q, report count %d", c.TopSuspect, web.Suspects[0].Count)
+	}
+	for i, ws := range web.Suspects {
+		cs := cli.Suspects[i]
+		id := ws.ID
+		same(t, id+" (CLI JSON vs workbench JSON)", figuresOf(cs), figuresOf(ws))
+		d := ws.Display
+		if d == nil || d.Count == "" || d.CountAt == "" || d.Rate == "" {
+			t.Fatalf("%s: no display figures: %+v", id, d)
+		}
+		// Markdown and HTML, from the CLI and from the workbench, print
+		// the very same strings in the suspect's section.
+		for name, doc := range map[string]string{"CLI Markdown": section(md.String(), id), "workbench Markdown": section(webMD, id),
+			"CLI HTML": html.UnescapeString(section(htm.String(), id)), "workbench HTML": html.UnescapeString(section(webHTML, id))} {
+			for what, want := range map[string]string{"count": d.Count + " at " + d.CountAt, "rate": d.Rate, "range": d.Range, "first seen": d.FirstSeen, "onset": d.Onset} {
+				if want != "" && !strings.Contains(doc, want) {
+					t.Errorf("%s: %s does not show the %s %q", id, name, what, want)
+				}
+			}
+		}
+		// The suspect's flame graph counts exactly its figure, at its time.
+		var tree struct {
+			Total    int64 `json:"total"`
+			Snapshot int64 `json:"snapshot"`
+		}
+		if rec := do(t, h, "GET", base+"/flamegraph?suspect="+id, nil, &tree); rec.Code != 200 {
+			t.Errorf("%s: flame graph %d %s", id, rec.Code, rec.Body.String())
+		} else if tree.Total != ws.Count || tree.Snapshot != ws.CountAt.UnixNano() {
+			t.Errorf("%s: flame graph total %d at %v, the suspect %d at %v", id, tree.Total, time.Unix(0, tree.Snapshot).UTC(), ws.Count, ws.CountAt)
+		}
+		if ws.Kind == analysis.KindGoroutine {
+			var anc struct {
+				Suspect analysis.AncestryMembers `json:"suspect"`
+			}
+			do(t, h, "GET", base+"/ancestry?suspect="+id, nil, &anc)
+			if anc.Suspect.Alive != ws.Count || !anc.Suspect.AliveAt.Equal(ws.CountAt) {
+				t.Errorf("%s: ancestry %d alive at %v, the suspect %d at %v", id, anc.Suspect.Alive, anc.Suspect.AliveAt, ws.Count, ws.CountAt)
+			}
+			var tl timelineAnswer
+			do(t, h, "GET", base+"/timeline?suspect="+id, nil, &tl)
+			if tl.Suspect == nil || tl.Suspect.Alive != ws.Count || !tl.Suspect.AliveAt.Equal(ws.CountAt) {
+				t.Errorf("%s: timeline %+v, the suspect %d at %v", id, tl.Suspect, ws.Count, ws.CountAt)
+			}
+		} else {
+			// The heap table's row of this suspect shows its figures.
+			var row *analysis.HeapGrower
+			for j := range web.Heap.Growers {
+				if g := &web.Heap.Growers[j]; g.HeapSuspect == id {
+					if row != nil {
+						t.Errorf("%s: two rows in the heap growth table", id)
+					}
+					row = g
+				}
+			}
+			if row == nil || row.InuseBytes != ws.Count || row.BytesPerMin != ws.GrowthPerMin || !row.CountAt.Equal(ws.CountAt) || row.Range.Rise != ws.Range.Rise {
+				t.Errorf("%s: heap table row %+v, the suspect %d bytes at %v, %v/min", id, row, ws.Count, ws.CountAt, ws.GrowthPerMin)
+			}
+		}
+		// The timeline of the report: first sight and last count.
+		for _, e := range web.Timeline {
+			if e.Suspect == id && strings.Contains(e.Event, "first seen") && !e.TS.Equal(ws.FirstSeen) {
+				t.Errorf("%s: timeline first seen at %v, the suspect %v", id, e.TS, ws.FirstSeen)
+			}
+			if e.Suspect == id && strings.Contains(e.Event, " reaches ") && (!e.TS.Equal(ws.CountAt) || !strings.HasSuffix(e.Event, "reaches "+d.Count)) {
+				t.Errorf("%s: timeline %q at %v, the suspect %s at %v", id, e.Event, e.TS, d.Count, ws.CountAt)
+			}
+		}
+	}
+	// No allocating line appears twice for one owner in the heap table.
+	seen := map[string]bool{}
+	for _, g := range web.Heap.Growers {
+		k := g.Location + "\x00" + g.File + ":" + itoa(int64(g.Line)) + "\x00" + g.Suspect
+		if seen[k] {
+			t.Errorf("heap growth table lists %s:%d (%s) twice", g.File, g.Line, g.Suspect)
+		}
+		seen[k] = true
+	}
+	return len(web.Suspects)
+}
+
+// figures is what must agree between two reports of one suspect.
+type figures struct {
+	Count        int64
+	CountAt      time.Time
+	Growth       float64
+	FirstSeen    time.Time
+	Onset        analysis.Onset
+	Range        analysis.Range
+	Retained     int64
+	Display      analysis.SuspectText
+	LeakProfile  string
+	MaxWait      int64
+	StackIDs     []int64
+	TimelineSize int
+}
+
+func figuresOf(s analysis.Suspect) figures {
+	f := figures{Count: s.Count, CountAt: s.CountAt, Growth: s.GrowthPerMin, FirstSeen: s.FirstSeen, Retained: s.RetainedBytes,
+		LeakProfile: s.LeakProfile, MaxWait: s.MaxWaitMinutes, StackIDs: s.StackIDs, TimelineSize: len(s.Counts)}
+	if s.Onset != nil {
+		f.Onset = *s.Onset
+	}
+	if s.Range != nil {
+		f.Range = *s.Range
+	}
+	if s.Display != nil {
+		f.Display = *s.Display
+	}
+	return f
+}
+
+func same(t *testing.T, what string, a, b figures) {
+	t.Helper()
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !bytes.Equal(ja, jb) {
+		t.Errorf("%s differ:\n %s\n %s", what, ja, jb)
+	}
+}
+
+// section is the part of a rendered report about one suspect: from its
+// heading to the next suspect's.
+func section(doc, id string) string {
+	for _, marker := range []string{"### " + id + " ·", ">" + id + " ·"} {
+		if i := strings.Index(doc, marker); i >= 0 {
+			rest := doc[i+len(marker):]
+			end := len(rest)
+			for _, next := range []string{"\n### ", "<h3"} {
+				if j := strings.Index(rest, next); j >= 0 && j < end {
+					end = j
+				}
+			}
+			return rest[:end]
+		}
+	}
+	return ""
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
