@@ -177,10 +177,11 @@ func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *so
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	hs.funcs, hs.frames = rep.funcs, rep.frames
-	lo := namedRange(bytes)
-	f := fitSeries(ts[lo:], bytes[lo:])
-	rng := seriesRange(ts[lo:], bytes[lo:])
-	rng.Floor, rng.FloorBasis = heapFloor(bytes[lo:], period)
+	// Heap sites are fitted over every snapshot: a site at 0 bytes was not
+	// absent, only not sampled yet.
+	f := fitSeries(ts, bytes)
+	rng := seriesRange(ts, bytes)
+	rng.Floor, rng.FloorBasis = heapFloor(bytes, period)
 	hs.rise = rng.Rise
 	perMin := round(f.Slope, 1)
 	if rng.Trend != TrendSteady {
@@ -226,9 +227,10 @@ func seriesRange(ts []int64, v []float64) Range {
 // why. A heap profile samples about one allocation per MemProfileRate
 // bytes and scales each sample up, so a series moves in steps of about
 // that size and its value v has a sampling error of about √(v·rate):
-// the floor is two sampling periods, twice that error at the series' peak,
-// and twice the largest fall the series itself shows (its measured noise),
-// whichever is largest.
+// the floor is two sampling periods, that error at the series' peak, and
+// twice the largest fall the series itself shows (its measured noise),
+// whichever is largest. (A steady rise over several snapshots is then
+// weighed by the fit's R² and monotonicity.)
 func heapFloor(v []float64, period int64) (float64, string) {
 	peak, fall := 0.0, 0.0
 	for i, x := range v {
@@ -238,12 +240,12 @@ func heapFloor(v []float64, period int64) (float64, string) {
 		}
 	}
 	rate := float64(period)
-	steps, sampling, noise := 2*rate, 2*math.Sqrt(peak*rate), 2*fall
+	steps, sampling, noise := 2*rate, math.Sqrt(peak*rate), 2*fall
 	floor := math.Max(steps, math.Max(sampling, noise))
 	why := fmt.Sprintf("2 sampling periods (MemProfileRate %s)", FormatBytes(rate))
 	switch floor {
 	case sampling:
-		why = fmt.Sprintf("twice the sampling error √(peak %s × MemProfileRate %s)", FormatBytes(peak), FormatBytes(rate))
+		why = fmt.Sprintf("the sampling error √(peak %s × MemProfileRate %s)", FormatBytes(peak), FormatBytes(rate))
 	case noise:
 		why = fmt.Sprintf("twice the largest fall the series shows (%s)", FormatBytes(fall))
 	}

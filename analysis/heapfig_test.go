@@ -1,0 +1,134 @@
+package analysis_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/report"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// heapBundle writes heap snapshots 6 s apart of the given stacks' series
+// (bytes per snapshot), each profile stating the sampling period.
+func heapBundle(t *testing.T, mem memory.Allocator, period int64, series map[int64][]int64, s *synth) *bundle.Bundle {
+	t.Helper()
+	n := 0
+	for _, v := range series {
+		n = len(v)
+	}
+	for i := 0; i < n; i++ {
+		at := t0.Add(time.Duration(i) * 6 * time.Second)
+		for stack, v := range series {
+			row := schema.Sample{SnapshotTS: at.UnixNano(), Profile: schema.ProfileHeap, StackID: stack, Source: "h"}
+			row.Set(schema.ColInuseSpace, v[i])
+			row.Set(schema.ColInuseObjects, v[i]/4096+1)
+			s.add(row)
+		}
+		s.w.Update(func(m *bundle.Manifest) {
+			m.Artifacts = append(m.Artifacts, bundle.Artifact{Name: "heap", Kind: bundle.SourcePprof, Profile: schema.ProfileHeap, Time: at, Period: period})
+		})
+	}
+	return s.open()
+}
+
+func linear(step int64, n int) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = step * int64(i)
+	}
+	return v
+}
+
+// TestHeapFloorFollowsSampling: a cache growing 4 KiB every 50 ms (490 KB
+// in 6 s) is a suspect when the profile samples every 4 KiB, and is not
+// when it samples every 512 KiB (then the same bytes are below the
+// sampling error).
+func TestHeapFloorFollowsSampling(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	for _, c := range []struct {
+		period int64
+		want   bool
+	}{{4096, true}, {512 << 10, false}} {
+		s := newSynth(t, mem)
+		cache := s.stack("main.fill", "/src/cache.go", 12, "main.main", "/src/main.go", 3)
+		b := heapBundle(t, mem, c.period, map[int64][]int64{cache: linear(82<<10, 7)}, s)
+		rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: analysis.DefaultRules()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := len(rep.Suspects) == 1 && rep.Suspects[0].Location == "main.fill"
+		if got != c.want {
+			t.Errorf("MemProfileRate %d: suspect %v, want %v (growers %+v)", c.period, got, c.want, rep.Heap.Growers)
+			continue
+		}
+		g := rep.Heap.Growers[0]
+		if !strings.Contains(g.Range.FloorBasis, analysis.FormatBytes(float64(c.period))) {
+			t.Errorf("floor %v (%s) does not follow the period %d", g.Range.Floor, g.Range.FloorBasis, c.period)
+		}
+	}
+}
+
+// TestHeapSingleStep: a site that rose once and stayed level (0, 1, 1, 1,
+// 1 MiB) has no rate: no suspect, a "step" trend, no per-hour projection.
+func TestHeapSingleStep(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	s := newSynth(t, mem)
+	st := s.stack("main.warm", "/src/warm.go", 7, "main.main", "/src/main.go", 3)
+	b := heapBundle(t, mem, 512<<10, map[int64][]int64{st: {0, 1 << 20, 1 << 20, 1 << 20, 1 << 20}}, s)
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: analysis.DefaultRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Suspects) != 0 {
+		t.Errorf("a single step is a suspect: %+v", rep.Suspects[0])
+	}
+	if len(rep.Heap.Growers) != 1 || rep.Heap.Growers[0].Range.Trend != analysis.TrendStep || rep.Heap.Growers[0].BytesPerMin != 0 {
+		t.Fatalf("growers %+v", rep.Heap.Growers)
+	}
+	// Even reported at a low threshold, it says "rose once", not a rate.
+	rep, err = analysis.Analyze(b, mem, analysis.Options{Rules: analysis.DefaultRules(), MinScore: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md strings.Builder
+	report.Markdown(&md, rep, report.Options{Postmortem: true})
+	if strings.Contains(md.String(), "per hour") || len(rep.Suspects) > 0 && rep.Suspects[0].Display.Rate != "rose once by 1.0 MiB" {
+		t.Errorf("a single step projected as a rate:\n%s", md.String())
+	}
+}
+
+// TestHeapOneRowPerLine: three call paths to one allocating line are one
+// row of the growth table and one suspect, whose figures are their sum.
+func TestHeapOneRowPerLine(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	s := newSynth(t, mem)
+	var stacks []int64
+	for i, caller := range []string{"main.a", "main.b", "main.c"} {
+		stacks = append(stacks, s.stack("main.record", "/src/rec.go", 39, caller, "/src/main.go", 10+i))
+	}
+	b := heapBundle(t, mem, 512<<10, map[int64][]int64{stacks[0]: linear(1<<20, 6), stacks[1]: linear(2<<20, 6), stacks[2]: linear(512<<10, 6)}, s)
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: analysis.DefaultRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Heap.Growers) != 1 || len(rep.Suspects) != 1 {
+		t.Fatalf("%d rows, %d suspects for one line", len(rep.Heap.Growers), len(rep.Suspects))
+	}
+	g, h := rep.Heap.Growers[0], rep.Suspects[0]
+	want := int64(5 * (3<<20 + 512<<10))
+	if g.InuseBytes != want || h.Count != want || g.BytesPerMin != h.GrowthPerMin || len(h.StackIDs) != 3 || g.HeapSuspect != h.ID {
+		t.Errorf("row %d bytes %v/min, suspect %d bytes %v/min %v, want %d", g.InuseBytes, g.BytesPerMin, h.Count, h.GrowthPerMin, h.StackIDs, want)
+	}
+	// The evidence speaks of the same rise and rate.
+	rise := analysis.FormatBytes(float64(want))
+	if !strings.Contains(h.Evidence[0].Detail, "rose by "+rise) || !strings.Contains(h.Evidence[0].Detail, analysis.FormatBytes(h.GrowthPerMin)+"/min") || !strings.Contains(h.Evidence[0].Detail, "3 call paths") {
+		t.Errorf("evidence %q, want a rise of %s at %s/min", h.Evidence[0].Detail, rise, analysis.FormatBytes(h.GrowthPerMin))
+	}
+}
