@@ -27,7 +27,7 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 		sus = append(sus, hs)
 	}
 	sort.SliceStable(sus, func(i, j int) bool { return sus[i].Score > sus[j].Score })
-	numberSuspects(rep, sus, v.sites, heapBySite)
+	numberSuspects(rep, sus, v.all, heapBySite)
 	rep.Incidents = incidents(rep.Suspects, cfg.rules)
 	rep.Heap = heapSection(in, v, byCandidate, heapBySite)
 	if in.leaks != nil {

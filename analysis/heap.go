@@ -90,6 +90,9 @@ func heapLocation(frames []Frame) Frame {
 	return loc
 }
 
+// growing reports whether a site's bytes rose on a rising fit.
+func (hs *heapSite) growing() bool { return hs.rise > 0 && hs.grower.Fit.Slope > 0 }
+
 // growingStacks returns the stacks that grow, largest growth first.
 func growingStacks(all []*heapStack) []*heapStack {
 	var out []*heapStack
@@ -120,7 +123,7 @@ func heapLineKey(f Frame) string { return fmt.Sprintf("%s\x00%s:%d", f.Function,
 
 // heapSites sums the stacks of each allocating line (per owner) into one
 // series, fits it once and scores it against the floor its sampling rate
-// and noise allow. It returns the sites that grow, largest rise first.
+// and noise allow. It returns every site, largest rise first.
 func heapSites(p *profileData, stacks []*heapStack, owner map[*heapStack]*candidate, periods map[int64]int64, src *sourceCode) []*heapSite {
 	ts := p.heapTS
 	if len(ts) < 2 {
@@ -146,9 +149,7 @@ func heapSites(p *profileData, stacks []*heapStack, owner map[*heapStack]*candid
 	for _, k := range order {
 		hs := by[k]
 		hs.build(ts, members[k], period, src)
-		if hs.rise > 0 && hs.grower.Fit.Slope > 0 {
-			out = append(out, hs)
-		}
+		out = append(out, hs)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].rise != out[j].rise {
@@ -286,7 +287,7 @@ func heapPeriods(m bundle.Manifest) map[int64]int64 {
 func heapObject(frames []Frame, line string) string {
 	var rt []string
 	for _, f := range frames {
-		if !isStdlib(f.Function) {
+		if !isStd(f) {
 			break
 		}
 		rt = append(rt, f.Function)

@@ -165,10 +165,10 @@ func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Su
 		var holder *heapSite
 		for _, h := range sites {
 			g := h.grower
-			if !isContainer(g.Object) || g.StackID == s.StackID || !shareUserFrame(s.Stack, g.Stack) {
+			if !isContainer(g.Object) || g.InuseBytes <= 0 || g.StackID == s.StackID || !shareUserFrame(s.Stack, g.Stack) {
 				continue
 			}
-			if holder == nil || h.rise > holder.rise {
+			if holder == nil || g.InuseBytes > holder.grower.InuseBytes {
 				holder = h
 			}
 		}
@@ -180,7 +180,7 @@ func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Su
 		if g.Object != "map" {
 			what = "slice appended to"
 		}
-		who := "below the growth floor, so not a suspect of its own"
+		who := "not a suspect of its own: a container's buckets grow in steps, slower than what it holds"
 		if hs := bySite[holder]; hs != nil {
 			who = "heap suspect " + hs.ID
 			hs.Evidence = append(hs.Evidence, Evidence{Kind: "object",
@@ -196,7 +196,7 @@ func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Su
 			s.Object = fmt.Sprintf("slice appended to at %s:%d (elements: %s)", g.File, g.Line, kind)
 		}
 		s.Evidence = append(s.Evidence, Evidence{Kind: "object",
-			Detail: fmt.Sprintf("what keeps growing is the %s at %s:%d (in %s), which holds these allocations: it grew by %s over the range too (%s)", what, g.File, g.Line, g.Location, FormatBytes(holder.rise), who)})
+			Detail: fmt.Sprintf("what keeps growing is the %s at %s:%d (in %s), which holds these allocations: its own %s at %s (%s)", what, g.File, g.Line, g.Location, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), who)})
 	}
 }
 
@@ -210,12 +210,12 @@ func isContainer(object string) bool {
 func shareUserFrame(a, b []Frame) bool {
 	in := map[string]bool{}
 	for _, f := range a {
-		if !isStdlib(f.Function) {
+		if !isStd(f) {
 			in[f.Function] = true
 		}
 	}
 	for _, f := range b {
-		if !isStdlib(f.Function) && in[f.Function] {
+		if !isStd(f) && in[f.Function] {
 			return true
 		}
 	}

@@ -14,8 +14,10 @@ type verdicts struct {
 	// goroutine group explains them), largest rise first.
 	heap []*heapSite
 	// sites are every growing heap site (an allocating line for one
-	// reported group, or for none), largest rise first.
+	// reported group, or for none), largest rise first; all holds the
+	// sites that do not grow too.
 	sites []*heapSite
+	all   []*heapSite
 }
 
 // judge scores every candidate, attributes heap growth to the goroutine
@@ -51,8 +53,12 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 			v.goroutines = append(v.goroutines, x)
 		}
 	}
-	v.sites = heapSites(in.prof, ev.heap, owner, in.periods, in.src)
-	for _, hs := range v.sites {
+	v.all = heapSites(in.prof, ev.heap, owner, in.periods, in.src)
+	for _, hs := range v.all {
+		if !hs.growing() {
+			continue
+		}
+		v.sites = append(v.sites, hs)
 		if hs.owner != nil {
 			hs.owner.growers = append(hs.owner.growers, hs)
 		} else if reported(hs.score, minScore) && !runtimeOnly(hs.funcs) {
@@ -75,7 +81,7 @@ func attributeHeap(all []*candidate, growing []*heapStack, minScore float64) map
 	half := math.Max(minScore, 1) / 2
 	for _, h := range growing {
 		for _, x := range all {
-			if x.sc.conf == 0 || x.sc.score < half || !allocatedBy(h.grower.Stack, x.s) {
+			if x.sc.conf == 0 || x.sc.score < half || !allocatedBy(h.frames, x.s) {
 				continue
 			}
 			if cur := attributed[h]; cur == nil || x.sc.score > cur.sc.score {
