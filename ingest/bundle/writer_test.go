@@ -134,14 +134,15 @@ func TestTruncatedTable(t *testing.T) {
 }
 
 // TestOlderBundle adds rows to a bundle written before the goroutines
-// table had its frame_args column (a committed sample bundle): it
+// table had its frame_args column (testdata/older.lsb, the dump tables of
+// a sample bundle recorded then): it
 // validates before and after, the old rows read back with null frame
 // args, the new row with its own.
 func TestOlderBundle(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	dir := filepath.Join(t.TempDir(), "old.lsb")
-	if err := os.CopyFS(dir, os.DirFS("../../samples/bundles/stable-pool.lsb")); err != nil {
+	if err := os.CopyFS(dir, os.DirFS("testdata/older.lsb")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Validate(dir); err != nil {
