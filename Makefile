@@ -93,12 +93,13 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./capture/probe/
 	$(GO) test -run '^$$' -bench Overhead -benchtime 1x -timeout 20m ./capture/
 
-## accuracy: run every sample, analyse it and print precision and recall;
+## accuracy: run every sample, analyse it and print precision and recall
+## (make test runs the same test and checks the README's claim about it);
 ## then run the blocking-bug corpus (samples/blocking) and print detection
 ## per input form, the table in the README (LEAKSCOPE_CORPUS_UPDATE=1
 ## writes the measured table into the README; see internal/corpus).
 accuracy:
-	LEAKSCOPE_ACCURACY=1 $(GO) test -count=1 -run TestAccuracy -v -timeout 30m ./analysis/
+	$(GO) test -count=1 -run TestAccuracy -v -timeout 30m ./analysis/
 	$(GO) test -count=1 -run TestCorpusAccuracy -v -timeout 30m ./internal/corpus/
 
 ## generate: refresh the committed sample bundles from the sample programs.

@@ -1,10 +1,11 @@
 package analysis_test
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +18,6 @@ import (
 	"github.com/leakscope/leakscope/samples"
 )
 
-var accuracy = flag.Bool("accuracy", false, "measure precision and recall over every sample program (also LEAKSCOPE_ACCURACY=1)")
 
 // sampleResult is the verdict on one sample.
 type sampleResult struct {
@@ -190,27 +190,62 @@ func summary(t *testing.T, res []sampleResult) (precision, recall float64) {
 }
 
 // TestAccuracy runs every sample for 25 s, scraping a dump and a heap
-// profile every 2.5 s, and reports precision and recall against each
-// sample's leak.json. It takes a couple of minutes, so it runs only with
-// -accuracy or LEAKSCOPE_ACCURACY=1 (make accuracy).
+// profile every 2.5 s, reports precision and recall against each sample's
+// leak.json, and checks the README's claim about them (the
+// samples-accuracy block, its one source): the number of planted-leak
+// samples and healthy controls, and precision and recall at least as
+// claimed. make test runs it; make accuracy prints its table.
 func TestAccuracy(t *testing.T) {
-	if !*accuracy && os.Getenv("LEAKSCOPE_ACCURACY") != "1" {
-		t.Skip("set LEAKSCOPE_ACCURACY=1 or pass -accuracy to measure accuracy over every sample")
+	if testing.Short() {
+		t.Skip("runs every sample program for 25 s")
 	}
-	summary(t, measure(t, nil, 25*time.Second, 2500*time.Millisecond, 4))
+	claim := readmeClaim(t)
+	res := measure(t, nil, 25*time.Second, 2500*time.Millisecond, 4)
+	precision, recall := summary(t, res)
+	leaky, healthy := 0, 0
+	for _, r := range res {
+		if r.healthy {
+			healthy++
+		} else {
+			leaky++
+		}
+	}
+	if leaky != claim.leaky || healthy != claim.healthy {
+		t.Errorf("README claims %d planted-leak samples and %d healthy controls; samples/ has %d and %d", claim.leaky, claim.healthy, leaky, healthy)
+	}
+	if precision < claim.precision || recall < claim.recall {
+		t.Errorf("README claims precision %.2f, recall %.2f; measured %.2f, %.2f", claim.precision, claim.recall, precision, recall)
+	}
 }
 
-// TestAccuracyQuick is the fast version in the normal test run: three
-// samples (two goroutine leaks of different patterns and a healthy pool)
-// recorded live for 8 s each, side by side. Heap leaks need more heap
-// snapshots than 8 s give at the runtime's 512 KiB sampling (one in five
-// runs missed one), so they are checked here on the committed sample
-// bundles (TestCommittedSampleBundles) and live by make accuracy.
-func TestAccuracyQuick(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs real sample programs for 8 s")
+// accuracyClaim is what the README says about the samples.
+type accuracyClaim struct {
+	leaky, healthy    int
+	precision, recall float64
+}
+
+// readmeClaim reads the samples-accuracy block of the README.
+func readmeClaim(t *testing.T) accuracyClaim {
+	t.Helper()
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
 	}
-	summary(t, measure(t, []string{"timeout-send", "reconcile-no-cancel", "stable-pool"}, 8*time.Second, time.Second, 3))
+	block := regexp.MustCompile(`(?s)<!-- samples-accuracy:begin[^>]*-->(.*?)<!-- samples-accuracy:end -->`).FindSubmatch(data)
+	if block == nil {
+		t.Fatal("README has no samples-accuracy block")
+	}
+	text := strings.Join(strings.Fields(string(block[1])), " ")
+	m := regexp.MustCompile(`\((\d+) planted-leak services, (\d+) healthy controls\).*precision ([0-9.]+), recall ([0-9.]+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("README's samples-accuracy block does not say how many samples and what precision and recall: %q", text)
+	}
+	var c accuracyClaim
+	c.leaky, _ = strconv.Atoi(m[1])
+	c.healthy, _ = strconv.Atoi(m[2])
+	c.precision, _ = strconv.ParseFloat(m[3], 64)
+	c.recall, _ = strconv.ParseFloat(m[4], 64)
+	return c
 }
 
 // libraryLeak reports whether a sample plants a leak in library
