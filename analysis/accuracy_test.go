@@ -18,7 +18,6 @@ import (
 	"github.com/leakscope/leakscope/samples"
 )
 
-
 // sampleResult is the verdict on one sample.
 type sampleResult struct {
 	name          string

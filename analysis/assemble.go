@@ -27,7 +27,7 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 		sus = append(sus, hs)
 	}
 	sort.SliceStable(sus, func(i, j int) bool { return sus[i].Score > sus[j].Score })
-	numberSuspects(rep, sus, v.all, heapBySite)
+	numberSuspects(rep, sus, v.all, heapBySite, in.src)
 	rep.Incidents = incidents(rep.Suspects, cfg.rules)
 	rep.Heap = heapSection(in, v, byCandidate, heapBySite)
 	if in.leaks != nil {
@@ -53,7 +53,7 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 // numberSuspects gives suspects their ids (G1, G2, … and H1, …) in rank
 // order, links heap suspects that hold one another, and adds them and
 // their series to the report.
-func numberSuspects(rep *Report, sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Suspect) {
+func numberSuspects(rep *Report, sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Suspect, src *sourceCode) {
 	ng, nh := 0, 0
 	for _, s := range sus {
 		if s.Kind == KindGoroutine {
@@ -64,7 +64,7 @@ func numberSuspects(rep *Report, sus []*Suspect, sites []*heapSite, bySite map[*
 			s.ID = fmt.Sprintf("H%d", nh)
 		}
 	}
-	linkHeapObjects(sus, sites, bySite)
+	linkHeapObjects(sus, sites, bySite, src)
 	for _, s := range sus {
 		s.Display = display(s)
 		rep.Series.Suspects[s.ID] = s.Counts

@@ -132,3 +132,23 @@ func TestHeapOneRowPerLine(t *testing.T) {
 		t.Errorf("evidence %q, want a rise of %s at %s/min", h.Evidence[0].Detail, rise, analysis.FormatBytes(h.GrowthPerMin))
 	}
 }
+
+// TestHeapHolderFromSource: buffers made at one line and put in a map a
+// few lines down are reported as the map growing, from the source kept
+// in the bundle, when the profile shows no bytes of the map itself.
+func TestHeapHolderFromSource(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	s := newSynth(t, mem)
+	st := s.stack("main.fill", "/src/cache.go", 12, "main.main", "/src/main.go", 3)
+	s.add(schema.SourceCode{File: "/src/cache.go", Function: "main.fill", StartLine: 10, EndLine: 16, Status: schema.SourceOK, Source: "capture",
+		Text: "func fill() {\n\tfor n := 0; ; n++ {\n\t\tbuf := make([]byte, 4096)\n\t\tmu.Lock()\n\t\tcache[n] = buf\n\t\tmu.Unlock()\n\t}\n}"})
+	b := heapBundle(t, mem, 4096, map[int64][]int64{st: linear(82<<10, 7)}, s)
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: analysis.DefaultRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Suspects) != 1 || rep.Suspects[0].Object != "map written at /src/cache.go:14 (values: slices made with make)" {
+		t.Fatalf("suspects %+v", rep.Suspects)
+	}
+}

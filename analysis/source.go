@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
+	"regexp"
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -191,4 +192,38 @@ func sourceEvidence(q *SourceQuote) (Evidence, bool) {
 		return Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: source changed since build (%s)", q.File, q.Line, q.Detail)}, true
 	}
 	return Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: source unavailable (%s)", q.File, q.Line, q.Detail)}, true
+}
+
+// Allocating assignments and the containers their variable goes into.
+var (
+	assignedAlloc = regexp.MustCompile(`^\s*(\w+)\s*:?=\s*(make\(|&|new\(|append\()`)
+	intoMap       = `[\w\])]\[[^\]]+\]\s*=\s*%s\b`
+	intoSlice     = `\bappend\([^,]+,\s*%s\b`
+)
+
+// holder finds, in the kept source of frame f's function, where the value
+// allocated at f's line is put: a map written (m[k] = v) or a slice
+// appended to (s = append(s, v)) after it. It returns that line and the
+// container's kind ("map", "slice grown by append"), or 0.
+func (c *sourceCode) holder(f Frame) (int, string) {
+	fs := c.funcs[[2]string{f.File, f.Function}]
+	if fs == nil || fs.status != schema.SourceOK || f.Line < fs.start || f.Line > fs.end {
+		return 0, ""
+	}
+	m := assignedAlloc.FindStringSubmatch(fs.lines[f.Line-fs.start])
+	if m == nil {
+		return 0, ""
+	}
+	name := regexp.QuoteMeta(m[1])
+	toMap := regexp.MustCompile(fmt.Sprintf(intoMap, name))
+	toSlice := regexp.MustCompile(fmt.Sprintf(intoSlice, name))
+	for i := f.Line - fs.start + 1; i < len(fs.lines); i++ {
+		switch l := fs.lines[i]; {
+		case toMap.MatchString(l):
+			return fs.start + i, "map"
+		case toSlice.MatchString(l):
+			return fs.start + i, "slice grown by append"
+		}
+	}
+	return 0, ""
 }

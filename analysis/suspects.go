@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -157,7 +158,7 @@ func objectText(g HeapGrower) string {
 // not only the buffers put in it. The container's own site may be too
 // small to be a suspect (a map's buckets grow slower than its values); it
 // is named all the same.
-func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Suspect) {
+func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Suspect, src *sourceCode) {
 	for _, s := range sus {
 		if s.Kind != KindHeap || isContainer(s.Object) {
 			continue
@@ -173,6 +174,7 @@ func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Su
 			}
 		}
 		if holder == nil {
+			linkBySource(s, src)
 			continue
 		}
 		g := holder.grower
@@ -198,6 +200,28 @@ func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Su
 		s.Evidence = append(s.Evidence, Evidence{Kind: "object",
 			Detail: fmt.Sprintf("what keeps growing is the %s at %s:%d (in %s), which holds these allocations: its own %s at %s (%s)", what, g.File, g.Line, g.Location, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), who)})
 	}
+}
+
+// linkBySource names the container a heap suspect's allocations go into
+// when its kept source shows it (buf := make(…) then m[k] = buf) and the
+// profile shows no bytes of the container itself (its buckets may not be
+// sampled at this rate).
+func linkBySource(s *Suspect, src *sourceCode) {
+	line, kind := src.holder(Frame{Function: s.Location, File: s.File, Line: s.Line})
+	if line == 0 {
+		return
+	}
+	what := "values"
+	if s.Object != "" {
+		what = s.Object
+	}
+	if kind == "map" {
+		s.Object = fmt.Sprintf("map written at %s:%d (values: %s)", s.File, line, what)
+	} else {
+		s.Object = fmt.Sprintf("slice appended to at %s:%d (elements: %s)", s.File, line, what)
+	}
+	s.Evidence = append(s.Evidence, Evidence{Kind: "object",
+		Detail: fmt.Sprintf("what keeps growing is the %s at %s:%d (in %s): the source kept in the bundle puts what line %d allocates there", strings.TrimSuffix(kind, " grown by append"), s.File, line, s.Location, s.Line)})
 }
 
 // isContainer reports whether an object names a growing container.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,6 +61,22 @@ func flameSpin(d time.Duration) int {
 		for i := 0; i < 5000; i++ {
 			x += i * i
 		}
+	}
+	return x
+}
+
+// flameSpinCPU spins until the process has used cpu more CPU time (or a
+// minute has passed).
+func flameSpinCPU(cpu time.Duration) int {
+	used := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	x := 0
+	start, deadline := used(), time.Now().Add(time.Minute)
+	for used()-start < cpu && time.Now().Before(deadline) {
+		x += flameSpin(10 * time.Millisecond)
 	}
 	return x
 }
@@ -195,7 +212,9 @@ func makeRealProfiles() (*realProfiles, error) {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
-		flameSpin(300 * time.Millisecond)
+		// 300 ms of CPU, not of wall time: on a loaded machine a wall-time
+		// spin may get no CPU at all, and the profile then no sample.
+		flameSpinCPU(300 * time.Millisecond)
 		pprof.StopCPUProfile()
 		return nil
 	}); err != nil {
