@@ -71,6 +71,11 @@ func (h *Handler) compute(ctx context.Context, sku string, ch chan<- Quote) {
 type Client struct {
 	base string
 	http *http.Client
+	// slots bounds the calls in flight, as an upstream with a bounded
+	// worker pool does: when the API slows down (a loaded machine), events
+	// beyond it are shed, so the client's own goroutines and connections
+	// stay bounded and only the handler's workers leak.
+	slots chan struct{}
 }
 
 // call issues one quote request.
@@ -88,7 +93,16 @@ func (c *Client) call(ctx context.Context, n int) {
 }
 
 // event sends one request without waiting for it.
-func (c *Client) event(ctx context.Context, n int) { go c.call(ctx, n) }
+func (c *Client) event(ctx context.Context, n int) {
+	select {
+	case c.slots <- struct{}{}:
+		go func() {
+			defer func() { <-c.slots }()
+			c.call(ctx, n)
+		}()
+	default: // shed: every slot is busy
+	}
+}
 
 // serveWork prices a small basket synchronously.
 func serveWork(w http.ResponseWriter, r *http.Request) {
@@ -123,9 +137,9 @@ func run(o service.Options) error {
 	http.Handle("/api/quote", &Handler{Timeout: 50 * time.Millisecond, MaxLatency: 200 * time.Millisecond})
 	http.HandleFunc("/work", serveWork)
 	srv.Start()
-	c := &Client{base: "http://" + srv.Addr().String(), http: &http.Client{
+	c := &Client{base: "http://" + srv.Addr().String(), slots: make(chan struct{}, 16), http: &http.Client{
 		Timeout:   2 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: 32, IdleConnTimeout: 30 * time.Second},
+		Transport: &http.Transport{MaxConnsPerHost: 4, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second},
 	}}
 	service.Pace(ctx, o.Rate, c.event)
 	return srv.Shutdown()
