@@ -235,7 +235,7 @@ func readmeClaim(t *testing.T) accuracyClaim {
 		t.Fatal("README has no samples-accuracy block")
 	}
 	text := strings.Join(strings.Fields(string(block[1])), " ")
-	m := regexp.MustCompile(`\((\d+) planted-leak services, (\d+) healthy controls\).*precision ([0-9.]+), recall ([0-9.]+)`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`\((\d+) planted-leak services, (\d+) healthy controls[^)]*\).*precision ([0-9.]+), recall ([0-9.]+)`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatalf("README's samples-accuracy block does not say how many samples and what precision and recall: %q", text)
 	}

@@ -61,7 +61,7 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 		v.sites = append(v.sites, hs)
 		if hs.owner != nil {
 			hs.owner.growers = append(hs.owner.growers, hs)
-		} else if reported(hs.score, minScore) && !runtimeOnly(hs.funcs) {
+		} else if reported(hs.score, minScore) && !stdOnly(hs.frames) {
 			v.heap = append(v.heap, hs)
 		}
 	}
@@ -147,6 +147,20 @@ func allocatedBy(alloc []Frame, s *site) bool {
 func runtimeOnly(funcs []string) bool {
 	for _, fn := range funcs {
 		if !strings.HasPrefix(fn, "runtime.") && !strings.HasPrefix(fn, "internal/runtime/") {
+			return false
+		}
+	}
+	return true
+}
+
+// stdOnly reports whether every frame of a stack is in the standard
+// library (the runtime's own goroutine structures, a timer's goroutine in
+// time.goFunc): no code the user owns or depends on to name as a heap
+// suspect. Such sites stay in the heap growth table, and the runtime's
+// goroutine structures go to the group that creates goroutines fastest.
+func stdOnly(frames []Frame) bool {
+	for _, f := range frames {
+		if !isStd(f) {
 			return false
 		}
 	}
