@@ -205,6 +205,9 @@ func TestAccuracy(t *testing.T) {
 	for _, r := range res {
 		if r.healthy {
 			healthy++
+			if r.suspects > 0 {
+				t.Errorf("README claims no suspect on the healthy controls; %s has %d", r.name, r.suspects)
+			}
 		} else {
 			leaky++
 		}
