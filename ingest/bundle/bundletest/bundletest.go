@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -37,13 +38,22 @@ func Small(t testing.TB, parent, name string) string {
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	for snap := range 2 {
 		ts := t0.Add(time.Duration(snap) * time.Minute).UnixNano()
+		// One record batch per snapshot, written whole: rows appended one
+		// by one could be split by the writer's once-a-second flush on a
+		// loaded machine.
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, schema.GoroutinesSchema)
 		for i := range 200 * (snap + 1) {
-			if err := w.Append(schema.Goroutine{SnapshotTS: ts, Goid: int64(i + 1), State: "chan send", StackID: sid, Source: "raw/goroutines.txt"}); err != nil {
-				t.Fatal(err)
-			}
+			schema.Goroutine{SnapshotTS: ts, Goid: int64(i + 1), State: "chan send", StackID: sid, Source: "raw/goroutines.txt"}.AppendTo(rb)
+		}
+		rec := rb.NewRecord()
+		rb.Release()
+		err := w.WriteRecord(schema.TableGoroutines, rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
 		}
 		w.Append(schema.Metric{TS: ts, Name: schema.MetricGoroutines, Value: float64(200 * (snap + 1))})
-		if err := w.Flush(); err != nil { // one batch per snapshot
+		if err := w.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
