@@ -212,8 +212,21 @@ func (m *Manifest) Widen(t time.Time) {
 	}
 }
 
-// ReadManifest reads DIR/manifest.json.
+// ReadManifest reads DIR/manifest.json as a reader sees it: the "running"
+// sources of a bundle whose writer stopped flushing are "interrupted".
 func ReadManifest(dir string) (Manifest, error) {
+	m, err := readStoredManifest(dir)
+	if err != nil {
+		return m, err
+	}
+	m.markInterrupted(time.Now())
+	return m, nil
+}
+
+// readStoredManifest reads DIR/manifest.json as it is stored. Writers
+// start from it: what a reader makes of a "running" source is never
+// written back (a new capture's sources would read "interrupted").
+func readStoredManifest(dir string) (Manifest, error) {
 	var m Manifest
 	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
@@ -225,7 +238,6 @@ func ReadManifest(dir string) (Manifest, error) {
 	if m.FormatVersion < 1 || m.FormatVersion > FormatVersion {
 		return m, fmt.Errorf("%s: bundle format version %d is not supported (this leakscope reads version %d)", filepath.Join(dir, ManifestFile), m.FormatVersion, FormatVersion)
 	}
-	m.markInterrupted(time.Now())
 	return m, nil
 }
 

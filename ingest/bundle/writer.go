@@ -99,7 +99,7 @@ func Create(dir string, m Manifest, mem memory.Allocator) (*Writer, error) {
 		return nil, err
 	}
 	w := newWriter(dir, mem)
-	w.manifest, _ = ReadManifest(dir)
+	w.manifest, _ = readStoredManifest(dir)
 	go w.flushLoop()
 	return w, nil
 }
@@ -148,7 +148,7 @@ func begin(dir string, mem memory.Allocator) (*Writer, error) {
 	if err := recoverLocked(dir); err != nil {
 		return fail(err)
 	}
-	if w.manifest, err = ReadManifest(dir); err != nil {
+	if w.manifest, err = readStoredManifest(dir); err != nil {
 		return fail(err)
 	}
 	if err := w.loadDictionaries(); err != nil {

@@ -228,6 +228,50 @@ func TestInterruptedOnRead(t *testing.T) {
 	}
 }
 
+// TestWriterKeepsRunning: a writer starts from the manifest as stored, not
+// as a reader sees it: a new capture's sources (nothing flushed yet) and
+// a bundle added to later stay "running" in the file until the writer
+// says otherwise, so a capture that ends well ends "complete".
+func TestWriterKeepsRunning(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.lsb")
+	m := NewManifest("r", "test")
+	m.Sources = []Source{{Kind: SourceDump, Status: StatusRunning}}
+	w, err := Create(dir, m, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Manifest().Sources[0]; s.Status != StatusRunning || s.Detail != "" {
+		t.Errorf("new bundle's writer sees %+v, want running", s)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err = Begin(dir, Manifest{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := w.Manifest().Sources[0]; s.Status != StatusRunning || s.Detail != "" {
+		t.Errorf("adding to it sees %+v, want running", s)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := readStoredManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stored.Sources[0]; s.Status != StatusRunning || s.Detail != "" {
+		t.Errorf("stored source %+v, want running as written", s)
+	}
+	read, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := read.Sources[0]; s.Status != StatusInterrupted {
+		t.Errorf("a reader sees %+v, want interrupted (nothing flushed, writer gone)", s)
+	}
+}
+
 // TestRecordFlushes: a recording writer notes its flushes in the manifest.
 func TestRecordFlushes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r.lsb")
