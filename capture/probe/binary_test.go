@@ -56,7 +56,7 @@ func TestProbeLocations(t *testing.T) {
 	if !slices.ContainsFunc(stripped.Notes(), func(n string) bool { return strings.Contains(n, "no DWARF") }) {
 		t.Errorf("stripped notes %q do not say DWARF is missing", stripped.Notes())
 	}
-	for _, name := range []string{"runtime.newproc1", "runtime.goexit1", "runtime.profilealloc",
+	for _, name := range []string{"runtime.newproc1", "runtime.gdestroy", "runtime.profilealloc",
 		"runtime.(*gcControllerState).startCycle", "runtime.gcMarkTermination"} {
 		f1, err := full.Func(name)
 		if err != nil {

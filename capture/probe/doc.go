@@ -29,7 +29,10 @@
 //     out of line, a second trap that made the probe cost about 3.4 µs
 //     instead of 0.3 µs per hit. It falls back to the RET when no such
 //     branch exists (noted in [BinaryInfo.Notes]).
-//   - go_exit: runtime.goexit1 after its stack-check prologue; R14 is g.
+//   - go_exit: runtime.gdestroy(gp) after its stack-check prologue; AX is
+//     the ending goroutine. Every end passes there: a goroutine that
+//     returns (goexit1 → goexit0) and a finished iter.Pull coroutine
+//     (coroswitch_m), which never reaches goexit1.
 //   - alloc: runtime.profilealloc(mp, x, size) after the prologue; BX=x,
 //     CX=size, the goroutine from R14 via g.m.curg.
 //   - gc_start: runtime.(*gcControllerState).startCycle, gc_end:

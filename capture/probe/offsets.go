@@ -98,10 +98,12 @@ type signature struct {
 }
 
 // wantSignatures lists the probed functions whose registers the programs
-// read: profilealloc's arguments (BX=x, CX=size) and newproc1's result
-// (AX=the new g; its parameters changed in 1.23 and are not read).
+// read: profilealloc's arguments (BX=x, CX=size), gdestroy's (AX=gp) and
+// newproc1's result (AX=the new g; its parameters changed in 1.23 and are
+// not read).
 var wantSignatures = map[string]signature{
 	"runtime.profilealloc": {params: []string{"mp", "x", "size"}},
+	"runtime.gdestroy":     {params: []string{"gp"}},
 	"runtime.newproc1":     {results: []string{"*runtime.g"}},
 }
 

@@ -222,9 +222,12 @@ func goCreateBody(c progConfig) asm.Instructions {
 	return append(asm.Instructions{loadReg(asm.R8, regAX)}, gFields(c.offsets)...)
 }
 
-// goExitBody runs in runtime.goexit1, on the exiting goroutine: R14 is g.
+// goExitBody runs in runtime.gdestroy(gp), on g0: AX is the goroutine
+// ending, whether it returned (goexit1 → goexit0) or was a coroutine
+// (iter.Pull) that finished (coroexit → coroswitch_m), which never passes
+// goexit1.
 func goExitBody(c progConfig) asm.Instructions {
-	return append(asm.Instructions{loadReg(asm.R8, regR14)}, gFields(c.offsets)...)
+	return append(asm.Instructions{loadReg(asm.R8, regAX)}, gFields(c.offsets)...)
 }
 
 // allocBody runs in runtime.profilealloc(mp, x, size): BX=x, CX=size.

@@ -120,7 +120,7 @@ func probeSet(opts Options) []probeSpec {
 	if opts.Goroutines {
 		ps = append(ps,
 			probeSpec{kind: kindGoCreate, symbol: "runtime.newproc1", ret: true, body: goCreateBody, stack: opts.CreateStacks},
-			probeSpec{kind: kindGoExit, symbol: "runtime.goexit1", body: goExitBody})
+			probeSpec{kind: kindGoExit, symbol: "runtime.gdestroy", body: goExitBody})
 	}
 	if opts.Alloc {
 		ps = append(ps, probeSpec{kind: kindAlloc, symbol: "runtime.profilealloc", body: allocBody, stack: true})

@@ -26,13 +26,13 @@ const traceTick = 64
 type rawTrace struct {
 	format   int // the header's "go 1.N trace"
 	first    int64
-	last     int64                   // first and last event times (trace clock)
-	creates  map[int64]*rawCreate    // by child goid
-	ends     map[int64]int64         // goid -> time of its end
-	gcs      []rawGC                 // GC mark phases, begun and ended in the window
-	offsets  []int64                 // per clock snapshot: Wall - Trace (Go 1.25+)
-	monoSkew int64                   // largest |Mono - Trace| of a clock snapshot
-	pending  map[uint64][]*rawCreate // creations waiting for their thread's next event
+	last     int64                // first and last event times (trace clock)
+	creates  map[int64]*rawCreate // by child goid
+	ends     map[int64]*rawEnd    // by goid
+	gcs      []rawGC              // GC mark phases, begun and ended in the window
+	offsets  []int64              // per clock snapshot: Wall - Trace (Go 1.25+)
+	monoSkew int64                // largest |Mono - Trace| of a clock snapshot
+	pending  map[uint64][]*int64  // upper bounds waiting for their thread's next event
 }
 
 // rawCreate is a goroutine creation: its parent and the trace times of the
@@ -44,6 +44,12 @@ type rawCreate struct {
 	at, before int64
 	moved      bool
 }
+
+// rawEnd is a goroutine's end: the trace time of the event and of the
+// next event the same thread wrote (0 if none). The go_exit probe in
+// gdestroy fires before that next event (after the event for a goroutine
+// that returned, before it for a finished coroutine).
+type rawEnd struct{ at, before int64 }
 
 // rawGC is one GC cycle's mark phase, and a time before its begin that
 // the cycle's probes cannot precede: the begin itself, or when the reader
@@ -65,7 +71,7 @@ func readRawTrace(path string) (*rawTrace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	rt := &rawTrace{creates: map[int64]*rawCreate{}, ends: map[int64]int64{}, pending: map[uint64][]*rawCreate{}}
+	rt := &rawTrace{creates: map[int64]*rawCreate{}, ends: map[int64]*rawEnd{}, pending: map[uint64][]*int64{}}
 	if _, err := fmt.Sscanf(string(head), "go 1.%d trace", &rt.format); err != nil {
 		return nil, fmt.Errorf("%s: header %q: %w", path, head, err)
 	}
@@ -123,14 +129,14 @@ func readRawTrace(path string) (*rawTrace, error) {
 	return rt, nil
 }
 
-// resolve gives the creations pending on thread th their upper bound.
+// resolve gives the events pending on thread th their upper bound.
 func (rt *rawTrace) resolve(th exptrace.ThreadID, t int64) {
 	if th == exptrace.NoThread {
 		return
 	}
 	key := uint64(th)
-	for _, c := range rt.pending[key] {
-		c.before = t
+	for _, b := range rt.pending[key] {
+		*b = t
 	}
 	delete(rt.pending, key)
 }
@@ -146,11 +152,18 @@ func (rt *rawTrace) transition(ev exptrace.Event, t int64, moved bool) {
 	case from == exptrace.GoNotExist && (to == exptrace.GoRunnable || to == exptrace.GoWaiting):
 		c := &rawCreate{parent: int64(ev.Goroutine()), at: t, moved: moved}
 		rt.creates[id] = c
-		if th := ev.Thread(); th != exptrace.NoThread {
-			rt.pending[uint64(th)] = append(rt.pending[uint64(th)], c)
-		}
+		rt.await(ev.Thread(), &c.before)
 	case to == exptrace.GoNotExist && from != exptrace.GoUndetermined:
-		rt.ends[id] = t
+		e := &rawEnd{at: t}
+		rt.ends[id] = e
+		rt.await(ev.Thread(), &e.before)
+	}
+}
+
+// await sets *before to the time of thread th's next event.
+func (rt *rawTrace) await(th exptrace.ThreadID, before *int64) {
+	if th != exptrace.NoThread {
+		rt.pending[uint64(th)] = append(rt.pending[uint64(th)], before)
 	}
 }
 

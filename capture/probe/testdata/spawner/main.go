@@ -3,13 +3,15 @@
 // between), then for about two seconds (and at least 40 rounds) records a runtime/trace to the file
 // named by its argument while it builds a known goroutine tree: parents
 // create children that exit, children parked forever, and allocating
-// children that create a grandchild. It forces a GC every few rounds and
-// exits 0.
+// children that create a grandchild; every round it also runs an iter.Pull
+// coroutine to its end (a goroutine that ends without goexit1). It forces
+// a GC every few rounds and exits 0.
 package main
 
 import (
 	"bufio"
 	"fmt"
+	"iter"
 	"os"
 	"runtime"
 	"runtime/trace"
@@ -60,6 +62,7 @@ func run() error {
 			go parent(&wg)
 		}
 		wg.Wait()
+		pulled()
 		if rounds%5 == 0 {
 			runtime.GC()
 		}
@@ -85,6 +88,16 @@ func parent(wg *sync.WaitGroup) {
 	go parked()               // never exits
 	go allocator(&cw)
 	cw.Wait()
+}
+
+// pulled runs a coroutine through iter.Pull until its sequence returns:
+// the coroutine's goroutine then ends in coroswitch, not goexit1.
+func pulled() int {
+	next, stop := iter.Pull(func(yield func(int) bool) { yield(1) })
+	defer stop()
+	v, _ := next()
+	next()
+	return v
 }
 
 // parked blocks forever.
