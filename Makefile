@@ -23,6 +23,7 @@ deps: deps-apt deps-npm
 	$(GO) run ./internal/versions/fetch
 	cd samples/kube && $(GO) mod download
 	cd export/duckdbtest && $(GO) mod download
+	cd samples/libs && $(GO) mod download
 
 ## (gcc: the race detector, which the dump parser's tests run, needs cgo;
 ## qemu-user: the arm64 test runs leakscope and its target under it.)

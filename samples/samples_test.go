@@ -35,6 +35,13 @@ var testRates = map[string]string{
 	"informer-per-reconcile":    "20",
 	"broadcaster-per-reconcile": "20",
 	"watch-filter-not-stopped":  "20",
+	// libs samples: a few leaking calls per second are plenty; the
+	// context one leaks ~250 bytes per miss and needs 1 MiB.
+	"http-body-not-closed":      "40",
+	"errgroup-early-return":     "20",
+	"grpc-conn-per-call":        "20",
+	"grpc-stream-not-cancelled": "20",
+	"context-cancel-dropped":    "4000",
 }
 
 // wantState maps a goroutine pattern to the wait reason of its goroutines.

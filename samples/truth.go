@@ -40,6 +40,13 @@ const (
 	PatternInformerNotStopped    = "client-go-informer-not-stopped"
 	PatternBroadcasterNotStopped = "client-go-event-broadcaster-not-shut-down"
 	PatternWatchNotStopped       = "client-go-watch-not-stopped"
+	PatternHTTPBodyNotClosed     = "http-body-not-closed"
+	PatternErrgroupNeverReturns  = "errgroup-never-returns"
+	PatternGRPCConnNotClosed     = "grpc-clientconn-not-closed"
+	PatternGRPCStreamNotClosed   = "grpc-client-stream-not-closed"
+	// PatternContextCancelDropped is a heap leak: contexts whose cancel
+	// function is never called stay registered in their parent.
+	PatternContextCancelDropped = "context-cancel-dropped"
 )
 
 // Patterns lists every valid pattern string, in a fixed order.
@@ -51,6 +58,9 @@ var Patterns = []string{
 	PatternNetworkNoDeadline, PatternUnboundedGoroutines,
 	PatternHeapGrowth, PatternInformerNotStopped,
 	PatternBroadcasterNotStopped, PatternWatchNotStopped,
+	PatternHTTPBodyNotClosed, PatternErrgroupNeverReturns,
+	PatternGRPCConnNotClosed, PatternGRPCStreamNotClosed,
+	PatternContextCancelDropped,
 }
 
 // ValidPattern reports whether p is one of [Patterns].
@@ -83,8 +93,11 @@ type Leak struct {
 	// Origin, for leaks whose goroutines run in a library, is the user's
 	// function that creates them: the report must name it as its
 	// incident's origin, with Pattern as the incident's pattern. Then
-	// Function is a library function on the leaked goroutines' stacks and
-	// Creator the function in their "created by" line.
+	// Function is a library function on the leaked goroutines' stacks (or
+	// the innermost main-package one, when there is one) and Creator the
+	// function in their "created by" line. A heap leak whose allocations
+	// a library makes (a context's) may name its origin too: the user's
+	// frame that calls the library, which is then also its Function.
 	Origin string `json:"origin,omitempty"`
 	// Fix is a phrase the incident's fix must contain.
 	Fix string `json:"fix,omitempty"`
@@ -203,9 +216,10 @@ func Load(dir string) (Truth, error) {
 }
 
 // LibraryModules are the nested modules under the samples root that hold
-// samples built on real libraries (kube: k8s.io/client-go), kept out of
-// the leakscope module's dependency graph.
-var LibraryModules = []string{"kube"}
+// samples built on real libraries (kube: k8s.io/client-go; libs: grpc,
+// errgroup and the standard library's leaking shapes the library rules
+// name), kept out of the leakscope module's dependency graph.
+var LibraryModules = []string{"kube", "libs"}
 
 // All loads every sample under root: each direct subdirectory that holds
 // a leak.json, and those of the [LibraryModules]. The result is sorted by
