@@ -14,6 +14,11 @@ import (
 // hundred times.
 const growTogether = 8
 
+// onceSpread bounds the rates, as a ratio to the slowest member group's,
+// that count as groups created once per call (fits of groups growing
+// alike differ by their noise; a group created twice per call is 2×).
+const onceSpread = 1.5
+
 // incidents groups the numbered suspects into incidents: goroutine groups
 // with the same origin in the user's code (its function: one call runs
 // every line of it) that grow
@@ -94,7 +99,10 @@ func grewTogether(a, b Suspect) bool {
 
 // heapOwner returns the group whose origin function is on a heap
 // suspect's allocation stack, or whose member goroutines made it (its
-// entry or location is on that stack); -1 for none.
+// entry or location is on that stack), or whose members were started by
+// the code that allocated it (their creator is on that stack below its
+// entry: net/http's dialConn allocates a connection's buffers and starts
+// the readLoop and writeLoop that hold them); -1 for none.
 func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
 	for gi, g := range groups {
 		top := sus[g[0]]
@@ -105,6 +113,7 @@ func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
 			return gi
 		}
 	}
+	entry := entryFunction(h.Stack)
 	for gi, g := range groups {
 		for _, i := range g {
 			m := sus[i]
@@ -112,6 +121,9 @@ func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
 				continue
 			}
 			if containsFn(h.Stack, m.Location) || containsFn(h.Stack, entryFunction(m.Stack)) {
+				return gi
+			}
+			if m.Creator != "" && m.Creator != entry && containsFn(h.Stack, m.Creator) {
 				return gi
 			}
 		}
@@ -175,15 +187,22 @@ func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
 
 // perCall estimates how often the origin runs and how many goroutines
 // each run leaks from the member groups' growth rates: every group grows
-// by a whole number of goroutines per call, so the median rate is one
-// call's (groups created once per call are the usual case), and a
-// per-call count within a quarter of a whole number is that number.
+// by a whole number of goroutines per call, and the slowest groups are
+// the ones created once per call, so the call rate is the median of the
+// rates within onceSpread of the slowest (robust to one noisy fit when
+// all are once per call; errgroup's waiter beside its three blocked
+// members gives 1, not 2). A per-call count within a quarter of a whole
+// number is that number.
 func perCall(rates []float64, total float64) (calls, each float64) {
 	r := slices.Clone(rates)
 	slices.Sort(r)
-	calls = r[len(r)/2]
-	if len(r)%2 == 0 {
-		calls = (r[len(r)/2-1] + r[len(r)/2]) / 2
+	n := 1
+	for n < len(r) && r[n] <= r[0]*onceSpread {
+		n++
+	}
+	calls = r[n/2]
+	if n%2 == 0 {
+		calls = (r[n/2-1] + r[n/2]) / 2
 	}
 	each = total / calls
 	if n := math.Round(each); n >= 1 && math.Abs(each-n) < 0.25 {

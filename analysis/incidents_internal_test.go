@@ -1,0 +1,59 @@
+package analysis
+
+import "testing"
+
+func TestPerCall(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		rates       []float64
+		calls, each float64
+	}{
+		// An informer: eight groups created once per call, fits a little apart.
+		{"once each", []float64{9.5, 10, 10, 10.1, 10.2, 9.9, 10, 10.3}, 10, 8},
+		// errgroup: three blocked members and one waiter per call.
+		{"three and one", []float64{30, 10}, 10, 4},
+		// A gRPC channel: three serializers, a reader and a writer per call.
+		{"three, one, one", []float64{30.5, 10.2, 9.8}, 10, 5},
+		// One group: its rate is the call rate.
+		{"one group", []float64{12}, 12, 1},
+	} {
+		total := 0.0
+		for _, r := range c.rates {
+			total += r
+		}
+		calls, each := perCall(c.rates, total)
+		if calls != c.calls || each != c.each {
+			t.Errorf("%s: perCall(%v) = %v calls, %v each; want %v, %v", c.name, c.rates, calls, each, c.calls, c.each)
+		}
+	}
+}
+
+// TestHeapOwnerCreator checks that a heap suspect allocated by the code
+// that started an incident's goroutines joins it (net/http's dialConn
+// allocates a connection's buffers and starts the readLoop holding them),
+// but not one allocated in a goroutine whose entry is that creator (a
+// loop that starts goroutines allocates much else).
+func TestHeapOwnerCreator(t *testing.T) {
+	fr := func(fns ...string) []Frame {
+		out := make([]Frame, len(fns))
+		for i, f := range fns {
+			out[i] = Frame{Function: f}
+		}
+		return out
+	}
+	sus := []Suspect{
+		{Kind: KindGoroutine, Location: "net/http.(*persistConn).readLoop", Creator: "net/http.(*Transport).dialConn",
+			Stack: fr("net/http.(*persistConn).readLoop", "runtime.goexit")},
+		{Kind: KindGoroutine, Location: "main.wait", Creator: "main.loop", Stack: fr("main.wait", "runtime.goexit")},
+	}
+	groups := [][]int{{0}, {1}}
+	buf := Suspect{Kind: KindHeap, Stack: fr("bufio.NewReaderSize", "net/http.(*Transport).dialConn",
+		"net/http.(*Transport).dialConnFor", "net/http.(*Transport).startDialConnForLocked.func1", "runtime.goexit")}
+	if got := heapOwner(sus, groups, buf); got != 0 {
+		t.Errorf("connection buffers: owner %d, want the readLoop incident (0)", got)
+	}
+	inLoop := Suspect{Kind: KindHeap, Stack: fr("main.record", "main.loop", "runtime.goexit")}
+	if got := heapOwner(sus, groups, inLoop); got != -1 {
+		t.Errorf("allocation in the creator's own goroutine: owner %d, want none", got)
+	}
+}
