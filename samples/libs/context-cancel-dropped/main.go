@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	opts := service.Flags(500, "lease lookups per second (half of them miss)")
+	opts := service.Flags(4000, "lease lookups per second (half of them miss)")
 	flag.Parse()
 	ctx, stop := service.Context(opts.Duration)
 	defer stop()
