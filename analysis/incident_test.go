@@ -61,33 +61,35 @@ func TestInformerPerReconcileIncident(t *testing.T) {
 	}
 }
 
-// TestLibraryRuleIncidents records the samples of samples/libs, each a
-// real program planting one library's leaking shape (an HTTP response
+// TestLibraryRuleIncidents records real programs that plant one
+// library's leaking shape each: those of samples/libs (an HTTP response
 // body never closed, an errgroup whose members block after an early
 // return, a gRPC ClientConn per call never closed, a gRPC client stream
-// never cancelled, a context's cancel dropped), with dumps, heap
-// profiles and a trace window, and checks that the report's top incident
-// names the user's frame from the sample's truth, the library rule's
-// pattern and its fix in the user's terms, with the report's first line
-// naming both.
+// never cancelled, a context's cancel dropped) and the controller-runtime
+// one of samples/kube (a watch added on every reconcile, run by
+// controller-runtime's own workers), with dumps, heap profiles and a
+// trace window, and checks that the report's top incident names the
+// user's frame from the sample's truth, the library rule's pattern and
+// its fix in the user's terms, with the report's first line naming both.
 func TestLibraryRuleIncidents(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs five library samples for 10 s each")
+		t.Skip("runs six library samples for 10 s each")
 	}
 	root, err := samples.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		name   string
-		rate   string
-		groups int // member suspects the incident holds at least
+		module, name string
+		rate         string
+		groups       int // member suspects the incident holds at least
 	}{
-		{"http-body-not-closed", "40", 2},      // readLoop, writeLoop
-		{"errgroup-early-return", "20", 2},     // blocked members, the waiter
-		{"grpc-conn-per-call", "20", 3},        // serializers, reader, loopy writer
-		{"grpc-stream-not-cancelled", "20", 1}, // the stream's context waiter
-		{"context-cancel-dropped", "4000", 1},  // the timerCtx allocations
+		{"libs", "http-body-not-closed", "40", 2},           // readLoop, writeLoop
+		{"libs", "errgroup-early-return", "20", 2},          // blocked members, the waiter
+		{"libs", "grpc-conn-per-call", "20", 3},             // serializers, reader, loopy writer
+		{"libs", "grpc-stream-not-cancelled", "20", 1},      // the stream's context waiter
+		{"libs", "context-cancel-dropped", "4000", 1},       // the timerCtx allocations
+		{"kube", "controller-watch-per-reconcile", "20", 2}, // sync loop, event handler
 	}
 	sem := make(chan struct{}, 3)
 	for _, c := range cases {
@@ -95,7 +97,7 @@ func TestLibraryRuleIncidents(t *testing.T) {
 			t.Parallel()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			dir := filepath.Join(root, "libs", c.name)
+			dir := filepath.Join(root, c.module, c.name)
 			truth, err := samples.Load(dir)
 			if err != nil {
 				t.Fatal(err)

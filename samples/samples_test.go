@@ -32,9 +32,10 @@ var testRates = map[string]string{
 	"sawtooth-heap": "100",
 	"operator-sim":  "300",
 	// client-go samples: each reconcile starts real library machinery.
-	"informer-per-reconcile":    "20",
-	"broadcaster-per-reconcile": "20",
-	"watch-filter-not-stopped":  "20",
+	"informer-per-reconcile":         "20",
+	"broadcaster-per-reconcile":      "20",
+	"watch-filter-not-stopped":       "20",
+	"controller-watch-per-reconcile": "20",
 	// libs samples: a few leaking calls per second are plenty; the
 	// context one leaks ~250 bytes per miss and needs 1 MiB.
 	"http-body-not-closed":      "40",

@@ -40,6 +40,7 @@ const (
 	PatternInformerNotStopped    = "client-go-informer-not-stopped"
 	PatternBroadcasterNotStopped = "client-go-event-broadcaster-not-shut-down"
 	PatternWatchNotStopped       = "client-go-watch-not-stopped"
+	PatternWatchPerReconcile     = "controller-runtime-watch-per-reconcile"
 	PatternHTTPBodyNotClosed     = "http-body-not-closed"
 	PatternErrgroupNeverReturns  = "errgroup-never-returns"
 	PatternGRPCConnNotClosed     = "grpc-clientconn-not-closed"
@@ -58,6 +59,7 @@ var Patterns = []string{
 	PatternNetworkNoDeadline, PatternUnboundedGoroutines,
 	PatternHeapGrowth, PatternInformerNotStopped,
 	PatternBroadcasterNotStopped, PatternWatchNotStopped,
+	PatternWatchPerReconcile,
 	PatternHTTPBodyNotClosed, PatternErrgroupNeverReturns,
 	PatternGRPCConnNotClosed, PatternGRPCStreamNotClosed,
 	PatternContextCancelDropped,
@@ -216,7 +218,8 @@ func Load(dir string) (Truth, error) {
 }
 
 // LibraryModules are the nested modules under the samples root that hold
-// samples built on real libraries (kube: k8s.io/client-go; libs: grpc,
+// samples built on real libraries (kube: k8s.io/client-go and
+// sigs.k8s.io/controller-runtime; libs: grpc,
 // errgroup and the standard library's leaking shapes the library rules
 // name), kept out of the leakscope module's dependency graph.
 var LibraryModules = []string{"kube", "libs"}
