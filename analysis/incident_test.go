@@ -110,7 +110,10 @@ func TestLibraryRuleIncidents(t *testing.T) {
 			inc := rep.Incidents[0]
 			t.Logf("%s: %s; members %v; fix %s", inc.ID, inc.Summary, inc.Suspects, inc.Fix)
 			for _, other := range rep.Incidents[1:] {
-				t.Logf("also %s: %s (%s)", other.ID, other.Summary, other.Pattern)
+				t.Logf("also %s: %s (%s); members %v", other.ID, other.Summary, other.Pattern, other.Suspects)
+			}
+			for _, s := range rep.Suspects {
+				t.Logf("suspect %s %s %s@%s: %d, %+.1f/min, score %.0f, %s", s.ID, s.Kind, s.Pattern, s.Location, s.Count, s.GrowthPerMin, s.Score, s.Incident)
 			}
 			if inc.Origin == nil || inc.Origin.Function != leak.Origin || inc.Pattern != leak.Pattern {
 				t.Fatalf("top incident: origin %+v, pattern %s; want origin %s, pattern %s", inc.Origin, inc.Pattern, leak.Origin, leak.Pattern)
