@@ -45,6 +45,9 @@ func main() {
 	srv.Start()
 	service.Pace(ctx, opts.Rate, func(ctx context.Context, n int) {
 		c.queue.Add(fmt.Sprintf("default/web-%d", n%40))
+		if n%100 == 0 {
+			client.ClearActions() // the fake clientset records every action it serves (a real one keeps none)
+		}
 	})
 	c.queue.ShutDown()
 	if err := srv.Shutdown(); err != nil {

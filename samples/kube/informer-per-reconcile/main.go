@@ -53,7 +53,12 @@ func main() {
 	}
 	http.HandleFunc("/work", func(w http.ResponseWriter, r *http.Request) { serveWork(w, r, client) })
 	srv.Start()
-	service.Pace(ctx, opts.Rate, func(ctx context.Context, n int) { touchPod(ctx, client, n) })
+	service.Pace(ctx, opts.Rate, func(ctx context.Context, n int) {
+		touchPod(ctx, client, n)
+		if n%100 == 0 {
+			client.ClearActions() // the fake clientset records every action it serves (a real one keeps none)
+		}
+	})
 	c.queue.ShutDown()
 	factory.Shutdown()
 	if err := srv.Shutdown(); err != nil {

@@ -45,6 +45,9 @@ func main() {
 	srv.Start()
 	service.Pace(ctx, opts.Rate, func(ctx context.Context, n int) {
 		c.queue.Add(touchPod(ctx, client, fmt.Sprintf("rollout-%d", n), 0))
+		if n%100 == 0 {
+			client.ClearActions() // the fake clientset records every action it serves (a real one keeps none)
+		}
 	})
 	c.queue.ShutDown()
 	if err := srv.Shutdown(); err != nil {
