@@ -261,8 +261,8 @@ type Range struct {
 	Steps int    `json:"steps"`
 	Trend string `json:"trend"`
 	// Floor is the smallest rise taken as growth for this series and
-	// FloorBasis why (for heap sites: the profile's sampling period and
-	// the noise the series shows).
+	// FloorBasis why (for heap sites: the profile's sampling error for
+	// the site's object size, and the noise the series shows).
 	Floor      float64 `json:"floor,omitempty"`
 	FloorBasis string  `json:"floor_basis,omitempty"`
 }

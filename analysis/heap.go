@@ -182,7 +182,7 @@ func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *so
 	// absent, only not sampled yet.
 	f := fitSeries(ts, bytes)
 	rng := seriesRange(ts, bytes)
-	rng.Floor, rng.FloorBasis = heapFloor(bytes, period)
+	rng.Floor, rng.FloorBasis = heapFloor(ts, bytes, objectSize(bytes, objs), period)
 	hs.rise = rng.Rise
 	perMin := round(f.Slope, 1)
 	if rng.Trend != TrendSteady {
@@ -199,6 +199,22 @@ func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *so
 		hs.grower.Series = append(hs.grower.Series, Point{TS: time.Unix(0, t).UTC(), Value: bytes[i]})
 	}
 	hs.conf, hs.score = heapScore(f, rng)
+}
+
+// objectSize is the mean size of a site's objects at its peak (the heap
+// profile scales bytes and objects alike, so their ratio is unbiased), or
+// 0 when no snapshot has objects.
+func objectSize(bytes, objs []float64) float64 {
+	at := -1
+	for i := range bytes {
+		if objs[i] > 0 && (at < 0 || bytes[i] > bytes[at]) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return 0
+	}
+	return bytes[at] / objs[at]
 }
 
 // seriesRange describes a series over its snapshots: rise, steps up and
@@ -224,33 +240,74 @@ func seriesRange(ts []int64, v []float64) Range {
 	return r
 }
 
+// heapSigmas is how many standard errors of sampling the fitted rise of a
+// heap site must clear. At two, a steady window of 16 × 64 KiB at the
+// default rate reads as growth in about 1 of 100 captures of 3–6
+// snapshots (binomial model); a planted 2.5 MiB in 24 s at 5 snapshots
+// (samples/cache-pin's renderReport) still clears it.
+const heapSigmas = 2.0
+
 // heapFloor is the smallest rise of a heap series taken as growth, and
-// why. A heap profile samples about one allocation per MemProfileRate
-// bytes and scales each sample up, so a series moves in steps of about
-// that size and its value v has a sampling error of about √(v·rate):
-// the floor is two sampling periods, that error at the series' peak, and
-// twice the largest fall the series itself shows (its measured noise),
-// whichever is largest. (A steady rise over several snapshots is then
-// weighed by the fit's R² and monotonicity.)
-func heapFloor(v []float64, period int64) (float64, string) {
-	peak, fall := 0.0, 0.0
-	for i, x := range v {
-		peak = math.Max(peak, x)
-		if i > 0 {
-			fall = math.Max(fall, v[i-1]-x)
-		}
-	}
+// why. A heap profile records an allocation of size s with probability
+// p = 1 − exp(−s/rate) and scales each record up to s/p bytes (a sample's
+// weight), so a site holding v bytes reads as a binomial count of such
+// weights: its variance is about v·(s/p)·(1−p) (≈ v·rate for small
+// objects; for 64 KiB objects at the default rate each record is worth
+// 557 KB, and 1 MiB of them is two records more or less). The floor is
+// the largest of two samples' weight, heapSigmas standard errors of the
+// rise the fit gives over the snapshots (each snapshot's variance from
+// its own bytes, at least one sample's weight), and twice the largest
+// fall the series shows (its measured noise).
+func heapFloor(ts []int64, v []float64, objSize float64, period int64) (float64, string) {
 	rate := float64(period)
-	steps, sampling, noise := 2*rate, math.Sqrt(peak*rate), 2*fall
+	if objSize <= 0 {
+		objSize = rate
+	}
+	p := -math.Expm1(-objSize / rate)
+	weight := objSize / p
+	fall := 0.0
+	for i := 1; i < len(v); i++ {
+		fall = math.Max(fall, v[i-1]-v[i])
+	}
+	steps, noise := 2*weight, 2*fall
+	sampling := heapSigmas * fittedRiseError(ts, v, weight, p)
 	floor := math.Max(steps, math.Max(sampling, noise))
-	why := fmt.Sprintf("2 sampling periods (MemProfileRate %s)", FormatBytes(rate))
+	sample := fmt.Sprintf("MemProfileRate %s, objects of %s: one sample weighs %s", FormatBytes(rate), FormatBytes(objSize), FormatBytes(weight))
+	why := "2 samples"
 	switch floor {
 	case sampling:
-		why = fmt.Sprintf("the sampling error √(peak %s × MemProfileRate %s)", FormatBytes(peak), FormatBytes(rate))
+		why = fmt.Sprintf("%.0f standard errors of the fitted rise from sampling", heapSigmas)
 	case noise:
 		why = fmt.Sprintf("twice the largest fall the series shows (%s)", FormatBytes(fall))
 	}
+	why += "; " + sample
 	return round(floor, 0), why
+}
+
+// fittedRiseError is the standard error, from sampling alone, of the rise
+// a least-squares line through (ts, v) gives from the first snapshot to
+// the last: each snapshot's bytes are a count of samples of the weight,
+// with variance max(v, weight)·weight·(1−p).
+func fittedRiseError(ts []int64, v []float64, weight, p float64) float64 {
+	n := len(ts)
+	if n < 2 {
+		return 0
+	}
+	mean := 0.0
+	for _, t := range ts {
+		mean += float64(t - ts[0])
+	}
+	mean /= float64(n)
+	var sxx, num float64
+	for i, t := range ts {
+		d := float64(t-ts[0]) - mean
+		sxx += d * d
+		num += d * d * math.Max(v[i], weight) * weight * (1 - p)
+	}
+	if sxx == 0 {
+		return 0
+	}
+	return float64(ts[n-1]-ts[0]) * math.Sqrt(num) / sxx
 }
 
 // samplingPeriod is the largest MemProfileRate of the heap snapshots (the

@@ -1,6 +1,7 @@
 package analysis_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -16,16 +17,23 @@ import (
 // (bytes per snapshot), each profile stating the sampling period.
 func heapBundle(t *testing.T, mem memory.Allocator, period int64, series map[int64][]int64, s *synth) *bundle.Bundle {
 	t.Helper()
+	return heapBundleSized(t, mem, period, 4096, 6*time.Second, series, s)
+}
+
+// heapBundleSized is heapBundle with objects of objSize bytes and
+// snapshots every interval.
+func heapBundleSized(t *testing.T, mem memory.Allocator, period, objSize int64, interval time.Duration, series map[int64][]int64, s *synth) *bundle.Bundle {
+	t.Helper()
 	n := 0
 	for _, v := range series {
 		n = len(v)
 	}
 	for i := 0; i < n; i++ {
-		at := t0.Add(time.Duration(i) * 6 * time.Second)
+		at := t0.Add(time.Duration(i) * interval)
 		for stack, v := range series {
 			row := schema.Sample{SnapshotTS: at.UnixNano(), Profile: schema.ProfileHeap, StackID: stack, Source: "h"}
 			row.Set(schema.ColInuseSpace, v[i])
-			row.Set(schema.ColInuseObjects, v[i]/4096+1)
+			row.Set(schema.ColInuseObjects, v[i]/objSize)
 			s.add(row)
 		}
 		s.w.Update(func(m *bundle.Manifest) {
@@ -69,6 +77,56 @@ func TestHeapFloorFollowsSampling(t *testing.T) {
 		g := rep.Heap.Growers[0]
 		if !strings.Contains(g.Range.FloorBasis, analysis.FormatBytes(float64(c.period))) {
 			t.Errorf("floor %v (%s) does not follow the period %d", g.Range.Floor, g.Range.FloorBasis, c.period)
+		}
+	}
+}
+
+// TestHeapFloorFollowsObjectSize: at the default MemProfileRate a 64 KiB
+// object is recorded with probability 1 − e^(−1/8) and each record weighs
+// 557 KB (here 8 objects, 512 KiB), so a steady window of 16 such objects (1 MiB) reads 0 to 4
+// records from snapshot to snapshot. The series the version matrix showed
+// as heap growth (one, two, three records at 1 s intervals) is within the
+// sampling error and no suspect; the floor says why. Five records more
+// over five snapshots, one at a time, is.
+func TestHeapFloorFollowsObjectSize(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	const size, rate = 64 << 10, 512 << 10
+	weight := size / -math.Expm1(-float64(size)/rate)
+	// k records of 8 objects each (bytes and objects scaled alike, as the
+	// runtime's profile does).
+	records := func(ks ...int) []int64 {
+		v := make([]int64, len(ks))
+		for i, k := range ks {
+			v[i] = int64(k) * 8 * size
+		}
+		return v
+	}
+	for _, c := range []struct {
+		ks   []int
+		want bool
+	}{
+		{[]int{1, 2, 3}, false},
+		{[]int{0, 2, 4}, false},
+		{[]int{1, 1, 2, 4}, false},
+		{[]int{2, 3, 5, 7, 9}, true},
+	} {
+		s := newSynth(t, mem)
+		st := s.stack("main.churn", "/src/churn.go", 9, "main.main", "/src/main.go", 3)
+		b := heapBundleSized(t, mem, rate, size, time.Second, map[int64][]int64{st: records(c.ks...)}, s)
+		rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: analysis.DefaultRules()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(rep.Suspects) > 0; got != c.want {
+			t.Errorf("records %v: suspect %v, want %v (growers %+v)", c.ks, got, c.want, rep.Heap.Growers)
+		}
+		if len(rep.Heap.Growers) != 1 {
+			t.Fatalf("records %v: growers %+v", c.ks, rep.Heap.Growers)
+		}
+		g := rep.Heap.Growers[0]
+		if g.Range.Floor < 2*weight || !strings.Contains(g.Range.FloorBasis, "objects of 64.0 KiB") || !strings.Contains(g.Range.FloorBasis, analysis.FormatBytes(weight)) {
+			t.Errorf("records %v: floor %v (%s), want at least two records of %s", c.ks, g.Range.Floor, g.Range.FloorBasis, analysis.FormatBytes(weight))
 		}
 	}
 }

@@ -135,7 +135,7 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 
 // heapScore weighs a growing heap site the same way: confidence from the
 // fit, impact from the growth rate in bytes per minute. A rise below the
-// site's floor (sampling period and measured noise, see heapFloor) is no
+// site's floor (sampling error and measured noise, see heapFloor) is no
 // evidence at all.
 //
 // Heap series are not discounted for a flat end: heap profiles sample one
