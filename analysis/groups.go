@@ -67,6 +67,35 @@ type dumpData struct {
 	creators  map[int64]bool
 	rows      int64
 	partial   error
+	// cut are the dumps left out, by snapshot time: cut short while the
+	// bundle has whole ones (see cutDumps).
+	cut map[int64]*bundle.Artifact
+}
+
+// cutDumps returns the dumps that were cut short (status truncated: a
+// reply cut at the capture's size cap or by its end, a file that ends
+// mid-goroutine) by snapshot time, when the bundle also holds whole
+// dumps. A cut dump lists only the goroutines before the cut, so as a
+// snapshot it reads as a fall in every group after it and breaks the
+// growth fits; it is left out, with a warning (see cutWarnings). When
+// every dump is cut they are all there is and stay in.
+func cutDumps(m bundle.Manifest) map[int64]*bundle.Artifact {
+	cut, whole := map[int64]*bundle.Artifact{}, false
+	for i, a := range m.Artifacts {
+		if a.Kind != bundle.SourceDump {
+			continue
+		}
+		switch a.Status {
+		case bundle.StatusTruncated:
+			cut[a.Time.UnixNano()] = &m.Artifacts[i]
+		case bundle.StatusComplete:
+			whole = true
+		}
+	}
+	if !whole {
+		return nil
+	}
+	return cut
 }
 
 const goidSample = 64
@@ -80,6 +109,7 @@ const spreadSample = 48
 // follows the number of groups and creators, not of goroutines.
 func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, error) {
 	d := &dumpData{totals: map[int64]int64{}, groups: map[groupKey]*rawGroup{}, goroutine: map[int64]*goRec{}, creators: map[int64]bool{}}
+	d.cut = cutDumps(b.Manifest)
 	in := interner{}
 	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
 		c := cols{rec}
@@ -90,8 +120,11 @@ func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, err
 		labCol := c.str(schema.ColLabels)
 		var last *rawGroup
 		for r := 0; r < int(rec.NumRows()); r++ {
-			d.rows++
 			ts, goid := tsCol(r), goidCol(r)
+			if d.cut[ts] != nil {
+				continue
+			}
+			d.rows++
 			rawState := stateCol(r)
 			stack := stackCol(r)
 			creator := cfCol(r)
@@ -181,6 +214,9 @@ func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, err
 		cgCol := c.i64(schema.ColCreatorGoid)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			ts := tsCol(r)
+			if d.cut[ts] != nil {
+				continue
+			}
 			p, ok := prev[ts]
 			goid := goidCol(r)
 			creatorRow := !all && d.creators[goid]

@@ -206,9 +206,14 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 	return v, nil
 }
 
-// dumpsTruncated reports whether any dump of the bundle was cut short (a
-// dump at the runtime's 64 MiB cap does not list every goroutine).
+// dumpsTruncated reports whether a dump the analysis uses was cut short
+// (a dump at the runtime's 64 MiB cap does not list every goroutine). Cut
+// dumps beside whole ones are left out (see cutDumps), so it is only when
+// every dump was cut.
 func dumpsTruncated(m bundle.Manifest) bool {
+	if len(cutDumps(m)) > 0 {
+		return false
+	}
 	for _, a := range m.Artifacts {
 		if a.Kind == bundle.SourceDump && a.Status == bundle.StatusTruncated {
 			return true

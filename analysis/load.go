@@ -67,6 +67,7 @@ func (in *loaded) readTables(mem memory.Allocator, userCode []string) error {
 	if in.d, err = readDumps(b, mem, false); err != nil {
 		return err
 	}
+	in.warnings = append(in.warnings, cutWarnings(b.Manifest, in.d.cut)...)
 	if in.d.partial != nil {
 		in.warnings = append(in.warnings, fmt.Sprintf("goroutines table truncated: %v", in.d.partial))
 	}
@@ -111,6 +112,28 @@ func (in *loaded) buildSites() {
 	if len(in.ts) == 1 {
 		in.warnings = append(in.warnings, "only one goroutine snapshot: growth cannot be measured, only long waits and the runtime's leak marks")
 	}
+}
+
+// cutWarnings names the dumps that were cut short: those left out of the
+// snapshots (cut, see cutDumps), or, when every dump was cut, that the
+// counts are lower bounds.
+func cutWarnings(m bundle.Manifest, cut map[int64]*bundle.Artifact) []string {
+	var out, kept []string
+	for _, a := range m.Artifacts {
+		if a.Kind != bundle.SourceDump || a.Status != bundle.StatusTruncated {
+			continue
+		}
+		what := fmt.Sprintf("%s at %s (%s)", a.Name, clockTime(a.Time), a.Detail)
+		if cut[a.Time.UnixNano()] != nil {
+			out = append(out, fmt.Sprintf("dump %s was cut short: it lists only the goroutines before the cut, so it is left out of counts and growth fits, which use the whole dumps", what))
+		} else {
+			kept = append(kept, what)
+		}
+	}
+	if len(kept) > 0 {
+		out = append(out, fmt.Sprintf("every dump was cut short (%s): counts are lower bounds, and a fall between snapshots may be the cut", strings.Join(kept, "; ")))
+	}
+	return out
 }
 
 // timeWarnings says when snapshot times are not real: files that shared a
