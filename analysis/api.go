@@ -446,8 +446,10 @@ type Outliving struct {
 // profile.
 type LeakProfileCheck struct {
 	Snapshots int `json:"snapshots"`
-	// Leaked is the goroutine count the last profile reported.
-	Leaked int64 `json:"leaked"`
+	// Leaked is the goroutine count the last profile reported, and
+	// LeakedAt when that profile was taken.
+	Leaked   int64     `json:"leaked"`
+	LeakedAt time.Time `json:"leaked_at"`
 	// Agree lists suspects the profile confirms; OnlyAnalysis suspects it
 	// does not list; OnlyProfile locations it lists that no suspect covers.
 	Agree        []string `json:"agree"`

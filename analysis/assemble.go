@@ -31,7 +31,7 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	rep.Incidents = incidents(rep.Suspects, cfg.rules)
 	rep.Heap = heapSection(in, v, byCandidate, heapBySite)
 	if in.leaks != nil {
-		rep.LeakProfile = crossCheck(rep.Suspects, in.leaks, in.leakTotal, len(in.prof.leakTS))
+		rep.LeakProfile = crossCheck(rep.Suspects, in.leaks, in.leakTotal, in.prof.leakTS)
 	}
 	rep.Spans = summariseSpans(in.spans, in.ix, in.tg)
 	linkOutliving(rep)
@@ -161,8 +161,11 @@ func containsFn(frames []Frame, fn string) bool {
 }
 
 // crossCheck compares suspects with the runtime's goroutineleak profile.
-func crossCheck(sus []Suspect, leaks map[Frame]int64, total int64, snaps int) *LeakProfileCheck {
-	c := &LeakProfileCheck{Snapshots: snaps, Leaked: total, Agree: []string{}, OnlyAnalysis: []string{}, OnlyProfile: []string{}}
+func crossCheck(sus []Suspect, leaks map[Frame]int64, total int64, snaps []int64) *LeakProfileCheck {
+	c := &LeakProfileCheck{Snapshots: len(snaps), Leaked: total, Agree: []string{}, OnlyAnalysis: []string{}, OnlyProfile: []string{}}
+	if len(snaps) > 0 {
+		c.LeakedAt = tsTime(snaps[len(snaps)-1])
+	}
 	covered := map[Frame]bool{}
 	for _, s := range sus {
 		if s.Kind != KindGoroutine {

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"strconv"
@@ -80,6 +81,19 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 	}
 	if len(web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+itoa(web.Suspects[0].Count)+")") {
 		t.Errorf("captures list: top suspect %q, report count %d", c.TopSuspect, web.Suspects[0].Count)
+	}
+	// The runtime's goroutineleak figure is its own, at its own snapshot:
+	// both say which.
+	if lp := web.LeakProfile; lp != nil {
+		if cli.LeakProfile == nil || cli.LeakProfile.Leaked != lp.Leaked || !cli.LeakProfile.LeakedAt.Equal(lp.LeakedAt) || lp.LeakedAt.IsZero() {
+			t.Errorf("goroutineleak: CLI %+v, workbench %+v", cli.LeakProfile, lp)
+		}
+		want := fmt.Sprintf("(at %s) reports %d leaked goroutines", analysis.FormatTime(lp.LeakedAt), lp.Leaked)
+		for name, doc := range map[string]string{"CLI Markdown": md.String(), "workbench Markdown": webMD, "CLI HTML": html.UnescapeString(htm.String()), "workbench HTML": html.UnescapeString(webHTML)} {
+			if !strings.Contains(doc, want) {
+				t.Errorf("%s does not show the goroutineleak figure %q", name, want)
+			}
+		}
 	}
 	for i, ws := range web.Suspects {
 		cs := cli.Suspects[i]
