@@ -88,7 +88,7 @@ func traceState(reason, state string) string {
 // seen), not over the span from the first creation to the last, which
 // also holds the gaps between windows where no creation could be seen.
 func (t *traceGroup) evidence(windows []window) Evidence {
-	d := fmt.Sprintf("trace: %d created during the windows are still alive, %d ended", t.alive, t.ended)
+	d := fmt.Sprintf("%d created during the windows are still alive, %d ended", t.alive, t.ended)
 	if n, covered, used := t.createdIn(windows); n > 1 && covered > 0 {
 		d += fmt.Sprintf("; alive ones were created at %s over the %s the %d trace windows cover", perMinute(float64(n-1)/(float64(covered)/60e9)), time.Duration(covered).Round(time.Millisecond), used)
 	}

@@ -133,6 +133,9 @@ func TestKnownProgram(t *testing.T) {
 				tr = ev.Detail
 			}
 		}
+		if strings.HasPrefix(tr, "trace:") {
+			t.Errorf("trace evidence repeats its kind: %q", tr)
+		}
 		m := regexp.MustCompile(`created at ([0-9.]+)/min over the ([0-9.a-zµ]+) the (\d+) trace windows cover`).FindStringSubmatch(tr)
 		if m == nil {
 			t.Fatalf("trace evidence %q has no creation rate", tr)
