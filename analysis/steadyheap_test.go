@@ -2,6 +2,7 @@ package analysis_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,14 +20,34 @@ import (
 // for a few heap snapshots, as the version matrix does, and checks that
 // the window is sampled but is no heap suspect. Each snapshot reads 0 to
 // 4 records of 557 KB there; the floor of two records and two standard
-// errors of sampling keeps that from reading as growth. (By the binomial
-// model of the profile, about 1 capture in 100 of such a site still
-// clears it at 3 to 6 snapshots; the floor before, two sampling periods
-// and √(peak·rate), let about 6 in 100 through.)
+// errors of sampling keeps that from reading as growth. By the binomial
+// model of the profile about 1 capture in 100 of such a site still clears
+// it (the floor before, two sampling periods and √(peak·rate), let about
+// 6 in 100 through), so a capture that names it is repeated once and the
+// test fails only when the second does too.
 func TestSteadyHeapWindow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("captures a live program for 7 s")
 	}
+	for try := 1; ; try++ {
+		sampled, named := captureSteadyHeap(t, try)
+		if !sampled {
+			t.Skip("the heap profiles never sampled main.churn: nothing to judge")
+		}
+		if len(named) == 0 {
+			return
+		}
+		if try == 2 {
+			t.Fatalf("two captures of a steady heap named suspects: %s", strings.Join(named, "; "))
+		}
+		t.Logf("capture %d named %s (the sampling tail); capturing again", try, strings.Join(named, "; "))
+	}
+}
+
+// captureSteadyHeap captures testdata/steadyheap once and returns whether
+// its window was sampled and the suspects the analysis names in its code.
+func captureSteadyHeap(t *testing.T, try int) (sampled bool, named []string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p, err := samples.Start(ctx, "testdata/steadyheap")
@@ -34,7 +55,7 @@ func TestSteadyHeapWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	out := filepath.Join(t.TempDir(), "steady.lsb")
+	out := filepath.Join(t.TempDir(), fmt.Sprintf("steady-%d.lsb", try))
 	if _, err := capture.Run(ctx, capture.Options{PID: p.PID, URL: p.URL, Out: out, Duration: 7 * time.Second,
 		Interval: time.Second, NoEBPF: true}, nil); err != nil {
 		t.Fatal(err)
@@ -57,22 +78,19 @@ func TestSteadyHeapWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sampled := false
 	for _, d := range diff {
 		sampled = sampled || d.Location == "main.churn" && (d.Bytes > 0 || d.BaseBytes > 0)
 	}
 	for _, g := range rep.Heap.Growers {
 		if g.Location == "main.churn" {
 			sampled = true
-			t.Logf("main.churn in the growth table: rise %.0f, floor %.0f (%s)", g.Range.Rise, g.Range.Floor, g.Range.FloorBasis)
+			t.Logf("capture %d: main.churn in the growth table: rise %.0f, floor %.0f (%s)", try, g.Range.Rise, g.Range.Floor, g.Range.FloorBasis)
 		}
-	}
-	if !sampled {
-		t.Skipf("the heap profiles never sampled main.churn (%d snapshots): nothing to judge", len(snaps))
 	}
 	for _, s := range rep.Suspects {
 		if strings.HasPrefix(s.Location, "main.") {
-			t.Errorf("steady window named suspect %s %s at %s (score %.0f): %+v", s.ID, s.Pattern, s.Location, s.Score, s.Range)
+			named = append(named, fmt.Sprintf("%s %s at %s (score %.0f, %+v)", s.ID, s.Pattern, s.Location, s.Score, s.Range))
 		}
 	}
+	return sampled, named
 }
