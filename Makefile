@@ -25,8 +25,9 @@ deps: deps-apt deps-npm
 	cd export/duckdbtest && $(GO) mod download
 	cd samples/libs && $(GO) mod download
 
-## (gcc: the race detector, which the dump parser's tests run, needs cgo;
-## qemu-user: the arm64 test runs leakscope and its target under it.)
+## (gcc: the race detector, which the dump parser's tests run, and the cgo
+## trace test program need cgo; qemu-user: the arm64 test runs leakscope and
+## its target under it.)
 deps-apt:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \

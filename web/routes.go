@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/leakscope/leakscope/analysis"
 )
 
 // DefaultMaxUpload is the largest upload body accepted when
@@ -29,6 +31,10 @@ type Options struct {
 	// WriteIdle and ReadIdle bound how long a client may stop reading an
 	// answer or sending an upload (0: DefaultWriteIdle, DefaultReadIdle).
 	WriteIdle, ReadIdle time.Duration
+	// Transitions decodes goroutines' state changes from a capture's raw
+	// traces, for per-goroutine state lanes. The command sets it to
+	// ingest/gotrace.Transitions (web does not import the parsers).
+	Transitions analysis.TransitionSource
 }
 
 // idRoute matches capture ids only (see idPattern), so no id can name a

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/gotrace"
 	"github.com/leakscope/leakscope/samples/bundles"
 	"github.com/leakscope/leakscope/web"
 )
@@ -91,7 +92,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload}),
+		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload, Transitions: gotrace.Transitions}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Answers and uploads have idle deadlines per write and read
 		// (web.DefaultWriteIdle, DefaultReadIdle), not a total one: a large

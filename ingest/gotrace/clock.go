@@ -157,15 +157,6 @@ func (b *byteCounter) ReadByte() (byte, error) {
 	return c, err
 }
 
-// Wire-format event types used by prescanEnd (internal/trace/tracev2).
-const (
-	evEventBatch        = 1
-	evFrequency         = 8
-	evExperimentalBatch = 49
-	evSync              = 50
-	evEndOfGeneration   = 52
-)
-
 // unixNanos returns t as Unix nanoseconds, 0 for the zero time.
 func unixNanos(t time.Time) int64 {
 	if t.IsZero() {

@@ -10,12 +10,11 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// The two high-volume tables (trace_transitions, one row per state change,
-// and trace_goroutines) are built column by column here and handed to the
+// The high-volume table trace_goroutines (one row per goroutine, millions
+// in a busy trace) is built column by column here and handed to the
 // bundle as whole record batches, instead of row by row through
 // bundle.Writer.Append: that skips boxing each row in an interface and
-// hashing every dictionary string, which would otherwise cost more than
-// parsing the trace does.
+// hashing every dictionary string.
 
 // dictCol is a dictionary-encoded string column whose dictionary grows as
 // new values arrive. The dictionary array is rebuilt only when it grew, so
@@ -27,11 +26,13 @@ type dictCol struct {
 	values []string
 	index  map[string]int32
 	dict   arrow.Array // cached dictionary of values, nil when stale
-	// one-entry cache: consecutive rows often repeat a value, and
-	// comparing equal strings that share their bytes costs no hashing.
-	last    string
-	lastID  int32
-	hasLast bool
+	// Rows repeat few values, mostly the very same strings, which compare
+	// equal at once: a small cache saves hashing them.
+	cache [16]struct {
+		v  string
+		id int32
+		ok bool
+	}
 }
 
 func newDictCol(mem memory.Allocator, initial ...string) *dictCol {
@@ -44,17 +45,22 @@ func newDictCol(mem memory.Allocator, initial ...string) *dictCol {
 
 // id returns the dictionary index of v, adding it when new.
 func (d *dictCol) id(v string) int32 {
-	if d.hasLast && v == d.last {
-		return d.lastID
+	slot := len(v) & 15
+	if len(v) > 0 {
+		slot = (len(v) ^ int(v[len(v)-1])) & 15
+	}
+	c := &d.cache[slot]
+	if c.ok && c.v == v {
+		return c.id
 	}
 	if i, ok := d.index[v]; ok {
-		d.last, d.lastID, d.hasLast = v, i, true
+		c.v, c.id, c.ok = v, i, true
 		return i
 	}
 	i := int32(len(d.values))
 	d.values = append(d.values, v)
 	d.index[v] = i
-	d.last, d.lastID, d.hasLast = v, i, true
+	c.v, c.id, c.ok = v, i, true
 	if d.dict != nil {
 		d.dict.Release()
 		d.dict = nil
@@ -135,112 +141,6 @@ func assemble(mem memory.Allocator, sc *arrow.Schema, n int, cols map[string]arr
 // stateIDs are the dictionary indexes of goStateNames in state columns.
 func stateDict(mem memory.Allocator) *dictCol { return newDictCol(mem, goStateNames[:]...) }
 
-// transitionCols builds trace_transitions batches in plain Go slices,
-// which become the record's buffers without a copy. A batch's slices go
-// back to the pool once the sink has written (encoded) its record.
-type transitionCols struct {
-	mem      memory.Allocator
-	cur      *transitionBatch
-	pool     chan *transitionBatch
-	from, to *dictCol
-	reason   *dictCol
-	// one-entry cache of the last non-empty reason: most rows repeat it.
-	lastReason string
-	lastID     int32
-}
-
-type transitionBatch struct {
-	ts, mono, goid, stack []int64
-	from, to, reason      []int32
-	valid                 []byte
-}
-
-func newTransitionBatch() *transitionBatch {
-	return &transitionBatch{
-		ts: make([]int64, 0, colBatchRows), mono: make([]int64, 0, colBatchRows),
-		goid: make([]int64, 0, colBatchRows), stack: make([]int64, 0, colBatchRows),
-		from: make([]int32, 0, colBatchRows), to: make([]int32, 0, colBatchRows),
-		reason: make([]int32, 0, colBatchRows),
-	}
-}
-
-func (b *transitionBatch) reset() {
-	b.ts, b.mono, b.goid, b.stack = b.ts[:0], b.mono[:0], b.goid[:0], b.stack[:0]
-	b.from, b.to, b.reason = b.from[:0], b.to[:0], b.reason[:0]
-}
-
-func newTransitionCols(mem memory.Allocator) *transitionCols {
-	return &transitionCols{
-		mem:    mem,
-		cur:    newTransitionBatch(),
-		pool:   make(chan *transitionBatch, 2),
-		from:   stateDict(mem),
-		to:     stateDict(mem),
-		reason: newDictCol(mem, ""),
-	}
-}
-
-func (c *transitionCols) len() int { return len(c.cur.ts) }
-
-func (c *transitionCols) append(ts, mono, goid int64, from, to int32, reason string, stack int64) {
-	b := c.cur
-	b.ts = append(b.ts, ts)
-	b.mono = append(b.mono, mono)
-	b.goid = append(b.goid, goid)
-	b.from = append(b.from, from)
-	b.to = append(b.to, to)
-	var rid int32
-	if reason != "" {
-		if reason != c.lastReason {
-			c.lastReason, c.lastID = reason, c.reason.id(reason)
-		}
-		rid = c.lastID
-	}
-	b.reason = append(b.reason, rid)
-	b.stack = append(b.stack, stack)
-}
-
-// record turns the current batch into a record and starts a new batch;
-// recycle must be called with the returned batch once the record has been
-// written and released.
-func (c *transitionCols) record() (arrow.Record, *transitionBatch, error) {
-	b := c.cur
-	select {
-	case c.cur = <-c.pool:
-		c.cur.reset()
-	default:
-		c.cur = newTransitionBatch()
-	}
-	n := len(b.ts)
-	// Null stack ids (0) get a validity bitmap.
-	var nulls int
-	b.valid, nulls = validity(b.valid[:0], b.stack)
-	rec, err := assemble(c.mem, schema.TraceTransitionsSchema, n, map[string]arrow.Array{
-		schema.ColTS:      i64Array(schema.Timestamp, b.ts, nil, 0),
-		schema.ColMonoNS:  i64Array(arrow.PrimitiveTypes.Int64, b.mono, nil, 0),
-		schema.ColGoid:    i64Array(arrow.PrimitiveTypes.Int64, b.goid, nil, 0),
-		schema.ColFrom:    dictArray(c.from, b.from),
-		schema.ColTo:      dictArray(c.to, b.to),
-		schema.ColReason:  dictArray(c.reason, b.reason),
-		schema.ColStackID: i64Array(arrow.PrimitiveTypes.Int64, b.stack, b.valid, nulls),
-	})
-	return rec, b, err
-}
-
-// recycle returns a written batch's slices for reuse.
-func (c *transitionCols) recycle(b *transitionBatch) {
-	select {
-	case c.pool <- b:
-	default:
-	}
-}
-
-func (c *transitionCols) release() {
-	c.from.release()
-	c.to.release()
-	c.reason.release()
-}
-
 // i64Array wraps vals (and an optional validity bitmap) as an array of
 // type t without copying.
 func i64Array(t arrow.DataType, vals []int64, valid []byte, nulls int) arrow.Array {
@@ -262,8 +162,10 @@ func dictArray(d *dictCol, idx []int32) arrow.Array {
 	return array.NewDictionaryArray(schema.DictString, ia, d.dictionary())
 }
 
-// goroutineCols builds trace_goroutines batches in plain Go slices, like
-// transitionCols; null ids and times are 0 and get a validity bitmap.
+// goroutineCols builds trace_goroutines batches in plain Go slices, which
+// become the record's buffers without a copy; null ids and times are 0
+// and get a validity bitmap. A batch's slices go back to the pool once the
+// sink has written (encoded) its record.
 type goroutineCols struct {
 	mem                  memory.Allocator
 	cur                  *goroutineBatch
@@ -277,6 +179,15 @@ type goroutineBatch struct {
 	valid                                                                [7][]byte
 }
 
+func newGoroutineBatch() *goroutineBatch {
+	n := colBatchRows
+	return &goroutineBatch{
+		goid: make([]int64, 0, n), parent: make([]int64, 0, n), created: make([]int64, 0, n), ended: make([]int64, 0, n),
+		createdMono: make([]int64, 0, n), endedMono: make([]int64, 0, n), creation: make([]int64, 0, n), last: make([]int64, 0, n),
+		start: make([]int32, 0, n), state: make([]int32, 0, n), reason: make([]int32, 0, n),
+	}
+}
+
 func (b *goroutineBatch) reset() {
 	b.goid, b.parent, b.created, b.ended = b.goid[:0], b.parent[:0], b.created[:0], b.ended[:0]
 	b.createdMono, b.endedMono, b.creation, b.last = b.createdMono[:0], b.endedMono[:0], b.creation[:0], b.last[:0]
@@ -286,7 +197,7 @@ func (b *goroutineBatch) reset() {
 func newGoroutineCols(mem memory.Allocator) *goroutineCols {
 	return &goroutineCols{
 		mem:    mem,
-		cur:    &goroutineBatch{},
+		cur:    newGoroutineBatch(),
 		pool:   make(chan *goroutineBatch, 2),
 		start:  newDictCol(mem, ""),
 		state:  stateDict(mem),
@@ -294,19 +205,21 @@ func newGoroutineCols(mem memory.Allocator) *goroutineCols {
 	}
 }
 
-func (c *goroutineCols) append(r *schema.TraceGoroutine) {
+// appendRow adds the row of goroutine goid; endWall and endMono are its
+// end (0: alive at the end of the trace).
+func (c *goroutineCols) appendRow(goid int64, g *gor, endWall, endMono int64) {
 	b := c.cur
-	b.goid = append(b.goid, r.Goid)
-	b.parent = append(b.parent, r.ParentGoid)
-	b.created = append(b.created, r.CreatedTS)
-	b.ended = append(b.ended, r.EndedTS)
-	b.createdMono = append(b.createdMono, r.CreatedMonoNS)
-	b.endedMono = append(b.endedMono, r.EndedMonoNS)
-	b.creation = append(b.creation, r.CreationStackID)
-	b.start = append(b.start, c.start.id(r.StartFunction))
-	b.state = append(b.state, c.stateID(r.LastState))
-	b.reason = append(b.reason, c.reason.id(r.LastReason))
-	b.last = append(b.last, r.LastStackID)
+	b.goid = append(b.goid, goid)
+	b.parent = append(b.parent, g.parent)
+	b.created = append(b.created, g.createdWall)
+	b.ended = append(b.ended, endWall)
+	b.createdMono = append(b.createdMono, g.createdMono)
+	b.endedMono = append(b.endedMono, endMono)
+	b.creation = append(b.creation, g.creationStack)
+	b.start = append(b.start, c.start.id(g.startFunc))
+	b.state = append(b.state, stateID(g.state))
+	b.reason = append(b.reason, c.reason.id(g.reason))
+	b.last = append(b.last, g.lastStack)
 }
 
 // record turns the current batch into a record and starts a new batch;
@@ -318,7 +231,7 @@ func (c *goroutineCols) record() (arrow.Record, *goroutineBatch, error) {
 	case c.cur = <-c.pool:
 		c.cur.reset()
 	default:
-		c.cur = &goroutineBatch{}
+		c.cur = newGoroutineBatch()
 	}
 	opt := func(i int, t arrow.DataType, vals []int64) arrow.Array {
 		var nulls int
@@ -348,17 +261,6 @@ func (c *goroutineCols) recycle(b *goroutineBatch) {
 	case c.pool <- b:
 	default:
 	}
-}
-
-// stateID is the dictionary index of a state name: the index of a known
-// state, without a lookup.
-func (c *goroutineCols) stateID(name string) int32 {
-	for i, n := range goStateNames {
-		if n == name {
-			return int32(i)
-		}
-	}
-	return c.state.id(name)
 }
 
 func (c *goroutineCols) len() int { return len(c.cur.goid) }

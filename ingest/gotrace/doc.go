@@ -1,6 +1,8 @@
 // Package gotrace turns Go execution traces (runtime/trace output and
 // /debug/pprof/trace, Go 1.22+ wire format) into bundle tables, reading
-// them event by event with golang.org/x/exp/trace.
+// them with golang.org/x/exp/trace one generation at a time, several
+// generations at once, and decodes goroutines' state changes from the raw
+// trace again when asked ([Transitions]).
 //
 // # Tables
 //
@@ -13,16 +15,25 @@
 //     of the window, e.g. waiting / "chan receive" / where it blocked
 //     ("notexist" for a goroutine that ended). States are undetermined,
 //     notexist, runnable, running, waiting and syscall.
-//   - trace_transitions: one row per goroutine state change (from != to),
-//     with the trace's reason ("chan send", "select", "sync", "sleep",
-//     "network", "GC mark assist wait for work", …) and stack. For a
-//     creation (notexist → runnable/waiting) the stack is the creator's.
-//     A goroutine already alive when the window starts shows up first as
+//     A cgo callback's goroutine, which the runtime creates and destroys
+//     for each callback from a C thread and whose id comes back with a
+//     later callback, has one row: from its first creation to its last
+//     end.
+//   - trace_generations: one row per generation of the raw trace: its
+//     byte range (offset, length) in the raw file a.Name names, the wall
+//     time of its first and last event, how trace time maps to wall and
+//     monotonic time in it, and its event and goroutine counts. It is
+//     what [Transitions] reads the raw trace back by.
+//   - trace_transitions is not written (it was, before trace_generations):
+//     one row per state change is tens of millions of rows in a busy
+//     trace, read only for the few goroutines a view shows, so
+//     [Transitions] decodes them on demand from the generations those
+//     goroutines lived in. Its rows (ts, mono_ns, goid, from, to, reason,
+//     stack_id) keep the table's meaning: reason is the trace's ("chan
+//     send", "select", "sync", "sleep", "network", …), the stack of a
+//     creation (notexist → runnable/waiting) is the creator's, and a
+//     goroutine already alive when a window starts shows up first as
 //     undetermined → its state, with the stack where it was parked.
-//     runnable → running rows (the scheduler starting a goroutine: a third
-//     of all changes, without reason or stack) are left out unless
-//     Options.SchedulingTransitions is set; a goroutine's running periods
-//     then show as the time between its unblock and its next change.
 //   - spans: tasks (span_id = task_id = the runtime's task id,
 //     parent_span_id = the parent task), regions (parent = the enclosing region on the same
 //     goroutine, else the region's task) and log events (kind "log",
@@ -80,25 +91,36 @@
 //
 // # Performance
 //
-// Events are read on one goroutine and turned into rows on another; state
-// transitions (nine events in ten) cross undecoded and are decoded on the
-// second goroutine, leaving the reader little more than x/exp/trace's own
-// work. trace_transitions, trace_goroutines and spans are built as plain
-// column slices or builders and handed, in batches of up to 256 Ki rows
-// (arrow sets up a zstd encoder per batch), to a third goroutine that
-// writes (zstd-compresses) them. Stack handles are interned
-// once per generation through a cache keyed by the handle, and each
-// goroutine remembers its last handle; live goroutines sit in a table
-// paged by goid (see liveTable) rather than a map.
-// gotrace_bench_test.go compares Ingest with a bare x/exp/trace loop on a
-// 220 MB trace of testdata/bigprog; see its comments for the commands.
+// A generation (about a second of the program) carries its own string
+// and stack tables and every live goroutine's status, so it can be read
+// on its own. One goroutine (the framer) reads only batch headers and cuts
+// the input into generations; Options.Workers goroutines (one per CPU, at
+// most four) decode generations with x/exp/trace at once, each reducing
+// its generation to a few steps per goroutine life (its first event, its
+// end, what the row needs), varint-encoded in parts they hand over as they
+// fill; this goroutine merges the parts in trace order into rows; and a
+// sink goroutine interns stacks and writes (zstd-compresses) batches. A
+// file is read where it lies (workers read their generation's byte range);
+// a stream is buffered a few generations at a time. Batches are large and
+// few: arrow's IPC writer sets up a new zstd encoder, with a 16 MB
+// history, for every batch it compresses. gotrace_bench_test.go compares
+// Ingest with a bare x/exp/trace loop on a 220 MB trace of
+// testdata/bigprog; see its comments for the commands.
 //
 // # Bad input
 //
 // Input without the "go 1.NN trace" header is refused ([ErrNotTrace]);
-// Go 1.21 and older formats are refused ([ErrUnsupported]). A trace cut
-// short or corrupt keeps every complete generation (x/exp/trace reads a
-// whole generation before emitting its events, so a truncated tail costs
-// only the incomplete generation); the artifact and the trace source are
-// marked truncated with where and why, and [Ingest] returns nil.
+// Go 1.21 and older formats are refused ([ErrUnsupported]). A corrupt
+// trace is refused with [ErrCorrupt] and a [*CorruptError] saying where
+// and what: a byte that does not start a batch, a batch larger than the
+// runtime writes, generation 0, generations out of order or interleaved,
+// or a complete generation that x/exp/trace cannot decode. A trace cut
+// short keeps every complete generation: the artifact and the trace
+// source are marked truncated with where and why, and [Ingest] returns
+// nil; cut before its first generation is complete, it is refused with
+// [ErrIncomplete], since nothing is left to keep. A generation is
+// complete when its end-of-generation marker (Go 1.26+), or the next
+// generation, follows it; the last generation of an older trace is
+// complete when it ends with a string or stack table, which the runtime
+// writes last.
 package gotrace

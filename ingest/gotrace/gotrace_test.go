@@ -97,9 +97,22 @@ func TestIngestProgram(t *testing.T) {
 	if m := one(sum.Main); m.EndedTS != 0 || m.CreatedTS != 0 || m.StartFunction == "" {
 		t.Errorf("main goroutine (alive before and after the trace): %+v", m)
 	}
-	// Every goroutine that ended in the trace has a transition to notexist.
+	// Every goroutine that ended in the trace has a transition to notexist;
+	// the leakers block where they leak.
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int64, 0, len(tb.goroutines))
+	for _, g := range tb.goroutines {
+		all = append(all, g.Goid)
+	}
+	trs, err := Transitions(b, all, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var toNotExist, blocks int
-	for _, tr := range tb.transitions {
+	for _, tr := range trs {
 		if tr.To == "notexist" {
 			toNotExist++
 		}
@@ -311,28 +324,5 @@ func TestIngestWindows(t *testing.T) {
 	}
 	if open < 2 {
 		t.Errorf("%d open spans over both windows", open)
-	}
-}
-
-func TestSchedulingTransitions(t *testing.T) {
-	rec := record(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	count := func(opts Options) (starts, all int) {
-		dir, _ := ingestFiles(t, mem, opts, rec.window1)
-		for _, tr := range readTables(t, dir, mem).transitions {
-			all++
-			if tr.From == "runnable" && tr.To == "running" {
-				starts++
-			}
-		}
-		return starts, all
-	}
-	if starts, _ := count(Options{}); starts != 0 {
-		t.Errorf("%d runnable→running rows by default, want none", starts)
-	}
-	starts, all := count(Options{SchedulingTransitions: true})
-	if starts == 0 || starts >= all {
-		t.Errorf("with SchedulingTransitions: %d runnable→running of %d rows", starts, all)
 	}
 }

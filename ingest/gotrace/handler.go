@@ -1,8 +1,6 @@
 package gotrace
 
 import (
-	"time"
-
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/exp/trace"
 
@@ -10,30 +8,35 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// handler turns decoded records into rows. It runs on one goroutine and
-// keeps only live state: goroutines that exist, open tasks and regions,
-// and the current generation's stack cache.
+// handler merges the generations, in order, into rows. It runs on one
+// goroutine and keeps only live state: goroutines that exist (and cgo
+// callback goroutines between two callbacks), open tasks and regions, and
+// the stacks seen so far.
 type handler struct {
-	w      *bundle.Writer
-	source string
-	opts   Options
-	clk    clock
-	stacks *stackCache
+	w            *bundle.Writer
+	source       string // the raw trace's name in the bundle
+	metricSource string // the metrics' source column
+	opts         Options
+	clk          clock
+	stacks       *stackCache
 
-	live  *liveTable
-	tasks map[uint64]*task
+	live    *liveTable
+	dormant map[int64]*gor // cgo callback goroutines between callbacks
+	free    []*gor         // ended goroutines, for reuse
+	tasks   map[uint64]*task
 
 	spanBase int64
 	nextSpan int64
 
 	metrics metricState
 
-	trans     *transitionCols
-	gcols     *goroutineCols
-	scols     *spanCols
-	sink      *sink
-	lastFlush time.Time
-	pending   []schema.Row
+	gcols   *goroutineCols
+	scols   *spanCols
+	sink    *sink
+	pending []schema.Row
+
+	genIDs []int64 // local stack id of each stack index of the generation being merged
+	steps  stepReader
 
 	syncs   int64
 	records int64
@@ -41,8 +44,6 @@ type handler struct {
 	first   int64 // trace time of the first sync
 	last    int64 // trace time of the last record
 	err     error
-
-	tmp rec // the state transition being handled (see pump)
 }
 
 // gor is a live goroutine.
@@ -55,35 +56,34 @@ type gor struct {
 	state         trace.GoState
 	reason        string
 	lastStack     int64
-	// lastHandle is the trace stack lastStack came from (of the current
-	// generation, cleared at each sync): a goroutine often blocks where
-	// it blocked before, and comparing handles is cheaper than looking
-	// one up.
-	lastHandle trace.Stack
-	regions    []*region
+	// wall and monotonic time of the end of a dormant cgo goroutine
+	endWall, endMono int64
+	regions          []region // open regions, innermost last
 }
 
-// colBatchRows is the most rows the column-built tables buffer before a
-// batch is written; a batch is also written at least every FlushInterval.
-// Batches are large because arrow's IPC writer sets up a new zstd encoder
-// (with its multi-megabyte history) for every batch it compresses.
-const colBatchRows = 256 * 1024
+// colBatchRows is the most trace_goroutines rows buffered before a batch
+// is written (see flushCols).
+const colBatchRows = 128 * 1024
 
 func newHandler(w *bundle.Writer, mem memory.Allocator, source string, opts Options, window int64) *handler {
+	metric := source
+	if metric == "" {
+		metric = bundle.SourceTrace
+	}
 	return &handler{
-		trans:     newTransitionCols(mem),
-		gcols:     newGoroutineCols(mem),
-		scols:     newSpanCols(mem),
-		sink:      newSink(w),
-		lastFlush: time.Now(),
-		w:         w,
-		source:    source,
-		opts:      opts,
-		stacks:    newStackCache(),
-		live:      newLiveTable(),
-		tasks:     make(map[uint64]*task),
-		spanBase:  (window + 1) << spanWindowShift,
-		rows:      make(map[string]int64),
+		gcols:        newGoroutineCols(mem),
+		scols:        newSpanCols(mem),
+		sink:         newSink(w),
+		w:            w,
+		source:       source,
+		metricSource: metric,
+		opts:         opts,
+		stacks:       newStackCache(),
+		live:         newLiveTable(),
+		dormant:      make(map[int64]*gor),
+		tasks:        make(map[uint64]*task),
+		spanBase:     (window + 1) << spanWindowShift,
+		rows:         make(map[string]int64),
 	}
 }
 
@@ -107,7 +107,7 @@ func (h *handler) appendSpan(s *schema.Span) {
 }
 
 // pendingRows is how many low-volume rows are handed over at once.
-const pendingRows = 4096
+const pendingRows = 64 * 1024
 
 func (h *handler) flushPending() {
 	if len(h.pending) > 0 {
@@ -120,28 +120,13 @@ func (h *handler) flushPending() {
 // (spans carry free text, so their batches are kept smaller).
 const spanBatchRows = 64 * 1024
 
-// flushCols hands buffered transition rows to the sink when a batch is
-// full (spans too), and every buffered row once a second has passed or
-// when force is set. Goroutine rows are few, so they wait for the clock.
+// flushCols hands each table's buffered rows to the sink once they fill a
+// batch, or all of them when force is set. There is no time limit: a
+// trace is ingested in seconds, and arrow's IPC writer sets up a new zstd
+// encoder (with a 16 MB history) for every batch it compresses, so a batch
+// a second per table would cost more than the rows.
 func (h *handler) flushCols(force bool) {
-	nt := h.trans.len()
-	if !force && nt < colBatchRows && h.scols.len() < spanBatchRows {
-		if (nt+h.gcols.len())%1024 != 0 || time.Since(h.lastFlush) < bundle.FlushInterval {
-			return
-		}
-		force = true
-	}
-	if nt > 0 && h.err == nil && (force || nt >= colBatchRows) {
-		rec, b, err := h.trans.record()
-		if err != nil {
-			h.err = err
-			return
-		}
-		h.rows[schema.TableTraceTransitions] += int64(nt)
-		h.sink.write(schema.TableTraceTransitions, rec, func() { h.trans.recycle(b) }, h.stacks.takeFresh())
-	}
-	if n := h.gcols.len(); n > 0 && h.err == nil && (force || n >= colBatchRows) {
-		h.lastFlush = time.Now()
+	if n := h.gcols.len(); n > 0 && (force || n >= colBatchRows) && h.err == nil {
 		rec, b, err := h.gcols.record()
 		if err != nil {
 			h.err = err
@@ -150,7 +135,7 @@ func (h *handler) flushCols(force bool) {
 		h.rows[schema.TableTraceGoroutines] += int64(n)
 		h.sink.write(schema.TableTraceGoroutines, rec, func() { h.gcols.recycle(b) }, h.stacks.takeFresh())
 	}
-	if n := h.scols.len(); n > 0 && h.err == nil && (force || n >= spanBatchRows) {
+	if n := h.scols.len(); n > 0 && (force || n >= spanBatchRows) && h.err == nil {
 		rec, err := h.scols.record()
 		if err != nil {
 			h.err = err
@@ -160,7 +145,9 @@ func (h *handler) flushCols(force bool) {
 		h.sink.write(schema.TableSpans, rec, nil, nil)
 	}
 	if force {
-		h.lastFlush = time.Now()
+		if fresh := h.stacks.takeFresh(); len(fresh) > 0 && h.err == nil {
+			h.sink.intern(fresh)
+		}
 		h.flushPending()
 	}
 	if h.sink.failed.Load() && h.err == nil {
@@ -174,25 +161,15 @@ func (h *handler) close() {
 	if err := h.sink.close(); err != nil && h.err == nil {
 		h.err = err
 	}
-	h.trans.release()
 	h.gcols.release()
 	h.scols.release()
 }
 
-func (h *handler) stack(s trace.Stack) stackInfo { return h.stacks.get(s) }
-
 // handle processes one record.
 func (h *handler) handle(r *rec) {
-	h.records++
-	h.last = r.ts
-	if r.kind != recSync && !h.clk.set {
-		h.fallbackClock()
-	}
 	switch r.kind {
 	case recSync:
 		h.sync(r)
-	case recGo:
-		h.goTransition(r)
 	case recTaskBegin:
 		h.taskBegin(r)
 	case recTaskEnd:
@@ -216,10 +193,6 @@ func (h *handler) handle(r *rec) {
 // mapping and drops the previous generation's stack handles.
 func (h *handler) sync(r *rec) {
 	h.syncs++
-	h.stacks.reset()
-	// Forget the previous generation's handles, which would otherwise
-	// keep its tables in memory.
-	h.live.each(func(_ int64, g *gor) { g.lastHandle = trace.NoStack })
 	if h.syncs == 1 {
 		h.first = r.ts
 	}
@@ -228,7 +201,7 @@ func (h *handler) sync(r *rec) {
 		h.metrics.emitGoroutines(h, r.ts, true)
 	}
 	if r.hasSnap && !h.opts.ignoreSnapshots {
-		h.clk.setSnapshot(&r.snap)
+		h.clk.setSnapshot(r.snap)
 		h.append(schema.ClockSync{MonoNS: int64(r.snap.Mono), TS: r.snap.Wall.UnixNano(), Source: bundle.SourceTrace})
 		return
 	}
@@ -239,6 +212,9 @@ func (h *handler) sync(r *rec) {
 // first sync, so that a trace cut inside its first generation (which ends
 // in a lone sync) records no clock method.
 func (h *handler) fallbackClock() {
+	if h.clk.set {
+		return
+	}
 	h.clk.set = true
 	switch {
 	case h.opts.WallOffsetNS != 0:
@@ -253,81 +229,166 @@ func (h *handler) fallbackClock() {
 	}
 }
 
-// goTransition records a goroutine state change and keeps the goroutine's
-// live state; a goroutine's row is written when it ends.
-func (h *handler) goTransition(r *rec) {
-	g := h.live.get(r.g)
-	var stackID int64
+// startGen prepares the merge of a generation.
+func (h *handler) startGen() {
+	h.genIDs = append(h.genIDs[:0], 0)
+}
+
+// mergePart applies a run of a generation's steps: the lives of its
+// goroutines and its notes, in trace order.
+func (h *handler) mergePart(p *part) {
+	h.genIDs = h.stacks.resolve(h.genIDs, p.stacks)
+	r := &h.steps
+	r.reset(p)
+	for {
+		switch r.next() {
+		case 0:
+			return
+		case stepStart:
+			h.fallbackClock()
+			h.startLife(&r.start)
+		case stepEnd:
+			h.endLife(&r.end)
+		case stepNote:
+			if r.note.kind != recSync {
+				h.fallbackClock()
+			}
+			h.handle(&r.note)
+		}
+	}
+}
+
+// endGen finishes the merge of generation c: its index row.
+func (h *handler) endGen(c *chunk) {
+	sum := &c.sum
+	h.records += sum.events
+	h.last = max(h.last, sum.last)
+	h.append(schema.TraceGeneration{
+		Source: h.source, Generation: int64(c.gen), Offset: c.off, Length: c.end - c.off,
+		StartTS: h.clk.wall(sum.first), EndTS: h.clk.wall(max(sum.last, sum.first)),
+		WallOffsetNS: h.clk.wall(0), MonoOffsetNS: h.clk.mono(0),
+		Events: sum.events, Goroutines: sum.lives,
+	})
+	h.flushCols(false)
+}
+
+// startLife brings in a goroutine at its first event of a generation. A
+// goroutine already known from an earlier generation is left as it is
+// (its status at the generation's start repeats what was known), a cgo
+// callback goroutine whose id comes back is revived, and a new one is
+// added.
+func (h *handler) startLife(s *lifeStart) {
+	if h.live.get(s.goid) != nil {
+		return
+	}
+	created := s.flags&lifeCreated != 0
+	if created {
+		h.metrics.goroutinesChanged(h, s.ts)
+	}
+	if g := h.dormant[s.goid]; g != nil && created {
+		delete(h.dormant, s.goid)
+		g.endWall, g.endMono = 0, 0
+		g.state = s.firstTo
+		if s.firstStack != 0 {
+			g.lastStack = h.genIDs[s.firstStack]
+		}
+		h.live.put(s.goid, g)
+		return
+	}
+	g := h.newGor()
+	g.startFunc, g.lastStack, g.state = h.root(s.firstStack), h.genIDs[s.firstStack], s.firstTo
+	if created {
+		g.parent = s.parent
+		g.createdWall = h.clk.wall(s.ts)
+		g.createdMono = h.clk.mono(s.ts)
+		g.creationStack = h.genIDs[s.creationStack]
+	}
+	h.live.put(s.goid, g)
+}
+
+// root returns the outermost function of the generation's stack i.
+func (h *handler) root(i int32) string {
+	if i == 0 {
+		return ""
+	}
+	return h.stacks.roots[h.genIDs[i]]
+}
+
+// endLife applies the events of a goroutine's life after its first, and
+// ends it if it ended. A cgo callback's goroutine (ended in a syscall)
+// waits, dormant, in case its id comes back with the next callback: the
+// runtime reuses it, and the window then still has one row for it.
+func (h *handler) endLife(e *lifeEnd) {
+	g := h.live.get(e.goid)
 	if g == nil {
-		g = &gor{}
-		h.live.put(r.g, g)
-		si := h.stack(r.stack)
-		g.startFunc = si.root
-		g.lastStack = si.id
-		if r.creation {
-			if r.ctxG > 0 {
-				g.parent = r.ctxG
-			}
-			g.createdWall = h.clk.wall(r.ts)
-			g.createdMono = h.clk.mono(r.ts)
-			g.creationStack = h.stack(r.stack2).id
-			stackID = g.creationStack
-		} else {
-			stackID = si.id
-		}
-		if r.creation {
-			h.metrics.goroutinesChanged(h, r.ts)
-		}
-	} else if r.stack != trace.NoStack {
-		if r.stack != g.lastHandle {
-			si := h.stack(r.stack)
-			g.lastHandle = r.stack
-			g.lastStack = si.id
-			if g.startFunc == "" {
-				g.startFunc = si.root
-			}
-		}
-		stackID = g.lastStack
+		return
 	}
-	if r.to != trace.GoRunning || r.from != trace.GoRunnable || h.opts.SchedulingTransitions {
-		h.trans.append(h.clk.wall(r.ts), h.clk.mono(r.ts), r.g, stateID(r.from), stateID(r.to), r.str, stackID)
-		h.flushCols(false)
+	if e.stack != 0 {
+		g.lastStack = h.genIDs[e.stack]
 	}
-	g.state = r.to
-	if r.str != "" || r.to == trace.GoRunning {
-		g.reason = r.str
+	if g.startFunc == "" && e.rootStack != 0 {
+		g.startFunc = h.root(e.rootStack)
 	}
-	if r.to == trace.GoNotExist {
-		h.endGoroutine(r.g, g, r.ts)
+	if e.flags&lifeState != 0 {
+		g.state = e.state
+	}
+	if e.flags&lifeReason != 0 {
+		g.reason = e.reason
+	}
+	switch {
+	case e.flags&lifeEnded == 0:
+	case e.flags&lifeEndSyscall != 0:
+		g.endWall, g.endMono = h.clk.wall(e.ts), h.clk.mono(e.ts)
+		h.closeRegions(g)
+		h.live.remove(e.goid)
+		h.dormant[e.goid] = g
+		h.metrics.goroutinesChanged(h, e.ts)
+	default:
+		h.endGoroutine(e.goid, g, e.ts)
 	}
 }
 
 // endGoroutine writes the row of a goroutine that ended at trace time ts
 // (or, with ts 0, is still alive at the end of the trace) and forgets it.
 func (h *handler) endGoroutine(goid int64, g *gor, ts int64) {
-	row := schema.TraceGoroutine{
-		Goid:            goid,
-		ParentGoid:      g.parent,
-		CreatedTS:       g.createdWall,
-		CreatedMonoNS:   g.createdMono,
-		CreationStackID: g.creationStack,
-		StartFunction:   g.startFunc,
-		LastState:       stateName(g.state),
-		LastReason:      g.reason,
-		LastStackID:     g.lastStack,
-	}
 	if ts != 0 {
-		row.EndedTS = h.clk.wall(ts)
-		row.EndedMonoNS = h.clk.mono(ts)
+		h.writeGoroutine(goid, g, h.clk.wall(ts), h.clk.mono(ts))
+	} else {
+		h.writeGoroutine(goid, g, 0, 0)
 	}
-	h.gcols.append(&row)
-	for i := len(g.regions) - 1; i >= 0; i-- {
-		h.writeRegion(g.regions[i], 0)
-	}
+	h.closeRegions(g)
 	h.live.remove(goid)
 	if ts != 0 {
 		h.metrics.goroutinesChanged(h, ts)
 	}
+	h.free = append(h.free, g)
+}
+
+// newGor returns a zeroed goroutine, reusing one that ended: a busy trace
+// creates millions, few of them alive at once.
+func (h *handler) newGor() *gor {
+	n := len(h.free)
+	if n == 0 {
+		return &gor{}
+	}
+	g := h.free[n-1]
+	h.free = h.free[:n-1]
+	*g = gor{regions: g.regions[:0]}
+	return g
+}
+
+// writeGoroutine adds g's row; wall and mono are its end (0: alive).
+func (h *handler) writeGoroutine(goid int64, g *gor, wall, mono int64) {
+	h.gcols.appendRow(goid, g, wall, mono)
+}
+
+// closeRegions writes the regions still open on g, which ended, with no
+// end time.
+func (h *handler) closeRegions(g *gor) {
+	for i := len(g.regions) - 1; i >= 0; i-- {
+		h.writeRegion(&g.regions[i], 0)
+	}
+	g.regions = g.regions[:0]
 }
 
 // finish writes what is still open at the end of the trace: live
@@ -337,6 +398,9 @@ func (h *handler) finish() {
 		h.metrics.emitGoroutines(h, h.last, true)
 	}
 	h.live.each(func(goid int64, g *gor) { h.endGoroutine(goid, g, 0) })
+	for goid, g := range h.dormant {
+		h.writeGoroutine(goid, g, g.endWall, g.endMono)
+	}
 	for id, t := range h.tasks {
 		h.writeTask(id, t, 0)
 	}

@@ -115,11 +115,20 @@ func ingestFiles(t *testing.T, mem memory.Allocator, opts Options, files ...stri
 	}
 	var arts []bundle.Artifact
 	for _, f := range files {
+		// As capture does: keep the original under raw/, then ingest it.
 		fh, err := os.Open(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := bundle.Artifact{Name: filepath.Base(f)}
+		rel, _, err := w.CopyRaw(filepath.Base(f), fh)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fh, err = os.Open(filepath.Join(dir, rel)); err != nil {
+			t.Fatal(err)
+		}
+		a := bundle.Artifact{Name: rel}
 		err = Ingest(w, fh, &a, opts)
 		fh.Close()
 		if err != nil {
@@ -138,7 +147,7 @@ func ingestFiles(t *testing.T, mem memory.Allocator, opts Options, files ...stri
 type tables struct {
 	manifest    bundle.Manifest
 	goroutines  []schema.TraceGoroutine
-	transitions []schema.Transition
+	generations []schema.TraceGeneration
 	spans       []schema.Span
 	metrics     map[string][]schema.Metric
 	clockSync   []schema.ClockSync
@@ -172,17 +181,12 @@ func readTables(t *testing.T, dir string, mem memory.Allocator) *tables {
 		}
 		return nil
 	}))
-	must(b.ReadTable(schema.TableTraceTransitions, mem, func(r arrow.Record) error {
-		c := cols(r)
-		for i := 0; i < int(r.NumRows()); i++ {
-			out.transitions = append(out.transitions, schema.Transition{
-				TS: c.ts(schema.ColTS, i), MonoNS: c.i64(schema.ColMonoNS, i), Goid: c.i64(schema.ColGoid, i),
-				From: c.str(schema.ColFrom, i), To: c.str(schema.ColTo, i), Reason: c.str(schema.ColReason, i),
-				StackID: c.i64(schema.ColStackID, i),
-			})
-		}
-		return nil
-	}))
+	gens, err := readGenerations(b, mem)
+	must(err)
+	out.generations = gens
+	if b.Has(schema.TableTraceTransitions) {
+		t.Errorf("ingest wrote %s", schema.TableTraceTransitions)
+	}
 	must(b.ReadTable(schema.TableSpans, mem, func(r arrow.Record) error {
 		c := cols(r)
 		for i := 0; i < int(r.NumRows()); i++ {

@@ -1,10 +1,12 @@
 package gotrace
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -22,6 +24,16 @@ var ErrNotTrace = errors.New("not a Go execution trace")
 // not read (Go 1.21 and older, or newer than x/exp/trace knows).
 var ErrUnsupported = errors.New("unsupported Go execution trace format")
 
+// ErrCorrupt is returned (wrapped, with a [*CorruptError] saying where and
+// what) for a trace whose framing is broken or one of whose complete
+// generations does not decode. A trace that is only cut short is not
+// corrupt: it keeps its complete generations.
+var ErrCorrupt = errors.New("corrupt Go execution trace")
+
+// ErrIncomplete is returned (wrapped) for a trace that ends before its
+// first generation is complete, so that nothing can be kept.
+var ErrIncomplete = errors.New("Go execution trace ends before its first generation is complete")
+
 // Options tune how a trace is placed on the bundle's timeline.
 type Options struct {
 	// WallOffsetNS is wall-clock minus CLOCK_MONOTONIC in nanoseconds, as
@@ -38,12 +50,9 @@ type Options struct {
 	// the user gave), not when it was written.
 	NowIsStart bool
 
-	// SchedulingTransitions also writes the runnable → running rows (the
-	// scheduler starting a goroutine). They are a third of all state
-	// changes in a busy program, carry no reason or stack, and the leak
-	// analyses do not use them, so by default they are left out (the
-	// goroutine's state is still followed).
-	SchedulingTransitions bool
+	// Workers is how many generations are decoded at once (0: one per
+	// CPU, at most maxWorkers).
+	Workers int
 	// Mem allocates the Arrow buffers ingest builds (nil: the default
 	// allocator).
 	Mem memory.Allocator
@@ -60,32 +69,33 @@ const (
 	SettingOffsetNS = "clock_offset_ns"
 )
 
-// batchRecs is the number of events handed from the reader goroutine to
-// the writer goroutine at once.
-const batchRecs = 1024
-
-// pumpBatches is how many batches may wait between the reader goroutine
-// and the handler.
-const pumpBatches = 64
+// maxWorkers bounds the generations decoded at once: each holds one
+// generation of parser state, so memory grows with it.
+const maxWorkers = 4
 
 // Ingest reads one Go execution trace (one window) from r and adds its
-// rows to the bundle: trace_goroutines, trace_transitions, spans, metrics
-// and clock_sync, with stacks interned in the bundle's dictionaries.
+// rows to the bundle: trace_goroutines, spans, metrics, clock_sync and
+// trace_generations (where each generation is in the raw trace, so that
+// [Transitions] can decode goroutines' state changes later), with stacks
+// interned in the bundle's dictionaries.
 //
 // It fills a.Kind, a.Rows, a.Status and a.Detail and records the trace
 // source (format, clock method, windows, counters) and the time range in
-// the manifest. Input that does not start with a trace header is refused
-// with an error wrapping [ErrNotTrace]. A trace that ends early or is
-// corrupt keeps every complete generation: Ingest returns nil with
-// a.Status = [bundle.StatusTruncated] and a.Detail saying where and why it
-// stopped, which callers should print as a warning.
+// the manifest. a.Name must be the raw trace's name in the bundle
+// (raw/NAME), which trace_generations refers to. Input that does not
+// start with a trace header is refused with an error wrapping
+// [ErrNotTrace]; a corrupt trace with [ErrCorrupt]; a trace cut short
+// before its first generation ends with [ErrIncomplete]. A trace cut
+// short later keeps every complete generation: Ingest returns nil with
+// a.Status = [bundle.StatusTruncated] and a.Detail saying where and why
+// it stopped, which callers should print as a warning.
 //
 // Ingest does not copy the input under raw/ (callers do, with
-// [bundle.Writer.CopyRaw]) and does not close r. Reading, row building and
-// writing run on three goroutines; Ingest returns when all are done.
-// Memory follows the trace's live state (goroutines alive, open spans, one
-// generation of x/exp/trace state) plus fixed-size batches, not the
-// trace's size.
+// [bundle.Writer.CopyRaw]) and does not close r. Generations are decoded
+// in parallel (Options.Workers); when r is an io.ReaderAt and io.Seeker
+// (a file) they are read where they lie, otherwise the few in flight are
+// buffered. Memory follows the trace's live state (goroutines alive, open
+// spans) and the size of its generations, not the trace's size.
 func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) error {
 	mem := opts.Mem
 	if mem == nil {
@@ -116,19 +126,23 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) err
 	if v < 22 {
 		return fmt.Errorf("%w: Go 1.%d trace format (leakscope reads Go 1.22 and newer traces)", ErrUnsupported, v)
 	}
+	if _, err := trace.NewReader(bytes.NewReader(head)); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	f := &framer{version: v, pos: headerLen, head: head}
+	if hasReadAt && pos0 >= 0 {
+		f.ra = io.NewSectionReader(readerAt, pos0, 1<<62)
+	} else {
+		f.br = bufio.NewReaderSize(r, 64<<10)
+	}
 	// Without clock snapshots (before Go 1.25) or an offset, the end of the
 	// trace is anchored at opts.Now: find it from the batch headers when
 	// the input can be read at random.
 	noClock := opts.WallOffsetNS == 0 && (v < 25 || opts.ignoreSnapshots)
-	if noClock && hasReadAt && pos0 >= 0 && !opts.NowIsStart {
+	if noClock && f.ra != nil && !opts.NowIsStart {
 		if end, err := prescanEnd(io.NewSectionReader(readerAt, pos0, 1<<62)); err == nil {
 			opts.anchorEnd = end
 		}
-	}
-	cr := &countingReader{r: io.MultiReader(bytes.NewReader(head), r)}
-	tr, err := trace.NewReader(cr)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
 
 	var window int64
@@ -140,159 +154,130 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) err
 		window, _ = strconv.ParseInt(src.Settings[SettingWindows], 10, 64)
 		src.Settings[SettingWindows] = strconv.FormatInt(window+1, 10)
 	})
-	source := a.Name
-	if source == "" {
-		source = bundle.SourceTrace
+	h := newHandler(w, mem, a.Name, opts, window)
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), maxWorkers)
 	}
-	h := newHandler(w, mem, source, opts, window)
-	readErr := pump(tr, h)
+	stop := pump(f, h, workers)
+	if h.syncs > 0 {
+		// The Sync that ends the trace.
+		h.handle(&rec{kind: recSync, ts: h.last})
+	}
 	h.finish()
 	if h.err != nil {
 		return fmt.Errorf("write trace rows: %w", h.err)
 	}
-	return h.record(w, a, v, readErr, cr.n)
+	if stop != nil && !isCut(stop) {
+		if errors.Is(stop, ErrCorrupt) {
+			return fmt.Errorf("%w: %w", ErrCorrupt, stop)
+		}
+		return fmt.Errorf("read trace: %w", stop)
+	}
+	if h.syncs == 0 {
+		if stop == nil {
+			stop = &cutError{f.pos, "the input ends right after the header"}
+		}
+		return fmt.Errorf("%w: %v; nothing could be kept (the trace was cut short, or is not a whole trace)", ErrIncomplete, stop)
+	}
+	return h.record(w, a, v, stop, f.pos)
 }
 
-// batch is a run of events handed from the reader goroutine to the
-// handler. Items are small (most are state transitions, kept undecoded);
-// the few events decoded on the reader side live in decoded.
-type batch struct {
-	items   []item
-	decoded []rec
-}
-
-// item is one kept event: an undecoded state transition (kind recEvent,
-// see decodeOnReader) or the index of its record in batch.decoded.
-type item struct {
-	ev   trace.Event
-	kind recKind
-	i    int32
-}
-
-func newBatch() *batch { return &batch{items: make([]item, 0, batchRecs)} }
-
-func (b *batch) reset() {
-	b.items = b.items[:0]
-	b.decoded = b.decoded[:0]
-}
-
-// pump reads events on a separate goroutine and hands them to h on this
-// one, which decodes the state transitions (see [rec]). It returns the
-// reader's error (nil at a clean end). The queue between the two holds
-// up to pumpBatches batches (a few MB), so that neither side stalls when
-// the other is briefly descheduled.
-func pump(tr *trace.Reader, h *handler) error {
-	full := make(chan *batch, pumpBatches)
-	free := make(chan *batch, pumpBatches+2)
-	stop := make(chan struct{})
-	var readErr error
+// pump cuts the input into generations on one goroutine, decodes up to
+// workers of them at once on others, and merges their parts in order on
+// this one, which the handler owns. It returns why the input ended: nil
+// at a clean end, a *cutError, a *CorruptError or a read error.
+func pump(f *framer, h *handler, workers int) error {
+	f.pool = make(chan []byte, workers+2)
+	work := make(chan *chunk)
+	order := make(chan *chunk, workers)
+	quit := make(chan struct{})
+	var frameErr error
 	go func() {
-		defer close(full)
-		readErr = produce(tr, full, free, stop)
+		defer close(order)
+		defer close(work)
+		frameErr = frame(f, work, order, quit)
 	}()
-	var decodeErr error
-	for b := range full {
-		decodeErr = handleBatch(h, b)
-		if h.err != nil || decodeErr != nil {
-			close(stop)
-			for range full {
+	for range workers {
+		pool := make(chan *part, partsPerWorker)
+		for range partsPerWorker {
+			pool <- &part{pool: pool}
+		}
+		d := newDecoder(pool)
+		go func() {
+			for c := range work {
+				d.decode(c, f.open(c))
+				f.recycle(c)
 			}
-			break
-		}
-		b.reset()
-		select {
-		case free <- b:
-		default:
-		}
+		}()
 	}
-	if decodeErr != nil {
-		return decodeErr
-	}
-	return readErr
-}
-
-// handleBatch decodes the state transitions of b and hands every record
-// to h. Decoding runs the parser's accessors, so a panic in them is
-// returned as an error, as produce does for the reader.
-func handleBatch(h *handler, b *batch) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("trace parser failed: %v", p)
+	var err error
+	for c := range order {
+		if err == nil {
+			h.startGen()
 		}
-	}()
-	for i := range b.items {
-		it := &b.items[i]
-		if it.kind == recEvent {
-			if decodeTransition(&it.ev, &h.tmp) {
-				h.handle(&h.tmp)
+		for p := range c.parts {
+			if err == nil {
+				h.mergePart(p)
 			}
-			continue
+			p.reset()
+			p.pool <- p
 		}
-		h.handle(&b.decoded[it.i])
-	}
-	return nil
-}
-
-// produce reads and decodes events into batches until the trace ends, the
-// reader fails (its error is returned; io.EOF is not an error) or stop is
-// closed. A panic in the parser is returned as an error.
-func produce(tr *trace.Reader, full chan<- *batch, free <-chan *batch, stop <-chan struct{}) (err error) {
-	b := newBatch()
-	send := func() bool {
-		select {
-		case full <- b:
-		case <-stop:
-			return false
-		}
-		select {
-		case b = <-free:
-		default:
-			b = newBatch()
-		}
-		return true
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("trace parser failed: %v", p)
-		}
-		if len(b.items) > 0 {
-			send()
-		}
-	}()
-	for {
-		// Read straight into the batch: an event is 80 bytes, and most
-		// are kept as they are.
-		n := len(b.items)
-		b.items = b.items[:n+1]
-		it := &b.items[n]
-		var err error
-		it.ev, err = tr.ReadEvent()
 		if err != nil {
-			b.items = b.items[:n]
-			if err == io.EOF {
-				return nil
-			}
+			continue // draining after a failure
+		}
+		if c.sum.err != nil {
+			err = &CorruptError{c.off, fmt.Sprintf("generation %d (bytes %d to %d) does not decode: %v", c.gen, c.off, c.end, c.sum.err)}
+		} else if h.endGen(c); h.err != nil {
+			err = h.err
+		}
+		if err != nil {
+			close(quit)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return frameErr
+}
+
+// frame hands each complete generation to a worker and, in order, to the
+// merge, and returns why the input ended. An incomplete last generation
+// (cut at a batch boundary) is dropped.
+func frame(f *framer, work, order chan<- *chunk, quit <-chan struct{}) error {
+	for {
+		c, err := f.next()
+		if c == nil {
 			return err
 		}
-		if !decodeOnReader(it, b) {
-			b.items = b.items[:n]
-			continue
+		if !c.complete(f.version) {
+			f.recycle(c)
+			why := fmt.Sprintf("the input ends at byte %d inside generation %d", c.end, c.gen)
+			if f.version >= 26 {
+				why += ", before its end-of-generation marker"
+			} else {
+				why += ", whose last batch is not a string or stack table (a generation's last)"
+			}
+			return &cutError{c.end, why}
 		}
-		if len(b.items) == cap(b.items) && !send() {
-			b.reset()
+		c.parts = make(chan *part, partsPerWorker+1)
+		select {
+		case work <- c:
+		case <-quit:
+			return nil
+		}
+		select {
+		case order <- c:
+		case <-quit:
 			return nil
 		}
 	}
 }
 
-// countingReader counts the bytes the trace reader consumed.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+// open returns c as a standalone trace.
+func (f *framer) open(c *chunk) io.Reader {
+	if c.data != nil {
+		return bytes.NewReader(c.data)
+	}
+	return io.MultiReader(bytes.NewReader(f.head), io.NewSectionReader(f.ra, c.off, c.end-c.off))
 }

@@ -1,29 +1,37 @@
 package gotrace
 
-// liveTable holds the live goroutines by goid. The runtime hands out goids
-// in increasing runs, so the goroutines an event names are clustered: the
-// table is split into pages of consecutive goids, and the page of the
-// previous lookup is kept at hand, which saves hashing and a cache miss on
-// most events compared with one map entry per goroutine. A page is freed
-// when its last goroutine ends, so memory follows the live goroutines
-// (at most one page per live goroutine, for scattered survivors).
-type liveTable struct {
-	pages    map[int64]*livePage
+// pagedTable maps goroutine ids to values, the zero value meaning absent.
+// The runtime hands out goids in increasing runs, so the goroutines an
+// event names are clustered: the table is split into pages of consecutive
+// goids, and the page of the previous lookup is kept at hand, which saves
+// hashing and a cache miss on most events compared with one map entry per
+// goroutine. A page is freed when its last goroutine goes, so memory
+// follows the goroutines present (at most one page per goroutine, for
+// scattered survivors).
+type pagedTable[V comparable] struct {
+	pages    map[int64]*page[V]
 	lastKey  int64
-	lastPage *livePage // page lastKey, nil if none
+	lastPage *page[V] // page lastKey, nil if none
 	n        int
 }
 
 const livePageBits = 8
 
-type livePage struct {
-	g [1 << livePageBits]*gor
+type page[V comparable] struct {
+	v [1 << livePageBits]V
 	n int
 }
 
-func newLiveTable() *liveTable { return &liveTable{pages: make(map[int64]*livePage), lastKey: -1} }
+// liveTable holds the live goroutines by goid.
+type liveTable = pagedTable[*gor]
 
-func (t *liveTable) page(goid int64) *livePage {
+func newLiveTable() *liveTable { return newPagedTable[*gor]() }
+
+func newPagedTable[V comparable]() *pagedTable[V] {
+	return &pagedTable[V]{pages: make(map[int64]*page[V]), lastKey: -1}
+}
+
+func (t *pagedTable[V]) page(goid int64) *page[V] {
 	k := goid >> livePageBits
 	if k == t.lastKey && t.lastPage != nil {
 		return t.lastPage
@@ -35,42 +43,45 @@ func (t *liveTable) page(goid int64) *livePage {
 	return p
 }
 
-// get returns the goroutine goid, nil if it is not live.
-func (t *liveTable) get(goid int64) *gor {
+// get returns the value of goid, the zero value if absent.
+func (t *pagedTable[V]) get(goid int64) V {
 	if p := t.page(goid); p != nil {
-		return p.g[goid&(1<<livePageBits-1)]
+		return p.v[goid&(1<<livePageBits-1)]
 	}
-	return nil
+	var zero V
+	return zero
 }
 
-// put adds goroutine goid, which must not be live.
-func (t *liveTable) put(goid int64, g *gor) {
+// put sets the value of goid (v must not be the zero value).
+func (t *pagedTable[V]) put(goid int64, v V) {
 	p := t.page(goid)
 	if p == nil {
-		p = &livePage{}
+		p = &page[V]{}
 		k := goid >> livePageBits
 		t.pages[k] = p
 		t.lastKey, t.lastPage = k, p
 	}
-	slot := &p.g[goid&(1<<livePageBits-1)]
-	if *slot == nil {
+	var zero V
+	slot := &p.v[goid&(1<<livePageBits-1)]
+	if *slot == zero {
 		p.n++
 		t.n++
 	}
-	*slot = g
+	*slot = v
 }
 
-// remove forgets goroutine goid.
-func (t *liveTable) remove(goid int64) {
+// remove forgets goid.
+func (t *pagedTable[V]) remove(goid int64) {
 	p := t.page(goid)
 	if p == nil {
 		return
 	}
-	slot := &p.g[goid&(1<<livePageBits-1)]
-	if *slot == nil {
+	var zero V
+	slot := &p.v[goid&(1<<livePageBits-1)]
+	if *slot == zero {
 		return
 	}
-	*slot = nil
+	*slot = zero
 	p.n--
 	t.n--
 	if p.n == 0 {
@@ -82,15 +93,16 @@ func (t *liveTable) remove(goid int64) {
 	}
 }
 
-// len returns the number of live goroutines.
-func (t *liveTable) len() int { return t.n }
+// len returns the number of goroutines present.
+func (t *pagedTable[V]) len() int { return t.n }
 
-// each calls fn for every live goroutine; fn may remove it.
-func (t *liveTable) each(fn func(goid int64, g *gor)) {
+// each calls fn for every goroutine present; fn may remove it.
+func (t *pagedTable[V]) each(fn func(goid int64, v V)) {
+	var zero V
 	for k, p := range t.pages {
-		for i := range p.g {
-			if g := p.g[i]; g != nil {
-				fn(k<<livePageBits|int64(i), g)
+		for i := range p.v {
+			if v := p.v[i]; v != zero {
+				fn(k<<livePageBits|int64(i), v)
 			}
 		}
 	}

@@ -35,7 +35,7 @@ type metricState struct {
 }
 
 func (h *handler) emit(ts int64, name string, v float64) {
-	h.append(schema.Metric{TS: h.clk.wall(ts), Name: name, Value: v, Source: h.source})
+	h.append(schema.Metric{TS: h.clk.wall(ts), Name: name, Value: v, Source: h.metricSource})
 }
 
 // goroutinesChanged samples the goroutine count when enough trace time has

@@ -33,7 +33,7 @@ type tableRecord struct {
 }
 
 func newSink(w *bundle.Writer) *sink {
-	s := &sink{w: w, ch: make(chan tableRecord, 2), done: make(chan struct{}), stackIDs: []int64{0}}
+	s := &sink{w: w, ch: make(chan tableRecord), done: make(chan struct{}), stackIDs: []int64{0}}
 	go s.run()
 	return s
 }
@@ -111,6 +111,9 @@ func (s *sink) resolveStacks(rec arrow.Record) {
 func (s *sink) write(table string, rec arrow.Record, done func(), stacks [][]bundle.StackFrame) {
 	s.ch <- tableRecord{table: table, rec: rec, done: done, stacks: stacks}
 }
+
+// intern hands the frames of new local stacks to the sink goroutine.
+func (s *sink) intern(stacks [][]bundle.StackFrame) { s.ch <- tableRecord{stacks: stacks} }
 
 // append hands rows to the sink goroutine, which appends them to their
 // tables.

@@ -85,7 +85,7 @@ func enclosing(g *gor, taskID uint64) int64 {
 
 func (h *handler) regionBegin(r *rec) {
 	g := h.live.get(r.g)
-	rg := &region{
+	rg := region{
 		id:     h.newSpanID(),
 		parent: enclosing(g, r.id),
 		task:   r.id,
@@ -96,7 +96,7 @@ func (h *handler) regionBegin(r *rec) {
 	if g == nil {
 		// Not expected: regions begin on a running goroutine, which the
 		// trace always introduces first. Keep the span anyway.
-		h.writeRegion(rg, 0)
+		h.writeRegion(&rg, 0)
 		return
 	}
 	g.regions = append(g.regions, rg)
@@ -109,7 +109,7 @@ func (h *handler) regionEnd(r *rec) {
 		for i := len(g.regions) - 1; i >= 0; i-- {
 			if rg := g.regions[i]; rg.name == r.str && rg.task == r.id {
 				g.regions = append(g.regions[:i], g.regions[i+1:]...)
-				h.writeRegion(rg, end)
+				h.writeRegion(&rg, end)
 				return
 			}
 		}

@@ -319,3 +319,32 @@ var SourceCodeSchema = schemaOf(TableSourceCode,
 	field(ColDetail, arrow.BinaryTypes.String, false),
 	field(ColSource, DictString, false),
 )
+
+// Trace generation index columns.
+const (
+	ColGeneration   = "generation"
+	ColOffset       = "offset"
+	ColLength       = "length"
+	ColWallOffsetNS = "wall_offset_ns"
+	ColMonoOffsetNS = "mono_offset_ns"
+	ColEvents       = "events"
+	ColGoroutines   = "goroutines"
+)
+
+// TraceGenerationsSchema: one row per generation of a raw trace: where its
+// bytes are in the raw file (offset and length, the file's first 16 bytes
+// being the trace header), the wall-clock range of its events, how trace
+// time maps to wall and monotonic time in it (time = trace time + offset),
+// and how many events and goroutines it holds.
+var TraceGenerationsSchema = schemaOf(TableTraceGenerations,
+	field(ColSource, DictString, false),
+	field(ColGeneration, arrow.PrimitiveTypes.Int64, false),
+	field(ColOffset, arrow.PrimitiveTypes.Int64, false),
+	field(ColLength, arrow.PrimitiveTypes.Int64, false),
+	field(ColStartTS, Timestamp, false),
+	field(ColEndTS, Timestamp, false),
+	field(ColWallOffsetNS, arrow.PrimitiveTypes.Int64, false),
+	field(ColMonoOffsetNS, arrow.PrimitiveTypes.Int64, false),
+	field(ColEvents, arrow.PrimitiveTypes.Int64, false),
+	field(ColGoroutines, arrow.PrimitiveTypes.Int64, false),
+)

@@ -5,6 +5,20 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 )
 
+// TraceGeneration is one row of the trace_generations table.
+type TraceGeneration struct {
+	Source       string // the raw trace, relative to the bundle (raw/NAME)
+	Generation   int64
+	Offset       int64 // of the generation's first batch in the raw trace
+	Length       int64
+	StartTS      int64
+	EndTS        int64
+	WallOffsetNS int64 // wall time = trace time + WallOffsetNS
+	MonoOffsetNS int64 // CLOCK_MONOTONIC = trace time + MonoOffsetNS
+	Events       int64
+	Goroutines   int64
+}
+
 // Frame is one row of the frames table.
 type Frame struct {
 	ID       int64
@@ -395,4 +409,21 @@ func (r SourceCode) AppendTo(b *array.RecordBuilder) {
 	dict(b, 6, r.Status)
 	str(b, 7, r.Detail)
 	dict(b, 8, r.Source)
+}
+
+// Table implements [Row].
+func (TraceGeneration) Table() string { return TableTraceGenerations }
+
+// AppendTo implements [Row].
+func (r TraceGeneration) AppendTo(b *array.RecordBuilder) {
+	dict(b, 0, r.Source)
+	i64(b, 1, r.Generation)
+	i64(b, 2, r.Offset)
+	i64(b, 3, r.Length)
+	ts(b, 4, r.StartTS)
+	ts(b, 5, r.EndTS)
+	i64(b, 6, r.WallOffsetNS)
+	i64(b, 7, r.MonoOffsetNS)
+	i64(b, 8, r.Events)
+	i64(b, 9, r.Goroutines)
 }

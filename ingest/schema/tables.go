@@ -18,6 +18,9 @@ const (
 	TableClockSync        = "clock_sync"
 	TableRaces            = "races"
 	TableSourceCode       = "source_code"
+	// TableTraceGenerations indexes the generations of each raw trace, so
+	// that one goroutine's transitions can be decoded later from raw/.
+	TableTraceGenerations = "trace_generations"
 )
 
 // Column names shared by several tables.
@@ -57,13 +60,14 @@ var Schemas = map[string]*arrow.Schema{
 	TableClockSync:        ClockSyncSchema,
 	TableRaces:            RacesSchema,
 	TableSourceCode:       SourceCodeSchema,
+	TableTraceGenerations: TraceGenerationsSchema,
 }
 
 // TableNames lists every table in a stable order (dictionaries first).
 var TableNames = []string{
 	TableFrames, TableStacks, TableSamples, TableGoroutines,
 	TableTraceGoroutines, TableTraceTransitions, TableSpans,
-	TableMetrics, TableEBPFEvents, TableClockSync, TableRaces, TableSourceCode,
+	TableMetrics, TableEBPFEvents, TableClockSync, TableRaces, TableSourceCode, TableTraceGenerations,
 }
 
 func field(name string, t arrow.DataType, nullable bool) arrow.Field {

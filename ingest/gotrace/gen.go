@@ -1,0 +1,317 @@
+package gotrace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"golang.org/x/exp/trace"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// A worker decodes one generation and reduces it to steps for the merge
+// (see [handler.merge]): a goroutine's life in the generation starts (its
+// creation, or its status when the generation began) or ends (or is still
+// going when the generation ends); a rarer event (task, region, log,
+// metric, range) happens. Nine events in ten are goroutine state changes,
+// and a life keeps only what the goroutine's trace_goroutines row needs,
+// so the steps are a small fraction of the generation. They travel in
+// parts of partOps steps, handed over as they fill, so that the merge
+// follows the oldest generation while the workers read ahead; each worker
+// has partsPerWorker parts, which bounds how far it runs ahead.
+
+const (
+	partOps        = 8 << 10
+	partsPerWorker = 48
+)
+
+// lifeStart is a goroutine's first event in a generation. It describes
+// the goroutine to a merge that has not seen it yet; a merge that has
+// ignores it (the status a generation begins with repeats what was known).
+type lifeStart struct {
+	goid          int64
+	parent        int64 // creator, for a creation
+	ts            int64
+	firstStack    int32 // for a creation, the new goroutine's start
+	creationStack int32 // the creator's stack
+	firstTo       trace.GoState
+	flags         uint8
+}
+
+// lifeEnd sums up a goroutine's events after its first, as reading the
+// whole trace in order would have applied them, when it ends or the
+// generation does (flags without lifeEnded).
+type lifeEnd struct {
+	goid   int64
+	ts     int64 // of the end
+	reason string
+	// stack is the last stack, rootStack the first with a known
+	// outermost function (0: none after the first event)
+	stack, rootStack int32
+	state            trace.GoState
+	flags            uint8
+}
+
+const (
+	lifeCreated    uint8 = 1 << iota // the first event is the creation
+	lifeState                        // the state changed after the first event
+	lifeReason                       // the reason was set after the first event
+	lifeEnded                        // the goroutine ended
+	lifeEndSyscall                   // it ended in a syscall (a cgo callback returned): its id may come back
+)
+
+// genStack is a stack of the generation: its frames, a key made of them
+// (equal keys, equal stacks across generations) and its outermost
+// function other than runtime.goexit.
+type genStack struct {
+	frames []bundle.StackFrame
+	key    string
+	root   string
+}
+
+// genSummary is what the merge learns about a generation once its parts
+// are all in.
+type genSummary struct {
+	err    error // decoding failed
+	first  int64 // trace time of the Sync
+	last   int64 // trace time of the last event
+	events int64 // events kept
+	lives  int64 // goroutine lives
+}
+
+// open is a goroutine's life in progress on the worker.
+type open struct {
+	end    lifeEnd
+	handle trace.Stack // last stack handle seen
+}
+
+// decoder reduces one generation.
+type decoder struct {
+	c      *chunk
+	sum    genSummary
+	p      *part
+	pool   chan *part
+	cur    *pagedTable[int32] // goid → 1 + index in lives
+	lives  []open
+	freed  []int32
+	stacks map[trace.Stack]int32 // handle → index
+	roots  []string              // outermost function by index
+	nStack int32
+	lastS  trace.Stack
+	lastI  int32
+	key    []byte
+	tmp    rec
+}
+
+func newDecoder(pool chan *part) *decoder {
+	return &decoder{pool: pool, cur: newPagedTable[int32](), stacks: map[trace.Stack]int32{}}
+}
+
+// decode reads one generation (a standalone trace: header and the
+// generation's batches) from r, sending its parts on c.parts, then its
+// summary in c.sum, and closes c.parts.
+func (d *decoder) decode(c *chunk, r io.Reader) {
+	d.c, d.sum = c, genSummary{}
+	clear(d.stacks)
+	d.stacks[trace.NoStack] = 0
+	d.nStack, d.lastS, d.lastI = 0, trace.NoStack, 0
+	d.roots = append(d.roots[:0], "")
+	d.lives, d.freed = d.lives[:0], d.freed[:0]
+	d.p = <-d.pool
+	d.sum.err = d.read(r)
+	// Lives still going at the generation's end.
+	d.cur.each(func(goid int64, i int32) {
+		d.cur.remove(goid)
+		d.emitEnd(&d.lives[i-1].end)
+	})
+	c.parts <- d.p
+	d.p = nil
+	c.sum = d.sum
+	close(c.parts)
+}
+
+// read runs the parser over r. A panic in the parser or its accessors is
+// returned as an error.
+func (d *decoder) read(r io.Reader) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("trace parser failed: %v", p)
+		}
+	}()
+	tr, err := trace.NewReader(r)
+	if err != nil {
+		return err
+	}
+	syncs := 0
+	for {
+		ev, err := tr.ReadEvent()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch ev.Kind() {
+		case trace.EventStateTransition:
+			st := ev.StateTransition()
+			if st.Resource.Kind != trace.ResourceGoroutine {
+				continue
+			}
+			if from, to := st.Goroutine(); from != to {
+				d.transition(&ev, &st, from, to)
+			}
+		case trace.EventSync:
+			// Each generation read alone begins and ends with a Sync;
+			// the first carries the generation's clock snapshot.
+			syncs++
+			if syncs == 1 {
+				d.note(&ev)
+				d.sum.first = int64(ev.Time())
+			}
+		default:
+			d.note(&ev)
+		}
+	}
+}
+
+// transition follows one goroutine state change.
+func (d *decoder) transition(ev *trace.Event, st *trace.StateTransition, from, to trace.GoState) {
+	ts := int64(ev.Time())
+	d.sum.last = ts
+	d.sum.events++
+	g := int64(st.Resource.Goroutine())
+	i := d.cur.get(g) - 1
+	var l *open
+	if i < 0 {
+		i = d.alloc()
+		d.cur.put(g, i+1)
+		l = &d.lives[i]
+		*l = open{end: lifeEnd{goid: g, state: to}}
+		s := lifeStart{goid: g, ts: ts, firstTo: to, firstStack: d.stack(st.Stack)}
+		if from == trace.GoNotExist {
+			s.flags |= lifeCreated
+			if p := int64(ev.Goroutine()); p > 0 {
+				s.parent = p
+			}
+			s.creationStack = d.stack(ev.Stack())
+		}
+		d.sum.lives++
+		d.p.putStart(&s)
+	} else {
+		l = &d.lives[i]
+		e := &l.end
+		if st.Stack != trace.NoStack && st.Stack != l.handle {
+			l.handle = st.Stack
+			if si := d.stack(st.Stack); si != 0 {
+				e.stack = si
+				if e.rootStack == 0 && d.roots[si] != "" {
+					e.rootStack = si
+				}
+			}
+		}
+		e.state = to
+		e.flags |= lifeState
+		if st.Reason != "" || to == trace.GoRunning {
+			e.reason = st.Reason
+			e.flags |= lifeReason
+		}
+	}
+	if to == trace.GoNotExist {
+		e := &l.end
+		e.ts = ts
+		e.flags |= lifeEnded
+		if from == trace.GoSyscall {
+			e.flags |= lifeEndSyscall
+		}
+		d.cur.remove(g)
+		d.freed = append(d.freed, i)
+		d.emitEnd(e)
+		return
+	}
+	d.full()
+}
+
+// alloc returns the index of a free slot in d.lives.
+func (d *decoder) alloc() int32 {
+	if n := len(d.freed); n > 0 {
+		i := d.freed[n-1]
+		d.freed = d.freed[:n-1]
+		return i
+	}
+	d.lives = append(d.lives, open{})
+	return int32(len(d.lives) - 1)
+}
+
+func (d *decoder) emitEnd(e *lifeEnd) {
+	d.p.putEnd(e)
+	d.full()
+}
+
+// note keeps a task, region, log, metric or range event.
+func (d *decoder) note(ev *trace.Event) {
+	r := &d.tmp
+	if !decode(ev, r) {
+		return
+	}
+	d.sum.last = r.ts
+	d.sum.events++
+	d.p.putNote(r)
+	d.full()
+}
+
+// full hands the part over once it holds partOps steps.
+func (d *decoder) full() {
+	if d.p.n < partOps {
+		return
+	}
+	d.c.parts <- d.p
+	d.p = <-d.pool
+}
+
+// stack returns the index of s among the generation's stacks, adding it
+// (with its frames, to the current part) when new; 0 for no or an empty
+// stack.
+func (d *decoder) stack(s trace.Stack) int32 {
+	if s == d.lastS {
+		return d.lastI
+	}
+	i, ok := d.stacks[s]
+	if !ok {
+		i = d.addStack(s)
+		d.stacks[s] = i
+	}
+	d.lastS, d.lastI = s, i
+	return i
+}
+
+func (d *decoder) addStack(s trace.Stack) int32 {
+	var frames []bundle.StackFrame
+	d.key = d.key[:0]
+	for f := range s.Frames() {
+		frames = append(frames, bundle.StackFrame{Function: f.Func, File: f.File, Line: int64(f.Line)})
+		d.key = stackKeyAppend(d.key, f.Func, f.File, f.Line)
+	}
+	if len(frames) == 0 {
+		return 0
+	}
+	gs := genStack{frames: frames, key: string(d.key)}
+	for i := len(frames) - 1; i >= 0; i-- {
+		if fn := frames[i].Function; fn != "runtime.goexit" && fn != "" {
+			gs.root = fn
+			break
+		}
+	}
+	d.nStack++
+	d.p.stacks = append(d.p.stacks, gs)
+	d.roots = append(d.roots, gs.root)
+	return d.nStack
+}
+
+// stackKeyAppend appends one frame to a stack's content key.
+func stackKeyAppend(key []byte, fn, file string, line uint64) []byte {
+	key = append(key, fn...)
+	key = append(key, 0)
+	key = append(key, file...)
+	return binary.AppendUvarint(append(key, 0), line)
+}

@@ -1,0 +1,226 @@
+package gotrace
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/exp/trace"
+)
+
+// Steps are encoded in a part's byte buffer, a few bytes each (goids and
+// times as deltas, strings as indexes into the part's strings), so that a
+// worker reading a generation ahead of the merge holds megabytes, not
+// the tens of megabytes the same steps take as structs.
+//
+// Each step starts with a byte: its kind in the low 2 bits, then a life's
+// flags or a note's recKind.
+const (
+	stepStart = 1
+	stepEnd   = 2
+	stepNote  = 3
+)
+
+// part is a run of one generation's steps.
+type part struct {
+	buf  []byte
+	n    int // steps in buf
+	strs []string
+	// stacks holds the stacks first used in this part; a generation's
+	// stack indexes count on from its earlier parts (index 0, in no part,
+	// is "no stack").
+	stacks []genStack
+	snap   *trace.ClockSnapshot // of the generation's Sync, in its first part
+	pool   chan *part           // the worker's, where the merge returns the part
+
+	// encoding state
+	strIdx   map[string]uint64
+	strCache [16]struct {
+		s string
+		i uint64
+	}
+	lastTS, lastGoid int64
+}
+
+// reset empties p, dropping its references to the generation's tables.
+func (p *part) reset() {
+	clear(p.strs)
+	clear(p.stacks)
+	clear(p.strIdx)
+	clear(p.strCache[:])
+	p.buf, p.strs, p.stacks = p.buf[:0], p.strs[:0], p.stacks[:0]
+	p.n, p.snap, p.lastTS, p.lastGoid = 0, nil, 0, 0
+}
+
+func (p *part) uvarint(v uint64) { p.buf = binary.AppendUvarint(p.buf, v) }
+func (p *part) varint(v int64)   { p.buf = binary.AppendVarint(p.buf, v) }
+
+func (p *part) ts(ts int64) {
+	p.uvarint(uint64(ts - p.lastTS))
+	p.lastTS = ts
+}
+
+func (p *part) goid(g int64) {
+	p.varint(g - p.lastGoid)
+	p.lastGoid = g
+}
+
+func (p *part) str(s string) {
+	if s == "" {
+		p.uvarint(0)
+		return
+	}
+	// A part repeats few strings (wait reasons, region names), each
+	// usually the same string value of the trace's table, which compares
+	// equal at once: a small cache saves hashing them.
+	c := &p.strCache[(len(s)^int(s[0]))&15]
+	if c.s == s {
+		p.uvarint(c.i)
+		return
+	}
+	if p.strIdx == nil {
+		p.strIdx = map[string]uint64{}
+	}
+	i, ok := p.strIdx[s]
+	if !ok {
+		p.strs = append(p.strs, s)
+		i = uint64(len(p.strs))
+		p.strIdx[s] = i
+	}
+	c.s, c.i = s, i
+	p.uvarint(i)
+}
+
+func (p *part) putStart(s *lifeStart) {
+	p.n++
+	p.buf = append(p.buf, stepStart|s.flags<<2)
+	p.goid(s.goid)
+	p.ts(s.ts)
+	p.buf = append(p.buf, byte(s.firstTo))
+	p.uvarint(uint64(s.firstStack))
+	if s.flags&lifeCreated != 0 {
+		p.uvarint(uint64(s.parent))
+		p.uvarint(uint64(s.creationStack))
+	}
+}
+
+func (p *part) putEnd(e *lifeEnd) {
+	p.n++
+	p.buf = append(p.buf, stepEnd|e.flags<<2)
+	p.goid(e.goid)
+	if e.flags&lifeEnded != 0 {
+		p.ts(e.ts)
+	}
+	p.buf = append(p.buf, byte(e.state))
+	p.str(e.reason)
+	p.uvarint(uint64(e.stack))
+	p.uvarint(uint64(e.rootStack))
+}
+
+func (p *part) putNote(r *rec) {
+	p.n++
+	p.buf = append(p.buf, stepNote|byte(r.kind)<<2)
+	p.ts(r.ts)
+	p.varint(r.g)
+	p.uvarint(r.id)
+	p.uvarint(r.parent)
+	p.str(r.str)
+	p.str(r.msg)
+	p.uvarint(r.val)
+	if r.snap != nil {
+		p.snap = r.snap
+	}
+}
+
+// stepReader decodes a part's steps.
+type stepReader struct {
+	p                *part
+	off              int
+	lastTS, lastGoid int64
+	start            lifeStart
+	end              lifeEnd
+	note             rec
+}
+
+func (r *stepReader) reset(p *part) { *r = stepReader{p: p} }
+
+func (r *stepReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.p.buf[r.off:])
+	r.off += n
+	return v
+}
+
+func (r *stepReader) varint() int64 {
+	v, n := binary.Varint(r.p.buf[r.off:])
+	r.off += n
+	return v
+}
+
+func (r *stepReader) ts() int64 {
+	r.lastTS += int64(r.uvarint())
+	return r.lastTS
+}
+
+func (r *stepReader) goid() int64 {
+	r.lastGoid += r.varint()
+	return r.lastGoid
+}
+
+func (r *stepReader) str() string {
+	if i := r.uvarint(); i > 0 {
+		return r.p.strs[i-1]
+	}
+	return ""
+}
+
+func (r *stepReader) byte() byte {
+	b := r.p.buf[r.off]
+	r.off++
+	return b
+}
+
+// next decodes the next step into r.start, r.end or r.note and returns
+// its kind, 0 at the end of the part.
+func (r *stepReader) next() byte {
+	if r.off >= len(r.p.buf) {
+		return 0
+	}
+	b := r.byte()
+	kind, bits := b&3, b>>2
+	switch kind {
+	case stepStart:
+		s := &r.start
+		*s = lifeStart{flags: bits}
+		s.goid = r.goid()
+		s.ts = r.ts()
+		s.firstTo = trace.GoState(r.byte())
+		s.firstStack = int32(r.uvarint())
+		if bits&lifeCreated != 0 {
+			s.parent = int64(r.uvarint())
+			s.creationStack = int32(r.uvarint())
+		}
+	case stepEnd:
+		e := &r.end
+		*e = lifeEnd{flags: bits}
+		e.goid = r.goid()
+		if bits&lifeEnded != 0 {
+			e.ts = r.ts()
+		}
+		e.state = trace.GoState(r.byte())
+		e.reason = r.str()
+		e.stack = int32(r.uvarint())
+		e.rootStack = int32(r.uvarint())
+	case stepNote:
+		n := &r.note
+		*n = rec{kind: recKind(bits)}
+		n.ts = r.ts()
+		n.g = r.varint()
+		n.id = r.uvarint()
+		n.parent = r.uvarint()
+		n.str = r.str()
+		n.msg = r.str()
+		n.val = r.uvarint()
+		if n.kind == recSync && r.p.snap != nil {
+			n.snap, n.hasSnap = r.p.snap, true
+		}
+	}
+	return kind
+}
