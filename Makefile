@@ -77,9 +77,11 @@ web-check: web
 
 ## bench: benchmarks beside their references, in one run each, with ratios:
 ## pprof ingest vs profile.Parse, dump parse/ingest (MB/s, peak RSS), trace
-## ingest vs bare x/exp/trace, flame graphs vs the 200 ms target, analysis
-## of 1M goroutine rows, web answers, eBPF probe cost and capture overhead.
-## First run generates a 1.2 GB dump and a 230 MB trace (cached in $TMPDIR).
+## ingest vs bare x/exp/trace (each in its own process, in pairs: event-rate,
+## CPU and peak-RSS ratios, table size; on 230 and 60 MB traces), flame
+## graphs vs the 200 ms target, analysis of 1M goroutine rows, web answers,
+## eBPF probe cost and capture overhead. The first run generates a 1.2 GB
+## dump and the traces (cached in $TMPDIR).
 bench:
 	$(GO) test -run '^$$' -bench ProfileIngest -benchtime 2x ./ingest/profiles/
 	$(GO) run ./ingest/profiles/internal/profbench -mode parse
@@ -87,8 +89,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./ingest/dump/
 	$(GO) run ./ingest/dump/internal/dumpbench -mode parse
 	$(GO) run ./ingest/dump/internal/dumpbench -mode ingest
-	$(GO) test -run '^$$' -bench '^BenchmarkIngest$$' -benchtime 2x ./ingest/gotrace/
-	$(GO) test -run '^$$' -bench '^BenchmarkIngestOnly$$' -benchtime 1x ./ingest/gotrace/
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./analysis/flame/
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
 	$(GO) test -run '^$$' -bench Million -benchtime 20x ./web/

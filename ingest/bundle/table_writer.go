@@ -57,7 +57,7 @@ func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWrite
 		return nil, fmt.Errorf("create table %s: %w", table, err)
 	}
 	tw.f = f
-	tw.w = ipc.NewWriter(f, ipc.WithSchema(sc), ipc.WithZstd(), ipc.WithAllocator(mem))
+	tw.w = ipc.NewWriter(f, ipc.WithSchema(sc), ipc.WithZstd(), ipc.WithAllocator(writerMem(mem)))
 	tw.b = array.NewRecordBuilder(mem, sc)
 	if exists {
 		n, err := copyTable(orig, tw.w, sc, mem)
@@ -157,4 +157,14 @@ func (tw *tableWriter) abort() {
 	tw.w.Close()
 	tw.f.Close()
 	tw.b.Release()
+}
+
+// writerMem is the allocator an IPC writer gets: the shared buffer pool,
+// unless the bundle's allocator is a checked or custom one (tests count
+// what they allocate).
+func writerMem(mem memory.Allocator) memory.Allocator {
+	if mem == memory.DefaultAllocator {
+		return sharedPool
+	}
+	return mem
 }

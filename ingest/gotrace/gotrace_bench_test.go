@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,9 +28,10 @@ import (
 //
 // prints, for the same file in the same run, the bare x/exp/trace event
 // rate (BenchmarkRead), ingest's (BenchmarkIngest) and their ratio
-// (ingest-ratio, in BenchmarkIngest), and peak RSS of the process
-// (peak-rss-MB, getrusage maxrss; run one benchmark per process with
-// -bench '^BenchmarkIngest$' to see ingest's own peak).
+// (ingest-ratio, in BenchmarkIngest). internal/tracebench runs each in a
+// process of its own, for peak RSS. For CPU profiles:
+//
+//	go test ./ingest/gotrace -run '^$' -bench '^BenchmarkIngestOnly$' -benchtime 1x -cpuprofile cpu.out
 
 const bigTraceSize = 220 << 20
 
@@ -101,84 +103,117 @@ func BenchmarkRead(b *testing.B) {
 }
 
 // BenchmarkIngest measures, on the same file in the same run, bare
-// reading and Ingest, one after the other (with -benchtime Nx, N times,
-// keeping the best of each, which damps noise from other processes on the
-// machine), each starting from a collected heap (the bare run's garbage
-// would otherwise be swept on ingest's time). It reports both event
-// rates (wall clock), their ratio (ingest-ratio), the ratio of CPU time
-// spent (cpu-ratio: bare CPU / ingest CPU), the wall-clock ratio that
-// perfect use of every core would give (cpu-ceiling: GOMAXPROCS ×
-// cpu-ratio, at most 1; ingest-ratio cannot exceed it, and on a machine
-// with few cores it is the limit), how long the first trace_goroutines
-// batch took to reach the disk, and peak RSS.
+// reading and Ingest in pairs (with -benchtime Nx, N pairs, the order
+// alternating, each phase starting from a collected heap so that neither
+// sweeps the other's garbage). It reports both event rates of the median
+// pair, the median of the pairs' event-rate ratios (ingest-ratio), the
+// median ratio of CPU time spent (cpu-ratio: bare CPU / ingest CPU; with
+// N cores ingest can reach at most N times it, printed as cpu-ceiling),
+// how long the first trace_goroutines batch took to reach the disk, and
+// the size of the tables against the trace's. Peak RSS needs a process
+// per phase: see internal/tracebench, which `make bench` runs.
 func BenchmarkIngest(b *testing.B) {
 	path := bigTrace(b)
-	var bareWall, bareCPU, wall, cpu time.Duration
-	var events int64
-	var firstRows time.Duration
-	var a bundle.Artifact
-	for b.Loop() {
-		runtime.GC()
-		start, c0 := time.Now(), cpuTime()
-		n, err := readAll(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		events = n
-		if d := time.Since(start); bareWall == 0 || d < bareWall {
-			bareWall = d
-		}
-		if d := cpuTime() - c0; bareCPU == 0 || d < bareCPU {
-			bareCPU = d
-		}
-
-		dir := filepath.Join(b.TempDir(), "b.lsb")
-		w, err := bundle.Create(dir, bundle.NewManifest("bench", "bench"), memory.DefaultAllocator)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		runtime.GC()
-		start, c0 = time.Now(), cpuTime()
-		done := make(chan struct{})
-		firstCh := make(chan time.Duration, 1)
-		go watchFirstRows(dir, start, done, firstCh)
-		a = bundle.Artifact{}
-		err = Ingest(w, f, &a, Options{})
-		f.Close()
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-		if d := time.Since(start); wall == 0 || d < wall {
-			wall = d
-		}
-		if d := cpuTime() - c0; cpu == 0 || d < cpu {
-			cpu = d
-		}
-		close(done)
-		if d := <-firstCh; firstRows == 0 || d < firstRows {
-			firstRows = d
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		if a.Status != bundle.StatusComplete {
-			b.Fatalf("status %s: %s", a.Status, a.Detail)
-		}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
 	}
-	bareRate := float64(events) / bareWall.Seconds()
-	rate := float64(events) / wall.Seconds()
-	b.ReportMetric(bareRate, "bare-events/s")
-	b.ReportMetric(rate, "events/s")
-	b.ReportMetric(rate/bareRate, "ingest-ratio")
-	b.ReportMetric(bareCPU.Seconds()/cpu.Seconds(), "cpu-ratio")
-	b.ReportMetric(min(1, float64(runtime.GOMAXPROCS(0))*bareCPU.Seconds()/cpu.Seconds()), "cpu-ceiling")
-	b.ReportMetric(firstRows.Seconds(), "first-rows-s")
-	b.ReportMetric(peakRSSMB(), "peak-rss-MB")
-	b.Logf("%d events, %d rows; bare %v (%v CPU), ingest %v (%v CPU)", events, a.Rows, bareWall, bareCPU, wall, cpu)
+	var ratios, cpuRatios, bareRates, rates, firsts []float64
+	var tables int64
+	var events int64
+	for i := 0; b.Loop(); i++ {
+		var bareWall, bareCPU, wall, cpu time.Duration
+		bare := func() {
+			runtime.GC()
+			start, c0 := time.Now(), cpuTime()
+			n, err := readAll(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			events = n
+			bareWall, bareCPU = time.Since(start), cpuTime()-c0
+		}
+		ingest := func() {
+			dir := filepath.Join(b.TempDir(), "b.lsb")
+			w, err := bundle.Create(dir, bundle.NewManifest("bench", "bench"), memory.DefaultAllocator)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			start, c0 := time.Now(), cpuTime()
+			done := make(chan struct{})
+			firstCh := make(chan time.Duration, 1)
+			go watchFirstRows(dir, start, done, firstCh)
+			a := bundle.Artifact{Name: "raw/bench.trace"}
+			err = Ingest(w, f, &a, Options{})
+			f.Close()
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+			wall, cpu = time.Since(start), cpuTime()-c0
+			close(done)
+			firsts = append(firsts, (<-firstCh).Seconds())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if a.Status != bundle.StatusComplete {
+				b.Fatalf("status %s: %s", a.Status, a.Detail)
+			}
+			if tables, err = tableBytes(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if i%2 == 0 {
+			bare()
+			ingest()
+		} else {
+			ingest()
+			bare()
+		}
+		ratios = append(ratios, bareWall.Seconds()/wall.Seconds())
+		cpuRatios = append(cpuRatios, bareCPU.Seconds()/cpu.Seconds())
+		bareRates = append(bareRates, float64(events)/bareWall.Seconds())
+		rates = append(rates, float64(events)/wall.Seconds())
+		b.Logf("pair %d: bare %v (%v CPU), ingest %v (%v CPU): ratio %.3f", i+1, bareWall.Round(time.Millisecond), bareCPU.Round(time.Millisecond),
+			wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ratios[len(ratios)-1])
+	}
+	b.ReportMetric(median(bareRates), "bare-events/s")
+	b.ReportMetric(median(rates), "events/s")
+	b.ReportMetric(median(ratios), "ingest-ratio")
+	b.ReportMetric(median(cpuRatios), "cpu-ratio")
+	b.ReportMetric(min(1, float64(runtime.GOMAXPROCS(0))*median(cpuRatios)), "cpu-ceiling")
+	b.ReportMetric(median(firsts), "first-rows-s")
+	b.ReportMetric(float64(tables)/float64(st.Size()), "tables/trace")
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// tableBytes sums the sizes of a bundle's tables.
+func tableBytes(dir string) (int64, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.arrow"))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, p := range files {
+		st, err := os.Stat(p)
+		if err != nil {
+			return 0, err
+		}
+		n += st.Size()
+	}
+	return n, nil
 }
 
 func cpuTime() time.Duration {
@@ -229,7 +264,7 @@ func BenchmarkIngestOnly(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		a = bundle.Artifact{}
+		a = bundle.Artifact{Name: "raw/bench.trace"}
 		err = Ingest(w, f, &a, Options{})
 		f.Close()
 		if cerr := w.Close(); err == nil {

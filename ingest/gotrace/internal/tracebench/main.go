@@ -1,0 +1,256 @@
+// Command tracebench measures trace ingest beside bare x/exp/trace reading
+// of the same trace, each in a process of its own (so that peak RSS and
+// CPU time are its own), in pairs whose order alternates, and prints the
+// ratios for `make bench`:
+//
+//	go run ./ingest/gotrace/internal/tracebench [-pairs 3] [-size 220] [-file TRACE] [-workers N]
+//
+// Without -file it uses a trace of testdata/bigprog of -size MB, generated
+// once into os.TempDir() (the file BenchmarkIngest uses). Per pair it
+// prints both wall times, event rates, CPU times and peak RSS; then the
+// median over pairs of the event-rate ratio (ingest/bare), the CPU ratio
+// (bare CPU / ingest CPU: with N cores, ingest can reach at most N times
+// it), the peak-RSS ratio, and the size of the tables ingest wrote against
+// the trace's. The load average is printed before and after: wall-clock
+// ratios mean something only when the machine was quiet, CPU ratios hold
+// either way.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"golang.org/x/exp/trace"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/gotrace"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "tracebench:", err)
+		os.Exit(1)
+	}
+}
+
+// result is what one child process reports.
+type result struct {
+	Events int64   `json:"events,omitempty"`
+	Wall   float64 `json:"wall_s"`
+	Tables int64   `json:"tables_bytes,omitempty"`
+	CPU    float64 `json:"-"`
+	RSSMB  float64 `json:"-"`
+}
+
+func run() error {
+	pairs := flag.Int("pairs", 3, "bare/ingest pairs to run, order alternating")
+	size := flag.Int("size", 220, "size in MB of the generated trace")
+	file := flag.String("file", "", "trace to read instead of the generated one")
+	workers := flag.Int("workers", 0, "generations decoded at once (0: ingest's default)")
+	child := flag.String("child", "", "internal: bare or ingest, in this process")
+	flag.Parse()
+	if *child != "" {
+		return runChild(*child, *file, *workers)
+	}
+	path := *file
+	if path == "" {
+		var err error
+		if path, err = benchTrace(*size); err != nil {
+			return err
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("trace %s: %.1f MB; GOMAXPROCS %d; load average before: %s\n", path, mb(st.Size()), runtime.GOMAXPROCS(0), loadAvg())
+	var ratios, cpuRatios []float64
+	var bareRSS, ingestRSS float64
+	var tables int64
+	for i := range *pairs {
+		order := []string{"bare", "ingest"}
+		if i%2 == 1 {
+			order = []string{"ingest", "bare"}
+		}
+		got := map[string]result{}
+		for _, mode := range order {
+			r, err := runProcess(mode, path, *workers)
+			if err != nil {
+				return err
+			}
+			got[mode] = r
+		}
+		b, in := got["bare"], got["ingest"]
+		in.Events = b.Events // the trace's events, which bare reading counts
+		ratio := b.Wall / in.Wall
+		ratios = append(ratios, ratio)
+		cpuRatios = append(cpuRatios, b.CPU/in.CPU)
+		bareRSS, ingestRSS, tables = max(bareRSS, b.RSSMB), max(ingestRSS, in.RSSMB), in.Tables
+		fmt.Printf("pair %d (%s first): bare %.2f s (%.2f M events/s, CPU %.2f s, peak RSS %.0f MB); ingest %.2f s (%.2f M events/s, CPU %.2f s, peak RSS %.0f MB); ingest/bare event rate %.3f, CPU ratio %.3f\n",
+			i+1, order[0], b.Wall, float64(b.Events)/b.Wall/1e6, b.CPU, b.RSSMB, in.Wall, float64(in.Events)/in.Wall/1e6, in.CPU, in.RSSMB, ratio, b.CPU/in.CPU)
+	}
+	fmt.Printf("median of %d pairs: ingest-ratio %.3f (min %.3f, max %.3f); cpu-ratio %.3f (bare CPU / ingest CPU; on N cores ingest can reach at most N times it)\n",
+		len(ratios), median(ratios), slices.Min(ratios), slices.Max(ratios), median(cpuRatios))
+	fmt.Printf("peak RSS: ingest %.0f MB, bare %.0f MB: rss-ratio %.2f; tables %.1f MB = %.3f of the trace\n",
+		ingestRSS, bareRSS, ingestRSS/bareRSS, mb(tables), float64(tables)/float64(st.Size()))
+	fmt.Printf("load average after: %s\n", loadAvg())
+	return nil
+}
+
+// runProcess runs one child and adds its CPU time and peak RSS.
+func runProcess(mode, path string, workers int) (result, error) {
+	cmd := exec.Command(os.Args[0], "-child", mode, "-file", path, "-workers", strconv.Itoa(workers))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return result{}, fmt.Errorf("%s: %w", mode, err)
+	}
+	var r result
+	if err := json.Unmarshal(out, &r); err != nil {
+		return result{}, fmt.Errorf("%s: %w (%q)", mode, err, out)
+	}
+	ps := cmd.ProcessState
+	r.CPU = (ps.UserTime() + ps.SystemTime()).Seconds()
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		r.RSSMB = float64(ru.Maxrss) / 1024 // KiB on Linux
+	}
+	return r, nil
+}
+
+// runChild reads or ingests the trace in this process and prints the
+// result as JSON.
+func runChild(mode, path string, workers int) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var r result
+	start := time.Now()
+	switch mode {
+	case "bare":
+		tr, err := trace.NewReader(bufio.NewReader(f))
+		if err != nil {
+			return err
+		}
+		for {
+			_, err := tr.ReadEvent()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			r.Events++
+		}
+	case "ingest":
+		dir, err := os.MkdirTemp("", "tracebench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		bdir := filepath.Join(dir, "b.lsb")
+		w, err := bundle.Create(bdir, bundle.NewManifest("bench", "tracebench"), memory.DefaultAllocator)
+		if err != nil {
+			return err
+		}
+		a := bundle.Artifact{Name: "raw/bench.trace"}
+		err = gotrace.Ingest(w, f, &a, gotrace.Options{Workers: workers})
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if a.Status != bundle.StatusComplete {
+			return fmt.Errorf("ingest: %s: %s", a.Status, a.Detail)
+		}
+		r.Wall = time.Since(start).Seconds()
+		if r.Tables, err = tableBytes(bdir); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown mode %q", mode)
+	}
+	if r.Wall == 0 {
+		r.Wall = time.Since(start).Seconds()
+	}
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// tableBytes sums the sizes of a bundle's tables.
+func tableBytes(dir string) (int64, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.arrow"))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, p := range files {
+		st, err := os.Stat(p)
+		if err != nil {
+			return 0, err
+		}
+		n += st.Size()
+	}
+	return n, nil
+}
+
+// benchTrace returns the generated benchmark trace of size MB, making it
+// with testdata/bigprog the first time.
+func benchTrace(size int) (string, error) {
+	path := filepath.Join(os.TempDir(), "leakscope-gotrace-bench-"+strconv.Itoa(size)+"MB.trace")
+	if st, err := os.Stat(path); err == nil && st.Size() >= int64(size)<<20 {
+		return path, nil
+	}
+	mod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || len(strings.TrimSpace(string(mod))) == 0 {
+		return "", errors.New("run from inside the leakscope module to generate the trace, or pass -file")
+	}
+	prog := filepath.Join(filepath.Dir(strings.TrimSpace(string(mod))), "ingest", "gotrace", "testdata", "bigprog")
+	fmt.Fprintf(os.Stderr, "tracebench: generating %s (%d MB) with %s\n", path, size, prog)
+	tmp := path + ".tmp"
+	cmd := exec.Command("go", "run", prog, "-out", tmp, "-size", strconv.Itoa(size<<20))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("generate trace: %w", err)
+	}
+	return path, os.Rename(tmp, path)
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
