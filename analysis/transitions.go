@@ -11,9 +11,10 @@ import (
 // what a per-goroutine state view (running, runnable, waiting with the
 // reason, syscall; the stack of each change) is drawn from.
 //
-// ingest/gotrace.Transitions is the implementation: it decodes them on
-// demand from the raw traces, since ingest does not store them. Analysis
-// and the web server never import the parsers, so the command wires it in
-// (web.Options.Transitions); a view of a suspect asks for its member goids
-// and their creators ([AncestryTree.Chain]).
+// ingest.Transitions is the implementation (ingest/gotrace.Transitions,
+// with the decompressor for raw traces kept compressed): it decodes them
+// on demand from the raw traces, since ingest does not store them.
+// Analysis and the web server never import the parsers, so the command
+// wires it in (web.Options.Transitions); a view of a suspect asks for its
+// member goids and their creators ([AncestryTree.Chain]).
 type TransitionSource func(b *bundle.Bundle, goids []int64, from, to int64) ([]schema.Transition, error)

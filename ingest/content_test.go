@@ -13,8 +13,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/klauspost/compress/zstd"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/gotrace"
+	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 func zst(b []byte) []byte {
@@ -56,6 +61,51 @@ func TestCompressed(t *testing.T) {
 				t.Errorf("%s%s: raw copy differs from the original (%d of %d bytes)", c.name, ext, len(raw), len(data))
 			}
 		}
+		if c.kind == "trace" {
+			checkCompressedTransitions(t, dir)
+		}
+	}
+}
+
+// checkCompressedTransitions: the bundle holds one trace three times,
+// plain, gzipped and zstd-compressed; decoded on demand, every goroutine
+// changes state as often in each.
+func checkCompressedTransitions(t *testing.T, dir string) {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goids []int64
+	err = b.ReadTable(schema.TableTraceGoroutines, memory.DefaultAllocator, func(rec arrow.Record) error {
+		ids := rec.Column(0).(*array.Int64)
+		for i := 0; i < ids.Len(); i++ {
+			goids = append(goids, ids.Value(i))
+		}
+		return nil
+	})
+	if err != nil || len(goids) == 0 {
+		t.Fatalf("trace goroutines: %d, %v", len(goids), err)
+	}
+	trs, err := Transitions(b, goids, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[int64]int{}
+	for _, tr := range trs {
+		per[tr.Goid]++
+	}
+	// Three windows of the same trace: each goroutine's count divides by 3.
+	for g, n := range per {
+		if n%3 != 0 {
+			t.Errorf("goroutine %d: %d transitions over three copies of one trace", g, n)
+		}
+	}
+	if len(per) == 0 {
+		t.Error("no transitions decoded")
+	}
+	if _, err := gotrace.Transitions(b, goids, 0, 0); err == nil || !strings.Contains(err.Error(), "compressed") {
+		t.Errorf("without a decompressor: %v, want it to say the trace is compressed", err)
 	}
 }
 

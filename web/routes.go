@@ -33,7 +33,7 @@ type Options struct {
 	WriteIdle, ReadIdle time.Duration
 	// Transitions decodes goroutines' state changes from a capture's raw
 	// traces, for per-goroutine state lanes. The command sets it to
-	// ingest/gotrace.Transitions (web does not import the parsers).
+	// ingest.Transitions (web does not import the parsers).
 	Transitions analysis.TransitionSource
 }
 

@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/gotrace"
 	"github.com/leakscope/leakscope/samples/bundles"
 	"github.com/leakscope/leakscope/web"
 )
@@ -92,7 +92,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload, Transitions: gotrace.Transitions}),
+		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload, Transitions: ingest.Transitions}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Answers and uploads have idle deadlines per write and read
 		// (web.DefaultWriteIdle, DefaultReadIdle), not a total one: a large

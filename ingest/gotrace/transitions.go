@@ -40,6 +40,19 @@ import (
 // at once. Bundles made before trace_generations existed are read from
 // their trace_transitions table instead, which lacks runnable → running.
 func Transitions(b *bundle.Bundle, goids []int64, from, to int64) ([]schema.Transition, error) {
+	return TransitionsFrom(b, nil, goids, from, to)
+}
+
+// RawOpener opens a raw artifact of a bundle, named as in the manifest
+// (raw/NAME), and returns its content decompressed.
+type RawOpener func(b *bundle.Bundle, name string) (io.ReadCloser, error)
+
+// TransitionsFrom is [Transitions] for bundles whose raw traces may be
+// compressed (a trace.out.gz ingested as it was): open decompresses them
+// (package ingest has the one decompressor), and they are read from their
+// start, skipping the generations not needed. Plain raw traces are read
+// where the generations lie either way. A nil open reads plain files only.
+func TransitionsFrom(b *bundle.Bundle, open RawOpener, goids []int64, from, to int64) ([]schema.Transition, error) {
 	mem := memory.DefaultAllocator
 	if len(goids) == 0 {
 		return nil, nil
@@ -59,7 +72,7 @@ func Transitions(b *bundle.Bundle, goids []int64, from, to int64) ([]schema.Tran
 	if len(gens) == 0 {
 		out, err = readTransitionTable(b, mem, want, from, to)
 	} else {
-		out, err = decodeTransitions(b, mem, gens, want, from, to)
+		out, err = decodeTransitions(b, open, mem, gens, want, from, to)
 	}
 	if err != nil {
 		return nil, err
@@ -129,8 +142,9 @@ func lifespans(b *bundle.Bundle, mem memory.Allocator, want map[int64]bool) (map
 }
 
 // decodeTransitions decodes the generations in which a wanted goroutine
-// lived and that overlap [from, to].
-func decodeTransitions(b *bundle.Bundle, mem memory.Allocator, gens []schema.TraceGeneration, want map[int64]bool, from, to int64) ([]schema.Transition, error) {
+// lived and that overlap [from, to]: one goroutine finds each one's bytes
+// in its raw trace, others decode them.
+func decodeTransitions(b *bundle.Bundle, open RawOpener, mem memory.Allocator, gens []schema.TraceGeneration, want map[int64]bool, from, to int64) ([]schema.Transition, error) {
 	spans, err := lifespans(b, mem, want)
 	if err != nil {
 		return nil, err
@@ -154,29 +168,41 @@ func decodeTransitions(b *bundle.Bundle, mem memory.Allocator, gens []schema.Tra
 	if err != nil {
 		return nil, err
 	}
-	files := &rawFiles{dir: b.Dir, open: map[string]*rawFile{}}
-	defer files.close()
+	type job struct {
+		k    int
+		head []byte
+		r    io.Reader
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(pick))
+	jobs := make(chan job, workers)
 	results := make([][]schema.Transition, len(pick))
-	errs := make([]error, len(pick))
-	var next sync.Mutex
-	n := 0
+	errs := make([]error, len(pick)+1)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(pick)) {
+	for range workers {
 		wg.Go(func() {
-			for {
-				next.Lock()
-				k := n
-				n++
-				next.Unlock()
-				if k >= len(pick) {
-					return
+			for j := range jobs {
+				g := &gens[pick[j.k]]
+				results[j.k], errs[j.k] = decodeGeneration(g, j.head, j.r, want, ids, from, to)
+				if errs[j.k] != nil {
+					errs[j.k] = fmt.Errorf("%s generation %d: %w", g.Source, g.Generation, errs[j.k])
 				}
-				g := &gens[pick[k]]
-				results[k], errs[k] = files.decode(g, want, ids, from, to)
 			}
 		})
 	}
+	raws := &rawFiles{b: b, open: open, files: map[string]*rawFile{}}
+	errs[len(pick)] = func() error {
+		defer close(jobs)
+		for k, i := range pick {
+			head, r, err := raws.generation(&gens[i])
+			if err != nil {
+				return err
+			}
+			jobs <- job{k, head, r}
+		}
+		return nil
+	}()
 	wg.Wait()
+	raws.close()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -227,66 +253,103 @@ func stackIndex(b *bundle.Bundle, mem memory.Allocator) (map[string]int64, error
 	return ids, err
 }
 
-// rawFiles opens each raw trace once.
+// rawFiles gives the bytes of generations, in the order of their
+// offsets within each raw trace: from a plain trace where they lie, from
+// a compressed one by reading on through its decompressed content.
 type rawFiles struct {
-	dir  string
-	mu   sync.Mutex
-	open map[string]*rawFile
+	b     *bundle.Bundle
+	open  RawOpener
+	files map[string]*rawFile
 }
 
 type rawFile struct {
-	f    *os.File
 	head []byte
-	err  error
+	f    *os.File      // a plain trace
+	rc   io.ReadCloser // decompressed content of a compressed one
+	pos  int64         // of rc
 }
 
-func (r *rawFiles) get(source string) *rawFile {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if rf := r.open[source]; rf != nil {
-		return rf
+func (r *rawFiles) get(source string) (*rawFile, error) {
+	if rf := r.files[source]; rf != nil {
+		return rf, nil
 	}
-	rf := &rawFile{}
-	r.open[source] = rf
 	if source == "" || !filepath.IsLocal(source) || !strings.HasPrefix(source, bundle.RawDir+"/") {
-		rf.err = fmt.Errorf("trace %q is not a raw file of the bundle", source)
-		return rf
+		return nil, fmt.Errorf("trace %q is not a raw file of the bundle", source)
 	}
-	rf.f, rf.err = os.Open(filepath.Join(r.dir, source))
-	if rf.err != nil {
-		return rf
+	f, err := os.Open(filepath.Join(r.b.Dir, source))
+	if err != nil {
+		return nil, err
 	}
-	rf.head = make([]byte, headerLen)
-	if _, err := rf.f.ReadAt(rf.head, 0); err != nil || !Looks(rf.head) {
-		rf.err = fmt.Errorf("%s does not start with a Go execution trace header (compressed traces are not decoded on demand yet)", source)
+	rf := &rawFile{f: f, head: make([]byte, headerLen)}
+	r.files[source] = rf
+	if _, err := f.ReadAt(rf.head, 0); err == nil && Looks(rf.head) {
+		return rf, nil
 	}
-	return rf
+	if r.open == nil {
+		return nil, fmt.Errorf("%s does not start with a Go execution trace header (a compressed trace needs a decompressor)", source)
+	}
+	f.Close()
+	rf.f = nil
+	if rf.rc, err = r.open(r.b, source); err != nil {
+		return nil, err
+	}
+	if _, err := io.ReadFull(rf.rc, rf.head); err != nil || !Looks(rf.head) {
+		return nil, fmt.Errorf("%s does not hold a Go execution trace", source)
+	}
+	rf.pos = headerLen
+	return rf, nil
 }
+
+// generation returns the header of g's trace and a reader of g's bytes.
+func (r *rawFiles) generation(g *schema.TraceGeneration) ([]byte, io.Reader, error) {
+	rf, err := r.get(g.Source)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rf.f != nil {
+		return rf.head, io.NewSectionReader(rf.f, g.Offset, g.Length), nil
+	}
+	if g.Offset < rf.pos {
+		return nil, nil, fmt.Errorf("%s: generation %d at byte %d comes before byte %d", g.Source, g.Generation, g.Offset, rf.pos)
+	}
+	if _, err := io.CopyN(io.Discard, rf.rc, g.Offset-rf.pos); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", g.Source, err)
+	}
+	if g.Length > maxGeneration {
+		return nil, nil, fmt.Errorf("%s: generation %d claims %d bytes", g.Source, g.Generation, g.Length)
+	}
+	data := make([]byte, g.Length)
+	if _, err := io.ReadFull(rf.rc, data); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", g.Source, err)
+	}
+	rf.pos = g.Offset + g.Length
+	return rf.head, bytes.NewReader(data), nil
+}
+
+// maxGeneration bounds a generation read into memory from a compressed
+// trace (the index is the bundle's own, but a bundle may be hostile).
+const maxGeneration = 1 << 30
 
 func (r *rawFiles) close() {
-	for _, rf := range r.open {
+	for _, rf := range r.files {
 		if rf.f != nil {
 			rf.f.Close()
+		}
+		if rf.rc != nil {
+			rf.rc.Close()
 		}
 	}
 }
 
-// decode reads generation g alone and returns the wanted goroutines'
-// state changes in [from, to].
-func (r *rawFiles) decode(g *schema.TraceGeneration, want map[int64]bool, ids map[string]int64, from, to int64) (out []schema.Transition, err error) {
-	rf := r.get(g.Source)
-	if rf.err != nil {
-		return nil, rf.err
-	}
+// decodeGeneration reads one generation alone (head, then its bytes from
+// r) and returns the wanted goroutines' state changes in [from, to].
+func decodeGeneration(g *schema.TraceGeneration, head []byte, r io.Reader, want map[int64]bool, ids map[string]int64, from, to int64) (out []schema.Transition, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("trace parser failed: %v", p)
 		}
-		if err != nil {
-			err = fmt.Errorf("%s generation %d: %w", g.Source, g.Generation, err)
-		}
 	}()
-	tr, err := trace.NewReader(io.MultiReader(bytes.NewReader(rf.head), io.NewSectionReader(rf.f, g.Offset, g.Length)))
+	tr, err := trace.NewReader(io.MultiReader(bytes.NewReader(head), r))
 	if err != nil {
 		return nil, err
 	}
