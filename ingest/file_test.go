@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func TestFileAllKinds(t *testing.T) {
 }
 
 func TestBadFileLeavesBundleUnchanged(t *testing.T) {
-	heap, dump, _ := realArtifacts(t)
+	heap, dump, tr := realArtifacts(t)
 	dir := filepath.Join(t.TempDir(), "b.lsb")
 	if _, err := File(dir, writeFile(t, "heap.pb.gz", heap), Options{}); err != nil {
 		t.Fatal(err)
@@ -96,6 +97,11 @@ func TestBadFileLeavesBundleUnchanged(t *testing.T) {
 		"notes.txt":   {[]byte("meeting notes\n"), "not a pprof profile"},
 		"badproto.pb": {[]byte{0x0a, 0x10, 0x08, 0x01}, "pprof"},
 		"baddump.txt": {[]byte("goroutine 1 [running]:\nmain.main()\n\x01garbage{{{\n"), "goroutine 1 (line 1) ended at line 3"},
+		// A real trace's header followed by garbage is corrupt, not cut
+		// short (issue 13 item 9), plain or compressed.
+		"garbage.trace":    {append(bytes.Clone(tr[:16]), "this is not an execution trace"...), "corrupt Go execution trace"},
+		"garbage.trace.gz": {gz(append(bytes.Clone(tr[:16]), 0xff, 0x00, 0x13, 0x37)), "expected a batch"},
+		"trailing.trace":   {append(bytes.Clone(tr), "\x00\x00junk"...), "corrupt Go execution trace"},
 	}
 	for name, c := range cases {
 		path := writeFile(t, name, c.data)
