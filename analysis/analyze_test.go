@@ -130,7 +130,11 @@ func TestAnalyzeHealthyService(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	s := newSynth(t, mem)
 	pool := s.stack("runtime.gopark", "p.go", 1, "runtime.chanrecv1", "c.go", 2, "main.worker", "/src/w.go", 9)
+	// main serves in IO wait: a process whose only goroutines were the
+	// parked pool would be stuck as a whole.
+	serve := s.stack("runtime.gopark", "p.go", 1, "internal/poll.runtime_pollWait", "n.go", 3, "main.main", "/src/m.go", 12)
 	for snap := 0; snap < 8; snap++ {
+		s.add(schema.Goroutine{SnapshotTS: ts(snap), Goid: 1, State: "IO wait", StackID: serve, Source: "d"})
 		for i := 0; i < 500; i++ {
 			s.add(schemaG(ts(snap), int64(10+i), "chan receive", pool, "main.start", int64(snap)))
 		}

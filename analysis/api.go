@@ -54,6 +54,13 @@ type Report struct {
 	// Races are the race detector's reports found in dumps and logs.
 	Races    []Race   `json:"races,omitempty"`
 	Warnings []string `json:"warnings"`
+	// LookAlikes are parked goroutine groups that look stuck but are not
+	// reported, with why: idle pools their owner can still feed, workers
+	// a goroutine that can run holds the object of. Most members first.
+	LookAlikes []LookAlike `json:"look_alikes,omitempty"`
+	// Inputs says what the bundle's goroutine inputs allowed the verdicts
+	// to use and what one more input would add.
+	Inputs *InputSummary `json:"inputs,omitempty"`
 	// GeneratedAt is [Options.Now].
 	GeneratedAt time.Time `json:"generated_at,omitzero"`
 }
@@ -166,6 +173,23 @@ type Suspect struct {
 	// (Markdown, HTML, the workbench) prints them.
 	Display *SuspectText `json:"display,omitempty"`
 
+	// Verdict is "stuck" when the members are parked for good (whether
+	// or not they grow), "leaking" when they accumulate, "" for heap
+	// suspects. Confidence is the combined confidence behind Score (0..1).
+	Verdict    string  `json:"verdict,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
+	// WaitsOn names the objects the members wait on, as the frames'
+	// argument words show them ("0xc000012340"), when known.
+	WaitsOn []string `json:"waits_on,omitempty"`
+	// Cycle lists the other goroutine groups (by location) in a wait-for
+	// cycle with this one: each waits for what only the others hold.
+	Cycle []string `json:"cycle,omitempty"`
+	// Consequences are goroutine groups that wait for this one and are
+	// not reported on their own (the test runner waiting for a stuck
+	// test, a WaitGroup.Wait over stuck workers, a caller waiting for a
+	// stuck result).
+	Consequences []Consequence `json:"consequences,omitempty"`
+
 	keys []groupKey // the dump groups a goroutine suspect counts
 }
 
@@ -207,6 +231,9 @@ type Incident struct {
 	Score         float64   `json:"score"`
 	// Evidence says why the members form one incident.
 	Evidence []Evidence `json:"evidence"`
+	// Consequences are the goroutine groups waiting for the members
+	// (folded under them, not suspects of their own).
+	Consequences []Consequence `json:"consequences,omitempty"`
 }
 
 // Origin is a frame of the user's code that causes a leak.
@@ -312,6 +339,41 @@ type SourceLine struct {
 	Text string `json:"text"`
 }
 
+// InputSummary is what the inputs allowed: how many dump snapshots over
+// how long, whether a traceback showed the runtime's frames, whether
+// there is a goroutineleak profile or a trace; Allowed lists the kinds of
+// verdict that used them, Next what one more input would add.
+type InputSummary struct {
+	Snapshots   int      `json:"snapshots"`
+	SpanSeconds float64  `json:"span_seconds,omitempty"`
+	Traceback   bool     `json:"traceback"`
+	LeakProfile bool     `json:"goroutineleak"`
+	Trace       bool     `json:"trace"`
+	Allowed     []string `json:"allowed"`
+	Next        []string `json:"next"`
+}
+
+// LookAlike is a parked goroutine group the stuck verdict let go.
+type LookAlike struct {
+	Location string `json:"location"`
+	State    string `json:"state"`
+	Count    int64  `json:"count"`
+	Kind     string `json:"kind"` // "idle-pool", "wakeable" or "contended"
+	Reason   string `json:"reason"`
+}
+
+// Consequence is a goroutine group stuck only because it waits for a
+// suspect's goroutines.
+type Consequence struct {
+	Location string  `json:"location"`
+	File     string  `json:"file,omitempty"`
+	Line     int     `json:"line,omitempty"`
+	State    string  `json:"state"`
+	Count    int64   `json:"count"`
+	Relation string  `json:"relation"` // how it waits for the suspect
+	Goids    []int64 `json:"goids,omitempty"`
+}
+
 // Fit summarises a least-squares line through a series.
 type Fit struct {
 	Slope    float64 `json:"slope_per_min"`
@@ -322,9 +384,12 @@ type Fit struct {
 
 // Evidence is one observation supporting a suspect.
 type Evidence struct {
-	Kind   string  `json:"kind"` // "growth", "long-wait", "goroutineleak", "heap", "trace", "survival", …
+	Kind   string  `json:"kind"` // "growth", "long-wait", "goroutineleak", "heap", "trace", "survival", "persistent", "wait-cycle", "unreachable", …
 	Detail string  `json:"detail"`
 	Value  float64 `json:"value,omitempty"`
+	// Weight is what the evidence adds to the log-odds of the verdict
+	// (negative: it speaks against); see docs/DESIGN.md, "Scoring".
+	Weight float64 `json:"weight,omitempty"`
 }
 
 // Frame is one stack frame.

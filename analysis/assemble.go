@@ -29,6 +29,12 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	sort.SliceStable(sus, func(i, j int) bool { return sus[i].Score > sus[j].Score })
 	numberSuspects(rep, sus, v.all, heapBySite, in.src)
 	rep.Incidents = incidents(rep.Suspects, cfg.rules)
+	for _, x := range v.lookAlikes {
+		e := lookAlike(x)
+		rep.LookAlikes = append(rep.LookAlikes, LookAlike{Location: x.s.loc.Function, State: x.s.state,
+			Count: int64(lastCount(x.s)), Kind: e.Kind, Reason: e.Detail})
+	}
+	rep.Inputs = in.inputs
 	rep.Heap = heapSection(in, v, byCandidate, heapBySite)
 	if in.leaks != nil {
 		rep.LeakProfile = crossCheck(rep.Suspects, in.leaks, in.leakTotal, in.prof.leakTS)

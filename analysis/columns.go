@@ -74,3 +74,30 @@ func (c cols) str(name string) func(int) string {
 	}
 	return func(int) string { return "" }
 }
+
+// strLists returns a reader of a list<utf8> column calling fn with each
+// string of row r in order; a missing column or a null row calls fn
+// never. Strings point into Arrow memory.
+func (c cols) strLists(name string) func(r int, fn func(i int, s string)) {
+	i := c.idx(name)
+	if i < 0 {
+		return func(int, func(int, string)) {}
+	}
+	l, ok := c.rec.Column(i).(*array.List)
+	if !ok {
+		return func(int, func(int, string)) {}
+	}
+	vals, ok := l.ListValues().(*array.String)
+	if !ok {
+		return func(int, func(int, string)) {}
+	}
+	return func(r int, fn func(int, string)) {
+		if l.IsNull(r) {
+			return
+		}
+		from, to := l.ValueOffsets(r)
+		for j := from; j < to; j++ {
+			fn(int(j-from), vals.Value(int(j)))
+		}
+	}
+}

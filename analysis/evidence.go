@@ -9,10 +9,15 @@ type candidate struct {
 	source  string      // source text the rules matched
 	leakHit bool        // the goroutineleak profile lists its location
 	trace   *traceGroup // trace goroutines of the same creator and entry
+	facts   *stuckFacts // the wait-for reasoning over the latest snapshot
 	// Verdict.
 	sc       siteScore
 	retained int64
 	growers  []*heapSite // heap sites attributed to it
+	// cause is the candidate this one only waits for (folded under it);
+	// consequences the candidates folded under this one.
+	cause        *candidate
+	consequences []*candidate
 }
 
 // evidence is the second stage's result: every goroutine site as a
@@ -20,18 +25,21 @@ type candidate struct {
 type evidence struct {
 	candidates []*candidate
 	heap       []*heapStack // largest growth first
+	wait       *waitGraph
 }
 
 // gatherEvidence classifies every site and collects what each source says
 // about it: its rule and source text, the runtime's leak profile, the
-// trace windows; and the heap trends of the profiles.
+// trace windows, the wait-for reasoning over the latest dump; and the heap
+// trends of the profiles.
 func gatherEvidence(in *loaded, rules []Rule) *evidence {
-	ev := &evidence{heap: heapStacks(in.prof, in.st)}
+	ev := &evidence{heap: heapStacks(in.prof, in.st), wait: buildWaitGraph(in.detail, in.st, in.src)}
+	facts := stuckFactsOf(in, ev.wait)
 	for _, s := range in.sites {
-		x := &candidate{s: s}
+		x := &candidate{s: s, facts: facts[s]}
 		_, locIdx := locationFrame(s.frames)
 		x.source = in.src.context(s.frames, locIdx)
-		x.rule = classify(rules, KindGoroutine, s.state, functions(s.frames), x.source)
+		x.rule = classifyFound(rules, KindGoroutine, s.state, functions(s.frames), x.source, x.facts.findings())
 		if in.leaks != nil {
 			x.leakHit = in.leaks[Frame{Function: s.loc.Function, Line: s.loc.Line}] > 0
 		}

@@ -43,7 +43,7 @@ func TestInformerPerReconcileIncident(t *testing.T) {
 	}
 	for _, s := range rep.Suspects {
 		if s.Kind == analysis.KindGoroutine && s.Incident != inc.ID {
-			t.Errorf("goroutine suspect %s at %s is outside the incident (%s)", s.ID, s.Location, s.Incident)
+			t.Errorf("goroutine suspect %s at %s is outside the incident (%s): %s %s %.1f %v", s.ID, s.Location, s.Incident, s.Verdict, s.Pattern, s.Score, s.Evidence)
 		}
 	}
 	if inc.PerCall < 5 || inc.CallsPerMin <= 0 {

@@ -24,7 +24,9 @@ const onceSpread = 1.5
 // every line of it) that grow
 // together (both grow, at rates within growTogether of each other, or
 // neither grows), then the heap suspects their code or goroutines
-// allocate. Every suspect ends up in exactly one incident; it sets each
+// allocate. Goroutine groups in one wait-for cycle are one incident, and
+// an incident lists its members' consequences (the groups folded under
+// them). Every suspect ends up in exactly one incident; it sets each
 // suspect's Incident.
 func incidents(sus []Suspect, rules []Rule) []Incident {
 	var groups [][]int // suspect indexes
@@ -54,6 +56,7 @@ func incidents(sus []Suspect, rules []Rule) []Incident {
 			}
 		}
 	}
+	groups = mergeCycles(sus, groups)
 	for i, s := range sus {
 		if s.Kind != KindHeap {
 			continue
@@ -82,16 +85,44 @@ func incidents(sus []Suspect, rules []Rule) []Incident {
 	return out
 }
 
+// mergeCycles joins groups whose goroutines are in one wait-for cycle
+// (a suspect's Cycle names the other's location): a deadlock is one
+// incident whatever its members' origins. Groups keep their order.
+func mergeCycles(sus []Suspect, groups [][]int) [][]int {
+	inCycle := func(a, b Suspect) bool {
+		return slices.Contains(a.Cycle, b.Location) || slices.Contains(b.Cycle, a.Location)
+	}
+	for i := 0; i < len(groups); i++ {
+		for j := i + 1; j < len(groups); j++ {
+			joined := false
+			for _, a := range groups[i] {
+				for _, b := range groups[j] {
+					joined = joined || inCycle(sus[a], sus[b])
+				}
+			}
+			if joined {
+				groups[i] = append(groups[i], groups[j]...)
+				groups = append(groups[:j], groups[j+1:]...)
+				j = i
+			}
+		}
+	}
+	return groups
+}
+
 // grewTogether reports whether two goroutine groups of one origin grow
 // alike: both grow at rates within growTogether of each other, or
-// neither grows.
+// neither grows and neither is stuck.
 func grewTogether(a, b Suspect) bool {
 	ga, gb := a.GrowthPerMin > 0, b.GrowthPerMin > 0
 	if ga != gb {
 		return false
 	}
 	if !ga {
-		return true
+		// Groups stuck for good, each on its own, are separate bugs
+		// even when one function started them; a wait-for cycle joins
+		// them (mergeCycles).
+		return a.Verdict != "stuck" && b.Verdict != "stuck"
 	}
 	r := a.GrowthPerMin / b.GrowthPerMin
 	return r <= growTogether && r >= 1.0/growTogether
@@ -147,6 +178,7 @@ func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
 		if !s.FirstSeen.IsZero() && (inc.FirstSeen.IsZero() || s.FirstSeen.Before(inc.FirstSeen)) {
 			inc.FirstSeen = s.FirstSeen
 		}
+		inc.Consequences = joinConsequences(inc.Consequences, s.Consequences)
 		switch s.Kind {
 		case KindGoroutine:
 			inc.Goroutines += s.Count
@@ -183,6 +215,21 @@ func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
 		inc.Evidence = append(inc.Evidence, Evidence{Kind: "origin", Detail: originText(inc.Origin, inc.CreationChain)})
 	}
 	return inc
+}
+
+// joinConsequences adds a member's consequences to an incident's, each
+// group once: the test runner waiting for two goroutines of one deadlock
+// is listed under both members but is one group of the incident.
+func joinConsequences(have, add []Consequence) []Consequence {
+	same := func(a, b Consequence) bool {
+		return a.Location == b.Location && a.Line == b.Line && a.State == b.State && slices.Equal(a.Goids, b.Goids)
+	}
+	for _, c := range add {
+		if !slices.ContainsFunc(have, func(h Consequence) bool { return same(h, c) }) {
+			have = append(have, c)
+		}
+	}
+	return have
 }
 
 // perCall estimates how often the origin runs and how many goroutines

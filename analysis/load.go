@@ -38,6 +38,10 @@ type loaded struct {
 	periods map[int64]int64
 	// windows are the times the trace windows cover.
 	windows []window
+	inputs  *InputSummary
+	// detail is the latest dump snapshot goroutine by goroutine (nil
+	// without dumps).
+	detail *snapDetail
 
 	races    []Race
 	warnings []string
@@ -53,6 +57,16 @@ func load(b *bundle.Bundle, mem memory.Allocator, userCode []string) (*loaded, e
 	in.warnings = append(in.warnings, timeWarnings(b.Manifest)...)
 	in.buildSites()
 	in.leaks, in.leakTotal = leakSites(in.prof, in.st)
+	if in.d.rows > 0 {
+		var err error
+		if in.detail, err = readDetail(b, mem, in.d, in.st, in.sites); err != nil {
+			return nil, err
+		}
+		if in.detail.truncated {
+			in.warnings = append(in.warnings, fmt.Sprintf("the latest snapshot has more than %d goroutines: wait-for reasoning (lock cycles, unreachable waits) skipped", maxDetail))
+		}
+	}
+	in.inputs = inputSummary(in)
 	return in, nil
 }
 
@@ -103,8 +117,11 @@ func (in *loaded) buildSites() {
 	case in.d.rows > 0:
 		in.sites, in.ts = buildSites(in.d, in.st), in.d.snapshots
 	case len(in.prof.gorTS) > 0:
-		in.sites, in.ts = sitesFromProfile(in.prof, in.st), in.prof.gorTS
+		in.sites, in.ts = sitesFromProfile(in.prof.goroutine, in.prof.gorTS, in.st), in.prof.gorTS
 		in.warnings = append(in.warnings, "no goroutine dumps: groups come from goroutine profile counts, without wait times or creators")
+	case len(in.prof.leakTS) > 0:
+		in.sites, in.ts = sitesFromProfile(in.prof.leak, in.prof.leakTS, in.st), in.prof.leakTS
+		in.warnings = append(in.warnings, "only the goroutineleak profile: groups are the goroutines it marked leaked, without wait times, creators or the goroutines it did not mark")
 	case len(in.tgroups) > 0:
 		in.sites, in.ts = sitesFromTrace(in.tgroups, in.st)
 		in.warnings = append(in.warnings, "no goroutine dumps or profiles: groups come from goroutines alive at the end of the trace")

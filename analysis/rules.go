@@ -23,11 +23,14 @@ var defaultRulesJSON []byte
 // matches the wait reason), Frames (each regexp matches some frame
 // function of the stack) and NotFrames (no regexp matches any frame),
 // Source (any regexp matches the source line the goroutines are parked
-// at, when that file is readable). An incident rule matches on Creation
-// (each regexp matches some frame of a member's creation chain) and
-// Members (each regexp matches some frame of some member's stack); its
-// Fix may say {origin}, replaced by the user's function that causes the
-// incident. Rules are tried in order; the first match wins.
+// at, when that file is readable), WaitFor (any of the wait-for findings
+// holds: "cycle", "lock-cycle", "rlock-writer", "no-holder",
+// "unreachable", "all-asleep"; see docs/DESIGN.md). An incident rule
+// matches on Creation (each regexp matches some frame of a member's
+// creation chain) and Members (each regexp matches some frame of some
+// member's stack); its Fix may say {origin}, replaced by the user's
+// function that causes the incident. Rules are tried in order; the first
+// match wins.
 type Rule struct {
 	Pattern     string   `json:"pattern"`
 	Kind        string   `json:"kind,omitempty"`
@@ -37,6 +40,7 @@ type Rule struct {
 	Source      []string `json:"source,omitempty"`
 	Creation    []string `json:"creation,omitempty"`
 	Members     []string `json:"members,omitempty"`
+	WaitFor     []string `json:"wait_for,omitempty"`
 	Title       string   `json:"title"`
 	Description string   `json:"description"`
 	Fix         string   `json:"fix"`
@@ -155,10 +159,18 @@ func compileAll(exprs []string) ([]*regexp.Regexp, error) {
 // stack's function names (leaf first) and the source line at the
 // location ("" when unknown).
 func (r *Rule) Match(kind, state string, functions []string, source string) bool {
+	return r.match(kind, state, functions, source, nil)
+}
+
+// match is Match with the wait-for findings of the group.
+func (r *Rule) match(kind, state string, functions []string, source string, findings []string) bool {
 	if !r.compiled && r.compile() != nil {
 		return false
 	}
 	if r.Kind != kind {
+		return false
+	}
+	if len(r.WaitFor) > 0 && !anyEqual(r.WaitFor, findings) {
 		return false
 	}
 	if len(r.source) > 0 {
@@ -209,13 +221,29 @@ func anyMatch(re *regexp.Regexp, fns []string) bool {
 
 // classify returns the first rule matching, or nil.
 func classify(rules []Rule, kind, state string, functions []string, source string) *Rule {
+	return classifyFound(rules, kind, state, functions, source, nil)
+}
+
+// classifyFound is classify for a group with wait-for findings.
+func classifyFound(rules []Rule, kind, state string, functions []string, source string, findings []string) *Rule {
 	state = normState(state)
 	for i := range rules {
-		if rules[i].Match(kind, state, functions, source) {
+		if rules[i].match(kind, state, functions, source, findings) {
 			return &rules[i]
 		}
 	}
 	return nil
+}
+
+func anyEqual(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // normState strips decorations the runtime adds to a wait reason:

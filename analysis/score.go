@@ -11,6 +11,12 @@ type siteScore struct {
 	delta     float64
 	survival  float64 // -1 when unknown
 	conf      float64
+	leak      float64 // confidence from growth, traces and the runtime's leak profile
+	stuck     float64 // confidence that the members are stuck for good
+	traced    float64 // the trace's part of leak
+	grows     float64 // leak without the runtime's marks: the group accumulates
+	logit     float64 // the stuck channel's summed log-odds (orders suspects whose scores tie)
+	idle      bool    // shaped like an idle pool its owner can still feed
 	impact    float64
 	score     float64
 	evidence  []Evidence
@@ -23,17 +29,28 @@ type siteScore struct {
 	rate Fit
 }
 
-// scoreSite weighs a site's growth, waits and the runtime's own leak
-// verdict into a score from 0 to 100.
+// scoreSite is the one scoring function: it weighs everything known
+// about a site into a score from 0 to 100 (docs/DESIGN.md, "Scoring").
 //
-// Confidence is the strongest of: growth (R² × monotonicity × survival of
-// members between snapshots, when the count rose by enough, discounted
-// when it stalls at the end), a trace window where such goroutines were
-// created and none ended, the runtime's goroutineleak marking, and long
-// waits of many goroutines (weaker: an idle pool also waits long). Impact grows with member count, growth rate
-// and retained heap, on log scales. Score = 100 × confidence × (0.4 + 0.6 ×
-// impact); benign patterns (running, runtime workers) count half.
-func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bool, tr *traceGroup) siteScore {
+// Two kinds of evidence, each a confidence from 0 to 1, combine as
+// independent witnesses (1 − (1−leak)(1−stuck)):
+//
+//   - leak: the strongest of growth (R² × monotonicity × survival of
+//     members between snapshots, when the count rose by enough, discounted
+//     when it stalls at the end), a trace window where such goroutines
+//     were created and none ended, and the runtime's goroutineleak
+//     marking;
+//   - stuck: a logistic over summed log-odds weights (stuckWeights): the
+//     wait kind, how long members have waited, persistence across
+//     snapshots, the wait-for reasoning (cycles, nothing able to run
+//     holding what they wait on, or something that does). The runtime's
+//     own marks count in leak, once.
+//
+// Impact grows with member count, growth rate, retained heap and, for
+// stuck groups, what they block (a cycle, a lock others wait on) and how
+// long; on log scales. Score = 100 × confidence × (0.4 + 0.6 × impact);
+// benign patterns (running, runtime workers) count half.
+func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bool, tr *traceGroup, sf *stuckFacts) siteScore {
 	var sc siteScore
 	sc.survival = -1
 	n := len(s.counts)
@@ -63,10 +80,19 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		}
 	}
 	if s.prevCount > 0 && !s.fromProfile {
-		sc.survival = clamp01(float64(s.survived) / float64(s.prevCount))
+		survived := s.survived
+		if s.exact {
+			survived = s.exactSurvived
+		}
+		sc.survival = clamp01(float64(survived) / float64(s.prevCount))
 	}
 	var growth float64
 	minDelta := math.Max(3, 0.05*s.counts[0])
+	// A queue on a lock that is handed on grows with its callers; it is
+	// no accumulation of its own (stuckWeights says so: "contended").
+	if left, _ := s.handedOn(); left > 0 {
+		minDelta = math.Inf(1)
+	}
 	if n >= 3 && sc.fit.Slope > 0 && sc.delta >= minDelta {
 		surv := 1.0
 		if sc.survival >= 0 {
@@ -115,16 +141,36 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		leak = 0.95
 		sc.evidence = append(sc.evidence, Evidence{Kind: "goroutineleak", Detail: "the Go runtime's leak detector marked these goroutines as leaked (blocked on objects no running goroutine can reach)"})
 	}
-	var wait float64
-	if s.maxWait >= 10 && last >= 10 {
-		wait = 0.35 * clamp01(float64(s.maxWait)/30) * clamp01(last/50)
-		sc.evidence = append(sc.evidence, Evidence{Kind: "long-wait", Detail: fmt.Sprintf("members have waited up to %d minutes", s.maxWait), Value: float64(s.maxWait)})
+	sc.leak = math.Max(math.Max(growth, traced), leak)
+	sc.traced = traced
+	sc.grows = math.Max(growth, traced)
+	for i, e := range sc.evidence {
+		switch e.Kind {
+		case "growth":
+			sc.evidence[i].Weight = logOdds(growth)
+		case "goroutineleak":
+			sc.evidence[i].Weight = logOdds(leak)
+		}
 	}
-	sc.conf = math.Max(math.Max(growth, traced), math.Max(leak, wait))
+	weights, idle := stuckWeights(s, sf)
+	sc.idle = idle
+	sum := stuckPrior
+	for _, e := range weights {
+		sum += e.Weight
+	}
+	if len(weights) > 0 {
+		sc.logit = round(sum, 2)
+		sc.stuck = round(logistic(sum), 4)
+		sc.evidence = append(sc.evidence, weights...)
+	}
+	sc.conf = 1 - (1-sc.leak)*(1-sc.stuck)
 	impCount := clamp01(math.Log10(1+last) / 4)
 	impRate := clamp01(math.Log10(1+math.Max(0, sc.fit.Slope)) / 3)
 	impHeap := clamp01(math.Log10(1+float64(retained)/(1<<20)) / 3)
 	sc.impact = math.Max(impCount, math.Max(impRate, impHeap))
+	if sc.stuck > sc.leak {
+		sc.impact = math.Max(sc.impact, stuckImpact(s, sf))
+	}
 	sc.score = 100 * sc.conf * (0.4 + 0.6*sc.impact)
 	if rule != nil && rule.Benign {
 		sc.score /= 2

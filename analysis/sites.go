@@ -19,15 +19,65 @@ type site struct {
 	entry    string
 
 	survived, prevCount int64
-	maxWait, leaked     int64
-	maxWaitTS           int64
-	goids               []int64
-	spread              []int64 // uniform sample of the latest snapshot's members
-	creatorGoids        map[int64]int64
-	creatorStackID      int64
-	labels              string
-	fromProfile         bool    // built from goroutine profile counts, not dumps
-	profileStacks       []int64 // the goroutine profile stacks of such a site
+	// exactSurvived counts members parked here in the snapshot before
+	// too, by goid (set when exact, from readDetail); survived only
+	// compares goids with the previous snapshot's largest, which the
+	// runtime's per-P goid batches defeat.
+	exactSurvived   int64
+	exact           bool
+	maxWait, leaked int64
+	maxWaitTS       int64
+	goids           []int64
+	spread          []int64 // uniform sample of the latest snapshot's members
+	creatorGoids    map[int64]int64
+	creatorStackID  int64
+	labels          string
+	fromProfile     bool    // built from goroutine profile counts, not dumps
+	profileStacks   []int64 // the goroutine profile stacks of such a site
+
+	// persist is how the members of the latest dump snapshot had been
+	// parked (filled by readDetail).
+	persist persistStat
+}
+
+// handedOn counts, for a lock wait whose members are known by goid
+// across dump snapshots, the members of every snapshot but the last that
+// were no longer waiting here in the next one (they got the lock), out
+// of prev. A stuck lock keeps every waiter; a contended one hands it on.
+func (s *site) handedOn() (left, prev int64) {
+	if k := waitKind(s.state, s.frames); k != "lock" && k != "rlock" || !s.exact || s.fromProfile || s.prevCount == 0 {
+		return 0, 0
+	}
+	return max(0, s.prevCount-s.exactSurvived), s.prevCount
+}
+
+// persistStat sums up how long the members of a site in the latest dump
+// snapshot had been parked identically.
+type persistStat struct {
+	members   int   // in the latest snapshot
+	persisted int   // of them, parked identically in the snapshot before too
+	spanNS    int64 // summed over persisted members: latest snapshot − since
+	leaked    int   // of them, marked "(leaked)" by the runtime
+}
+
+func (p *persistStat) add(g *gor, ts int64) {
+	p.members++
+	if g.since < ts {
+		p.persisted++
+		p.spanNS += ts - g.since
+	}
+	if g.leaked {
+		p.leaked++
+	}
+}
+
+// meanSpan is how long, on average, persisted members had been parked
+// identically, in seconds.
+func (p *persistStat) meanSpan() float64 {
+	if p.persisted == 0 {
+		return 0
+	}
+	return float64(p.spanNS) / float64(p.persisted) / 1e9
 }
 
 type siteKey struct {
@@ -112,24 +162,25 @@ func buildSites(d *dumpData, st *stackTable) []*site {
 	return out
 }
 
-// sitesFromProfile builds sites from debug=0 goroutine profile counts,
+// sitesFromProfile builds sites from debug=0 goroutine (or goroutineleak)
+// profile counts,
 // for bundles without dumps. The wait reason is inferred from the frames
 // and the creator is unknown.
-func sitesFromProfile(p *profileData, st *stackTable) []*site {
+func sitesFromProfile(series stackSeries, times []int64, st *stackTable) []*site {
 	idx := map[int64]int{}
-	for i, ts := range p.gorTS {
+	for i, ts := range times {
 		idx[ts] = i
 	}
 	byKey := map[siteKey]*site{}
 	var out []*site
-	for stack, m := range p.goroutine {
+	for stack, m := range series {
 		frames := st.framesOf(stack)
 		state := stateFromFrames(frames)
 		loc, _ := locationFrame(frames)
 		k := siteKey{state, loc.Function, loc.Line, ""}
 		s := byKey[k]
 		if s == nil {
-			s = &site{state: state, rawState: state, loc: loc, counts: make([]float64, len(p.gorTS)),
+			s = &site{state: state, rawState: state, loc: loc, counts: make([]float64, len(times)),
 				fromProfile: true, frames: frames, stackID: stack, entry: entryFunction(frames), creatorGoids: map[int64]int64{}}
 			byKey[k] = s
 			out = append(out, s)

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 )
@@ -82,7 +83,70 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 	if x.leakHit {
 		sus.LeakProfile = "confirmed"
 	}
+	sus.Confidence = round(x.sc.conf, 3)
+	switch {
+	case x.sc.stuck >= x.sc.leak && x.sc.stuck > 0:
+		sus.Verdict = "stuck"
+	case x.sc.leak > 0:
+		sus.Verdict = "leaking"
+	}
+	if f := x.facts; f != nil {
+		for _, o := range f.objects {
+			sus.WaitsOn = append(sus.WaitsOn, fmt.Sprintf("%#x", o))
+		}
+		for c := range f.cycleSites {
+			sus.Cycle = append(sus.Cycle, c.loc.Function)
+		}
+		sort.Strings(sus.Cycle)
+		for _, w := range f.infraWaiters {
+			sus.Consequences = append(sus.Consequences, Consequence{Location: w.location.Function, File: w.location.File, Line: w.location.Line,
+				State: w.state, Count: int64(w.count), Relation: w.relation, Goids: w.goids})
+		}
+	}
+	for _, c := range allConsequences(x) {
+		cs := c.s
+		if c.facts != nil && c.facts.infraWaiting > 0 && c.facts.unreached == 0 {
+			continue // listed below as the machinery waiting for c
+		}
+		rel := "waits for these goroutines"
+		if c.facts != nil {
+			rel = consequenceRelation(c.facts.kind)
+		}
+		var n int64
+		if k := len(cs.counts); k > 0 {
+			n = int64(cs.counts[k-1])
+		}
+		sus.Consequences = append(sus.Consequences, Consequence{Location: cs.loc.Function, File: cs.loc.File, Line: cs.loc.Line,
+			State: cs.state, Count: n, Relation: rel, Goids: cs.goids[:min(len(cs.goids), 8)]})
+	}
+	for _, c := range allConsequences(x) {
+		if c.facts != nil {
+			for _, w := range c.facts.infraWaiters {
+				sus.Consequences = append(sus.Consequences, Consequence{Location: w.location.Function, File: w.location.File, Line: w.location.Line,
+					State: w.state, Count: int64(w.count), Relation: w.relation, Goids: w.goids})
+			}
+		}
+	}
 	return sus
+}
+
+// allConsequences returns the candidates folded under x, and under them,
+// nearest first.
+func allConsequences(x *candidate) []*candidate {
+	var out []*candidate
+	seen := map[*candidate]bool{x: true}
+	queue := append([]*candidate(nil), x.consequences...)
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+		queue = append(queue, c.consequences...)
+	}
+	return out
 }
 
 // heapSuspect turns a heap site no goroutine group explains into a
@@ -363,4 +427,21 @@ func display(s *Suspect) *SuspectText {
 		t.Retained = FormatBytes(float64(s.RetainedBytes))
 	}
 	return t
+}
+
+// consequenceRelation says how a group of a wait kind waits for its cause.
+func consequenceRelation(kind string) string {
+	switch kind {
+	case "waitgroup":
+		return "waits in WaitGroup.Wait for these goroutines to call Done"
+	case "lock", "rlock":
+		return "waits for a lock these goroutines hold"
+	case "chan receive":
+		return "waits for a value (or a close) these goroutines would send"
+	case "chan send":
+		return "waits for these goroutines to receive"
+	case "cond":
+		return "waits for a Signal these goroutines would give"
+	}
+	return "waits for these goroutines"
 }

@@ -8,6 +8,8 @@ import (
 
 // verdicts is the third stage's result: what is reported and how sure.
 type verdicts struct {
+	// lookAlikes are parked groups the stuck verdict let go.
+	lookAlikes []*candidate
 	// goroutines are the candidates that make the cut, best first.
 	goroutines []*candidate
 	// heap are growing heap sites reported as suspects of their own (no
@@ -27,12 +29,12 @@ type verdicts struct {
 func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 	v := &verdicts{}
 	for _, x := range ev.candidates {
-		x.sc = scoreSite(x.s, in.ts, x.rule, 0, x.leakHit, x.trace)
+		x.sc = scoreSite(x.s, in.ts, x.rule, 0, x.leakHit, x.trace, x.facts)
 	}
 	owner := attributeHeap(ev.candidates, growingStacks(ev.heap), minScore)
 	for _, x := range ev.candidates {
 		if x.retained > 0 {
-			x.sc = scoreSite(x.s, in.ts, x.rule, x.retained, x.leakHit, x.trace)
+			x.sc = scoreSite(x.s, in.ts, x.rule, x.retained, x.leakHit, x.trace, x.facts)
 		}
 	}
 	// A group that does not make the cut explains no heap growth.
@@ -41,17 +43,28 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 			delete(owner, h)
 		}
 	}
+	foldConsequences(ev.candidates, minScore)
 	all := append([]*candidate(nil), ev.candidates...)
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].sc.score != all[j].sc.score {
 			return all[i].sc.score > all[j].sc.score
 		}
+		if all[i].sc.logit != all[j].sc.logit {
+			return all[i].sc.logit > all[j].sc.logit
+		}
 		return all[i].s.loc.Function < all[j].s.loc.Function
 	})
 	for _, x := range all {
-		if reported(x.sc.score, minScore) {
+		switch {
+		case reported(x.sc.score, minScore) && x.cause == nil:
 			v.goroutines = append(v.goroutines, x)
+		case lookAlike(x) != nil:
+			v.lookAlikes = append(v.lookAlikes, x)
 		}
+	}
+	sort.SliceStable(v.lookAlikes, func(i, j int) bool { return lastCount(v.lookAlikes[i].s) > lastCount(v.lookAlikes[j].s) })
+	if len(v.lookAlikes) > maxLookAlikes {
+		v.lookAlikes = v.lookAlikes[:maxLookAlikes]
 	}
 	v.all = heapSites(in.prof, ev.heap, owner, in.periods, in.src)
 	for _, hs := range v.all {
@@ -66,6 +79,124 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 		}
 	}
 	return v
+}
+
+// foldConsequences puts each candidate whose stuck members only wait for
+// another reported candidate's (a WaitGroup.Wait over stuck workers, a
+// caller waiting for a stuck result) under that cause.
+func foldConsequences(all []*candidate, minScore float64) {
+	bySite := map[*site]*candidate{}
+	for _, x := range all {
+		bySite[x.s] = x
+	}
+	foldParents(all, minScore)
+	foldMachinery(all, minScore)
+	for _, x := range all {
+		f := x.facts
+		if f == nil || f.unreached+f.infraWaiting == 0 || x.sc.grows >= 0.5 {
+			continue // a group that grows on its own is a leak of its own
+		}
+		var cause *candidate
+		for s, c := range f.causes {
+			y := bySite[s]
+			if y == nil || 2*c < f.unreached+f.infraWaiting || !reported(y.sc.score, minScore) {
+				continue
+			}
+			if cause == nil || y.sc.score > cause.sc.score || y.sc.score == cause.sc.score && s.loc.Function < cause.s.loc.Function {
+				cause = y
+			}
+		}
+		for c := cause; c != nil; c = c.cause {
+			if c == x {
+				cause = nil // waiting for each other: a cycle, not a consequence
+				break
+			}
+		}
+		if cause == nil || !reported(cause.sc.score, minScore) {
+			continue
+		}
+		x.cause = cause
+		cause.consequences = append(cause.consequences, x)
+	}
+}
+
+// maxLookAlikes bounds the look-alikes a report lists.
+const maxLookAlikes = 10
+
+// lookAlike returns the evidence that let a parked group go (an idle
+// pool, something able to run holding what it waits on, a lock handed on
+// between snapshots), nil if none.
+func lookAlike(x *candidate) *Evidence {
+	for i, e := range x.sc.evidence {
+		if (e.Kind == "idle-pool" || e.Kind == "contended" || e.Kind == "wakeable" && e.Weight <= wMention/2) && x.sc.conf < 0.5 {
+			return &x.sc.evidence[i]
+		}
+	}
+	return nil
+}
+
+func lastCount(s *site) float64 {
+	if n := len(s.counts); n > 0 {
+		return s.counts[n-1]
+	}
+	return 0
+}
+
+// foldParents, for groups from profiles (no creators known), puts a
+// group waiting in a WaitGroup or a receive under a reported group whose
+// goroutines start in a closure of the function it waits in (the test
+// waiting for the goroutines it started: TestX waits, TestX.func1 is
+// stuck).
+func foldParents(all []*candidate, minScore float64) {
+	for _, x := range all {
+		if !x.s.fromProfile || x.cause != nil || !reported(x.sc.score, minScore) {
+			continue
+		}
+		switch x.s.state {
+		case "sync.WaitGroup.Wait", "chan receive", "select", "semacquire":
+		default:
+			continue
+		}
+		var cause *candidate
+		for _, y := range all {
+			if y != x && y.cause == nil && reported(y.sc.score, minScore) && strings.HasPrefix(y.s.entry, x.s.loc.Function+".func") &&
+				(cause == nil || y.sc.score > cause.sc.score) {
+				cause = y
+			}
+		}
+		if cause != nil {
+			x.cause = cause
+			cause.consequences = append(cause.consequences, x)
+		}
+	}
+}
+
+// foldMachinery puts machinery the runtime marked leaked (the test runner
+// in testing.(*T).Run waiting for its test, which only the marks make a
+// candidate when there is no wait-for graph: a goroutineleak profile
+// alone) under the test goroutine's group, else the best program group.
+func foldMachinery(all []*candidate, minScore float64) {
+	var test, best *candidate
+	for _, x := range all {
+		if isInfraStack(x.s.frames) || !reported(x.sc.score, minScore) {
+			continue
+		}
+		if best == nil || x.sc.score > best.sc.score {
+			best = x
+		}
+		if containsFn(x.s.frames, "testing.tRunner") && (test == nil || x.sc.score > test.sc.score) {
+			test = x
+		}
+	}
+	if test != nil {
+		best = test
+	}
+	for _, x := range all {
+		if best != nil && x.cause == nil && isInfraStack(x.s.frames) && reported(x.sc.score, minScore) {
+			x.cause = best
+			best.consequences = append(best.consequences, x)
+		}
+	}
 }
 
 // reported reports whether a score makes the cut.

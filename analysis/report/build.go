@@ -23,7 +23,7 @@ func buildReport(rep *analysis.Report, opts Options) *document {
 	incidentsSection(d, rep, 2)
 	d.h(2, "Suspects")
 	if len(rep.Suspects) == 0 {
-		d.p("No leak suspects: no goroutine group grew steadily or was marked leaked, and no heap allocation site grew steadily.")
+		d.p("No leak suspects: no goroutine group is stuck or grew steadily, and no heap allocation site grew steadily.")
 	} else {
 		d.tbl(suspectTableHead, suspectRows(rep.Suspects))
 		for i, s := range rep.Suspects {
@@ -34,6 +34,8 @@ func buildReport(rep *analysis.Report, opts Options) *document {
 			suspectSection(d, rep, s, opts, i < opts.flameGraphs(), 3)
 		}
 	}
+	lookAlikesSection(d, rep, 2)
+	inputsSection(d, rep, 2)
 	timelineSection(d, rep, 2)
 	evidenceCharts(d, rep, 2, "Goroutines, heap and GC")
 	heapSection(d, rep, 2)

@@ -47,11 +47,16 @@ func leakBundle(t *testing.T, mem memory.Allocator) *bundle.Bundle {
 	pool := sid(bundle.StackFrame{Function: "runtime.gopark", File: "proc.go", Line: 1}, bundle.StackFrame{Function: "main.worker", File: "/nonexistent/main.go", Line: 60})
 	creator := sid(bundle.StackFrame{Function: "main.handle", File: "/nonexistent/main.go", Line: 33})
 	cache := sid(bundle.StackFrame{Function: "main.(*cache).put", File: "/nonexistent/cache.go", Line: 17}, bundle.StackFrame{Function: "main.main", File: "/nonexistent/main.go", Line: 9})
+	// main serves (in IO wait) and owns the pool: a process whose only
+	// goroutines were parked would be stuck as a whole.
+	serve := sid(bundle.StackFrame{Function: "runtime.gopark", File: "proc.go", Line: 1}, bundle.StackFrame{Function: "internal/poll.runtime_pollWait", File: "netpoll.go", Line: 4},
+		bundle.StackFrame{Function: "main.main", File: "/nonexistent/main.go", Line: 12})
 	for s := 0; s < 5; s++ {
 		at := t0.Add(time.Duration(s) * time.Minute).UnixNano()
 		for i := 0; i < 20*(s+1); i++ {
 			w.Append(schema.Goroutine{SnapshotTS: at, Goid: int64(100 + i), State: "chan send", StackID: leak, CreatorGoid: 1, CreatorFunction: "main.handle", CreatorStackID: creator, Source: "d"})
 		}
+		w.Append(schema.Goroutine{SnapshotTS: at, Goid: 1, State: "IO wait", StackID: serve, Source: "d"})
 		for i := 0; i < 8; i++ {
 			w.Append(schema.Goroutine{SnapshotTS: at, Goid: int64(10 + i), State: "chan receive", StackID: pool, CreatorGoid: 1, CreatorFunction: "main.main", Source: "d"})
 		}

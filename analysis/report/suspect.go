@@ -35,6 +35,7 @@ func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts 
 			facts = append(facts, "**Incident:** ["+s.Incident+"](#"+strings.ToLower(s.Incident)+")")
 		}
 		facts = append(facts, fmt.Sprintf("**Goroutines:** %s", figures(s)))
+		facts = append(facts, stuckFacts(s)...)
 	} else {
 		facts = append(facts, fmt.Sprintf("**Allocated at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)))
 		facts = append(facts, fmt.Sprintf("**In use:** %s", figures(s)))
@@ -42,7 +43,9 @@ func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts 
 			facts = append(facts, fmt.Sprintf("**What grows:** %s", lit(s.Object)))
 		}
 	}
-	facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %d points, %.0f%% of steps non-decreasing", s.Fit.R2, s.Fit.Points, 100*s.Fit.Monotone))
+	if s.Fit.Points >= 2 {
+		facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %d points, %.0f%% of steps non-decreasing", s.Fit.R2, s.Fit.Points, 100*s.Fit.Monotone))
+	}
 	if t := s.Display; t != nil && t.FirstSeen != "" {
 		facts = append(facts, "**First seen:** "+t.FirstSeen)
 	}

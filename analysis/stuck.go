@@ -1,0 +1,362 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// stuckFacts is what the latest snapshot's wait-for graph and the
+// snapshots before it say about the members of one site.
+type stuckFacts struct {
+	members         int // in the latest snapshot, with per-goroutine detail
+	parked, live    int
+	unreached       int // parked, and nothing that can run can wake them
+	byMention       int // reachable through a pointer held by a goroutine that can run
+	byFamily        int // consumers reachable only through their creator or children
+	familyProducer  int // unreached, but their creator or a child can run
+	infraWaiting    int // machinery (the test runner) waiting for a goroutine it created that is stuck
+	noWaker         int // unreached, and no goroutine holds what they wait on
+	noWakerExact    int // … of them, the object itself is known (not only what it was reached through)
+	inCycle         int // in a wait-for cycle
+	kind            string
+	holdsForOthers  int             // goroutines of other sites waiting on what members hold
+	cycleSites      map[*site]bool  // other sites in the same cycles
+	cycleKinds      map[string]bool // wait kinds of every goroutine in those cycles
+	causes          map[*site]int   // unreached members all of whose wakers are stuck at that site
+	consequenceRels map[string]bool // how consequences wait on this site
+	infraWaiters    []consequence   // runtime/test-runner goroutines waiting on members
+	creatorAlive    bool
+	depth           int  // program calls between the entry function and the wait (waitDepth)
+	mainGoroutine   bool // the site is the main goroutine (entry main.main), which waits for the program\'s end
+	liveElsewhere   bool // some goroutine of the program can run
+	objects         []uint64
+	cycleObjs       []string
+	// Persistence across snapshots (from site.persist).
+	snapshots  int
+	persisted  float64 // share of members parked identically in the snapshot before
+	spanSec    float64 // how long persisted members had been parked identically
+	progressed bool    // the rest of the process changed between the two latest snapshots
+}
+
+// consequence is a goroutine group waiting for a stuck one.
+type consequence struct {
+	site     *site
+	state    string
+	location Frame
+	count    int
+	goids    []int64
+	relation string
+}
+
+// stuckFactsOf sums the wait-for graph up by site.
+func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
+	out := map[*site]*stuckFacts{}
+	get := func(s *site) *stuckFacts {
+		f := out[s]
+		if f == nil {
+			f = &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
+			f.liveElsewhere = w.liveApp > 0
+			if sd := in.detail; sd != nil {
+				f.snapshots = len(in.d.snapshots)
+				f.progressed = sd.progressed()
+			}
+			f.depth = waitDepth(s.frames)
+			f.mainGoroutine = s.entry == "main.main"
+			if p := s.persist; p.members > 0 {
+				f.persisted = float64(p.persisted) / float64(p.members)
+				f.spanSec = p.meanSpan()
+			}
+			out[s] = f
+		}
+		return f
+	}
+	sccKinds := map[int]map[string]bool{}
+	for _, x := range w.gs {
+		if x.scc != 0 {
+			if sccKinds[x.scc] == nil {
+				sccKinds[x.scc] = map[string]bool{}
+			}
+			sccKinds[x.scc][x.kind] = true
+		}
+	}
+	kinds := map[*site]map[string]int{}
+	for _, x := range w.gs {
+		if x.site == nil {
+			continue
+		}
+		f := get(x.site)
+		f.members++
+		switch x.class {
+		case classLive:
+			f.live++
+			continue
+		case classInfra:
+			continue
+		}
+		f.parked++
+		if kinds[x.site] == nil {
+			kinds[x.site] = map[string]int{}
+		}
+		kinds[x.site][x.kind]++
+		if c := w.owner(x); c != nil && c.class != classInfra {
+			f.creatorAlive = true
+		}
+		for _, o := range x.objs {
+			if len(f.objects) < 4 {
+				f.objects = appendUnique(f.objects, o)
+			}
+		}
+		switch x.reach {
+		case reachMention:
+			f.byMention++
+			continue
+		case reachFamily:
+			if fedByFamily(x) {
+				f.byFamily++
+				continue
+			}
+			// A creator that can run rarely releases its child's lock,
+			// takes its send, ends its WaitGroup or signals a Cond it
+			// holds no pointer to: weak evidence, and the goroutine
+			// stays unreached.
+			f.familyProducer++
+		}
+		f.unreached++
+		if len(x.wakers) == 0 && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
+			f.noWaker++
+			if x.block.obj != 0 {
+				f.noWakerExact++
+			}
+		}
+		for _, y := range x.wakers {
+			if y.site != nil && y.site != x.site && out[y.site] != nil {
+				out[y.site].holdsForOthers++
+			}
+		}
+		if x.scc != 0 {
+			f.inCycle++
+			for k := range sccKinds[x.scc] {
+				f.cycleKinds[k] = true
+			}
+			for _, y := range x.wakers {
+				if y.scc == x.scc && y.site != nil && y.site != x.site {
+					f.cycleSites[y.site] = true
+				}
+			}
+		}
+		for _, cause := range causeSites(w, x) {
+			f.causes[cause]++
+		}
+	}
+	for s, m := range kinds {
+		out[s].kind = topKey(toInt64(m))
+	}
+	w.infraConsequences(out)
+	return out
+}
+
+// causeSites returns the sites x waits on when every goroutine that could
+// release what x waits on (its wakers, and its children when it waits on
+// a WaitGroup or a result) is stuck at other sites and none of them is in
+// a cycle with x; nil otherwise.
+func causeSites(w *waitGraph, x *waitGor) []*site {
+	cands := append([]*waitGor(nil), x.wakers...)
+	if x.kind == "waitgroup" || x.kind == "chan receive" || x.kind == "select" {
+		for _, y := range w.children[x.goid] {
+			if y.class != classInfra && !containsGor(cands, y) {
+				cands = append(cands, y)
+			}
+		}
+	}
+	var out []*site
+	for _, y := range cands {
+		if y.class != classParked || y.reach == reachMention || y.site == nil || y.site == x.site || (x.scc != 0 && y.scc == x.scc) {
+			return nil
+		}
+		if !containsSite(out, y.site) {
+			out = append(out, y.site)
+		}
+	}
+	return out
+}
+
+func containsSite(s []*site, x *site) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// infraConsequences records runtime-machinery goroutines (the test
+// runner in testing.(*T).Run, above all) that wait on a goroutine they
+// created which is stuck: they are consequences of its site.
+func (w *waitGraph) infraConsequences(out map[*site]*stuckFacts) {
+	bySite := map[*site]map[string]*consequence{}
+	for _, x := range w.gs {
+		if x.class != classInfra || x.state == "running" || waitKind(x.state, nil) == "" {
+			continue
+		}
+		var cause *site
+		for _, y := range w.children[x.goid] {
+			if y.class == classParked && y.reach == reachNone && y.site != nil {
+				cause = y.site
+				break
+			}
+		}
+		if cause == nil || out[cause] == nil || x.site == nil {
+			continue
+		}
+		m := bySite[cause]
+		if m == nil {
+			m = map[string]*consequence{}
+			bySite[cause] = m
+		}
+		k := x.site.loc.Function + "\x00" + x.state
+		c := m[k]
+		if c == nil {
+			rel := "waits for it to finish"
+			if strings.HasPrefix(machineryFrame(x.site).Function, "testing.") {
+				rel = "the test runner waits for the test goroutine"
+			}
+			c = &consequence{site: x.site, state: x.state, location: machineryFrame(x.site), relation: rel}
+			m[k] = c
+		}
+		c.count++
+		if len(c.goids) < 8 {
+			c.goids = append(c.goids, x.goid)
+		}
+		if f := out[x.site]; f != nil {
+			f.causes[cause]++
+			f.infraWaiting++
+		}
+	}
+	for s, m := range bySite {
+		for _, c := range m {
+			out[s].infraWaiters = append(out[s].infraWaiters, *c)
+		}
+		sort.Slice(out[s].infraWaiters, func(i, j int) bool {
+			return out[s].infraWaiters[i].location.Function < out[s].infraWaiters[j].location.Function
+		})
+	}
+}
+
+// findings names what the wait-for reasoning found about a site, for the
+// rules' wait_for conditions.
+func (f *stuckFacts) findings() []string {
+	if f == nil || f.unreached == 0 {
+		return nil
+	}
+	var out []string
+	if f.inCycle > 0 {
+		locks, other := 0, 0
+		for k := range f.cycleKinds {
+			if k == "lock" || k == "rlock" {
+				locks++
+			} else {
+				other++
+			}
+		}
+		switch {
+		case f.cycleKinds["rlock"] && f.cycleKinds["lock"]:
+			out = append(out, "rlock-writer")
+		case other == 0:
+			out = append(out, "lock-cycle")
+		}
+		out = append(out, "cycle")
+	}
+	if (f.kind == "lock" || f.kind == "rlock") && f.noWaker > 0 {
+		out = append(out, "no-holder")
+	}
+	out = append(out, "unreachable")
+	if !f.liveElsewhere {
+		out = append(out, "all-asleep")
+	}
+	return out
+}
+
+// fedByFamily reports a goroutine its children or creator (able to run)
+// can plausibly feed: anything but a lock, waiting for a child that can
+// run; a receive or select at the top of its loop (or one call down), or
+// a Cond a queue's Get waits on a few calls down (a client-go worker:
+// worker → processNextItem → Get), fed by its creator.
+func fedByFamily(x *waitGor) bool {
+	if x.scc != 0 {
+		return false
+	}
+	if x.viaChild && x.kind != "lock" && x.kind != "rlock" {
+		return true // waiting for a child that can still run: its result or Done comes
+	}
+	d := waitDepth(x.site.frames)
+	switch x.kind {
+	case "chan receive", "select":
+		return d <= 1
+	case "cond":
+		return d <= 2
+	}
+	return false
+}
+
+// waitDepth counts the program's calls between a goroutine's entry
+// function and the frame it is parked in: 0 when it waits in its entry
+// function (a worker's loop), 1 in a function that calls directly (a
+// queue's Get). Idle workers wait at the top of their loop; a worker
+// stuck in the middle of a job waits deeper.
+func waitDepth(frames []Frame) int {
+	_, loc := locationFrame(frames)
+	if loc < 0 {
+		return 0
+	}
+	n := -1
+	for _, f := range frames[loc:] {
+		if !isRuntime(f.Function) && !isGoWrapper(f.Function) && f.Function != "runtime.goexit" {
+			n++
+		}
+	}
+	return max(n, 0)
+}
+
+// machineryFrame names a machinery goroutine by the frame that waits:
+// the test runner's testing.(*T).Run rather than the generated main.main.
+func machineryFrame(s *site) Frame {
+	for _, f := range s.frames {
+		if strings.HasPrefix(f.Function, "testing.") {
+			return f
+		}
+	}
+	return s.loc
+}
+
+// consumerSide reports waits that idle pools and servers sit in: a
+// receive, a select, a Cond.
+func consumerSide(kind string) bool {
+	return kind == "chan receive" || kind == "select" || kind == "cond"
+}
+
+// idlePool reports a group shaped like a pool of idle workers: several
+// goroutines waiting to consume, whose owner can still feed them.
+func (f *stuckFacts) idlePool() bool {
+	if !consumerSide(f.kind) || f.parked == 0 || f.inCycle > 0 {
+		return false
+	}
+	if 2*f.byFamily >= f.parked {
+		return true
+	}
+	// Waiting at the top of their own loop (or in the main goroutine)
+	// while other goroutines of the program run: a pool, server loop or
+	// main those may feed or end through state the frames do not show
+	// (a global, a handler's closure). A worker that woke and parked
+	// again looks the same in every dump.
+	return (f.depth == 0 || f.mainGoroutine) && f.kind != "cond" && (f.liveElsewhere || f.familyProducer > 0)
+}
+
+// formatObjects names a few objects for evidence texts.
+func formatObjects(objs []uint64) string {
+	var parts []string
+	for _, o := range objs {
+		parts = append(parts, fmt.Sprintf("%#x", o))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,310 @@
+package analysis_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/report"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/dump"
+)
+
+var (
+	stuckProgOnce sync.Once
+	stuckProgPath string
+	stuckProgErr  error
+)
+
+// buildStuckProg builds testdata/stuckprog once per test binary.
+func buildStuckProg(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs a Go program")
+	}
+	stuckProgOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "stuckprog")
+		if err != nil {
+			stuckProgErr = err
+			return
+		}
+		stuckProgPath = filepath.Join(dir, "stuckprog")
+		out, err := exec.Command("go", "build", "-o", stuckProgPath, "testdata/stuckprog/main.go").CombinedOutput()
+		if err != nil {
+			stuckProgErr = fmt.Errorf("build stuckprog: %v\n%s", err, out)
+		}
+	})
+	if stuckProgErr != nil {
+		t.Fatal(stuckProgErr)
+	}
+	return stuckProgPath
+}
+
+// stuckRun is one running stuckprog.
+type stuckRun struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bufio.Reader
+	head   bytes.Buffer
+}
+
+func startStuckProg(t *testing.T, mode string) *stuckRun {
+	t.Helper()
+	cmd := exec.Command(buildStuckProg(t), mode)
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &stuckRun{cmd: cmd, stderr: bufio.NewReader(pr)}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for {
+		line, err := r.stderr.ReadString('\n')
+		r.head.WriteString(line)
+		if err != nil {
+			t.Fatalf("stuckprog %s ended before READY: %v\n%s", mode, err, r.head.Bytes())
+		}
+		if a, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR "); ok {
+			r.addr = a
+		}
+		if line == "READY\n" {
+			return r
+		}
+	}
+}
+
+// dump fetches a debug=2 goroutine dump.
+func (r *stuckRun) dump(t *testing.T) []byte {
+	t.Helper()
+	resp, err := http.Get("http://" + r.addr + "/debug/pprof/goroutine?debug=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("dump: %v (status %d)", err, resp.StatusCode)
+	}
+	return b
+}
+
+// traceback sends SIGQUIT and returns what the runtime printed.
+func (r *stuckRun) traceback(t *testing.T) []byte {
+	t.Helper()
+	if err := r.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.stderr)
+	r.cmd.Wait()
+	return b
+}
+
+// stamped is one input with the time it was taken.
+type stamped struct {
+	name string
+	data []byte
+	at   time.Time
+}
+
+// analyseInputs ingests dumps and tracebacks into a fresh bundle, as
+// leakscope ingest does, and analyses it.
+func analyseInputs(t *testing.T, inputs ...stamped) *analysis.Report {
+	return analyseWith(t, analysis.Options{}, inputs...)
+}
+
+func analyseWith(t *testing.T, opts analysis.Options, inputs ...stamped) *analysis.Report {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	dir := filepath.Join(t.TempDir(), "b.lsb")
+	w, err := bundle.Create(dir, bundle.NewManifest("stuck", "test"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inputs {
+		a := &bundle.Artifact{Name: in.name, Time: in.at}
+		if err := dump.Ingest(w, bytes.NewReader(in.data), a); err != nil {
+			t.Fatal(err)
+		}
+		w.Update(func(m *bundle.Manifest) { m.Artifacts = append(m.Artifacts, *a) })
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Analyze(b, mem, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// stuckWant is a goroutine group a stuck verdict must name.
+type stuckWant struct {
+	location, state, pattern string
+}
+
+var stuckWants = []stuckWant{
+	{"main.transfer", "sync.Mutex.Lock", "lock-order-cycle"},
+	{"main.registerLocked", "sync.Mutex.Lock", "double-lock"},
+	{"main.(*config).lookup", "sync.RWMutex.RLock", "recursive-rlock"},
+	{"main.(*config).reload", "sync.RWMutex.Lock", "recursive-rlock"},
+	{"main.syncAll", "sync.WaitGroup.Wait", "waitgroup-never-done"},
+	{"main.produce", "chan send", "chan-send-no-receiver"},
+	{"main.(*latch).await", "sync.Cond.Wait", "cond-never-signalled"},
+	{"main.(*bus).publish", "chan send (nil chan)", "chan-send-nil"},
+	{"main.serveForever", "select (no cases)", "select-no-cases"},
+}
+
+// checkStuck checks a report of stuckprog's stuck mode: every planted
+// group named with its pattern and a stuck verdict, the WaitGroup waiter
+// over the stuck producers folded under them, nothing else reported.
+func checkStuck(t *testing.T, rep *analysis.Report, form string) {
+	t.Helper()
+	got := map[string]analysis.Suspect{}
+	for _, s := range rep.Suspects {
+		got[s.Location+" "+s.State] = s
+	}
+	for _, w := range stuckWants {
+		s, ok := got[w.location+" "+w.state]
+		if !ok {
+			t.Errorf("%s: %s [%s] not reported", form, w.location, w.state)
+			continue
+		}
+		delete(got, w.location+" "+w.state)
+		if s.Pattern != w.pattern || s.Verdict != "stuck" {
+			t.Errorf("%s: %s: pattern %q verdict %q, want %q stuck (evidence %v)", form, w.location, s.Pattern, s.Verdict, w.pattern, s.Evidence)
+		}
+	}
+	for k, s := range got {
+		t.Errorf("%s: unexpected suspect %s %s (%.0f): %v", form, k, s.Pattern, s.Score, s.Evidence)
+	}
+	for _, s := range rep.Suspects {
+		if s.Location != "main.produce" {
+			continue
+		}
+		folded := false
+		for _, c := range s.Consequences {
+			folded = folded || c.Location == "main.fanOut"
+		}
+		if !folded {
+			t.Errorf("%s: main.fanOut, waiting for the stuck producers, is not among their consequences %+v", form, s.Consequences)
+		}
+	}
+}
+
+// TestStuckFromTwoDumps runs a program whose goroutines get stuck in the
+// classic ways and names each from two dumps a second apart, and from
+// one.
+func TestStuckFromTwoDumps(t *testing.T) {
+	r := startStuckProg(t, "stuck")
+	d1 := stamped{"raw/dump-1.txt", r.dump(t), time.Now()}
+	time.Sleep(time.Second)
+	d2 := stamped{"raw/dump-2.txt", r.dump(t), time.Now()}
+	checkStuck(t, analyseInputs(t, d1, d2), "two dumps")
+	checkStuck(t, analyseInputs(t, d2), "one dump")
+}
+
+// TestStuckFromTraceback names them from one SIGQUIT traceback, where
+// the runtime's frames show the channels and semaphores waited on.
+func TestStuckFromTraceback(t *testing.T) {
+	r := startStuckProg(t, "stuck")
+	tb := r.traceback(t)
+	if !bytes.Contains(tb, []byte("SIGQUIT")) {
+		t.Fatalf("no traceback:\n%s", tb)
+	}
+	rep := analyseInputs(t, stamped{"raw/traceback.txt", tb, time.Now()})
+	checkStuck(t, rep, "traceback")
+	// The report a user reads: each stuck group with its pattern and what
+	// it waits on, and what to capture next.
+	var md bytes.Buffer
+	if err := report.Markdown(&md, rep, report.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lock-order-cycle", "recursive-rlock", "double-lock", "**Verdict:** stuck", "**Waits on:** `0x",
+		"**Waiting for it (folded here):** `main.fanOut`", "One more input would add", "a second dump 10 s later", "goroutineleak profile"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the traceback's report lacks %q", want)
+		}
+	}
+	if rep.Inputs == nil || !rep.Inputs.Traceback || rep.Inputs.Snapshots != 1 {
+		t.Errorf("inputs %+v, want one snapshot from a traceback", rep.Inputs)
+	}
+}
+
+// TestHealthyLookAlikesSilent checks that idle workers on a channel main
+// owns, queue workers in sync.Cond.Wait fed by a ticker loop and a
+// sleeping janitor give no suspect, from two dumps and from a traceback.
+func TestHealthyLookAlikesSilent(t *testing.T) {
+	r := startStuckProg(t, "healthy")
+	d1 := stamped{"raw/dump-1.txt", r.dump(t), time.Now()}
+	time.Sleep(time.Second)
+	d2 := stamped{"raw/dump-2.txt", r.dump(t), time.Now()}
+	tb := stamped{"raw/traceback.txt", r.traceback(t), time.Now()}
+	for form, in := range map[string][]stamped{"two dumps": {d1, d2}, "one dump": {d2}, "traceback": {tb}} {
+		rep := analyseInputs(t, in...)
+		for _, s := range rep.Suspects {
+			t.Errorf("%s: healthy program has suspect %s %s@%s [%s] (%.0f): %v", form, s.ID, s.Pattern, s.Location, s.State, s.Score, s.Evidence)
+		}
+		if rep.Bundle.GoroutineRows == 0 {
+			t.Errorf("%s: no goroutines read", form)
+		}
+		// Each look-alike is recognised for what it is.
+		for loc, kind := range map[string]string{"main.worker": "idle-pool", "main.(*queue).get": "wakeable"} {
+			found := false
+			for _, l := range rep.LookAlikes {
+				found = found || l.Location == loc && l.Kind == kind && l.Count > 0
+			}
+			if !found {
+				t.Errorf("%s: %s is not listed as a look-alike (%s): %+v", form, loc, kind, rep.LookAlikes)
+			}
+		}
+	}
+}
+
+// TestContendedLockNotStuck runs a program whose calls queue on a global
+// lock faster than its holder serves them (each holds it across a 20 ms
+// write): the queue grows while the waiters change, and neither its
+// growth nor its waiting may read as a stuck lock. From two dumps a
+// second apart (and from three) the lock is not a suspect, and the
+// report lists it as a contended look-alike.
+func TestContendedLockNotStuck(t *testing.T) {
+	r := startStuckProg(t, "contended")
+	var ds []stamped
+	for i := range 3 {
+		if i > 0 {
+			time.Sleep(time.Second)
+		}
+		ds = append(ds, stamped{fmt.Sprintf("raw/dump-%d.txt", i+1), r.dump(t), time.Now()})
+	}
+	for form, in := range map[string][]stamped{"two dumps": ds[1:], "three dumps": ds} {
+		rep := analyseInputs(t, in...)
+		for _, s := range rep.Suspects {
+			t.Errorf("%s: contended lock gives suspect %s %s@%s [%s] (%.0f, %s): %v", form, s.ID, s.Pattern, s.Location, s.State, s.Score, s.Verdict, s.Evidence)
+		}
+		found := false
+		for _, l := range rep.LookAlikes {
+			found = found || l.Location == "main.record" && l.Kind == "contended" && l.Count > 0
+		}
+		if !found {
+			t.Errorf("%s: the queue on the lock is not listed as contended: %+v", form, rep.LookAlikes)
+		}
+	}
+}

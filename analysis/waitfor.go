@@ -1,0 +1,468 @@
+package analysis
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+// gClass is what a goroutine can still do for the others.
+type gClass int8
+
+const (
+	// classInfra: the runtime's own goroutines, the profiler serving the
+	// dump, the test runner, signal delivery and a server's idle
+	// connection plumbing. They hold nothing of the program's.
+	classInfra gClass = iota
+	// classLive: the goroutine can run: running, runnable, in a system
+	// call, in IO wait, sleeping or waiting on a timer.
+	classLive
+	// classParked: parked on a channel, lock, WaitGroup, Cond or select
+	// that only another goroutine can release.
+	classParked
+)
+
+// How a parked goroutine can still be woken, as the wait-for fixpoint
+// finds it.
+const (
+	reachNone    int8 = iota // nothing that can run references what it waits on
+	reachFamily              // only its creator or a child that can run (or can be woken)
+	reachMention             // a goroutine that can run (or can be woken) holds a pointer to it
+)
+
+// waitGor is a goroutine of the latest snapshot in the wait-for graph.
+type waitGor struct {
+	*gor
+	class gClass
+	kind  string   // wait kind: "lock", "rlock", "chan send", "chan receive", "select", "waitgroup", "cond", "sema", "nil", "forever"
+	objs  []uint64 // what it waits on, resolved to the objects the frames mention
+	reach int8
+	// wakers are the parked or live goroutines that hold a pointer to
+	// what it waits on without waiting on it the same way.
+	wakers []*waitGor
+	scc    int // wait-for cycle id (0: in none)
+	// idle is set for a goroutine that can run but does nothing for a
+	// long while: it waits for a signal (the run-until-signalled main) or
+	// sleeps a minute or more. It can shut its workers down; it feeds no
+	// one meanwhile.
+	idle bool
+	// viaChild is set when only a child that can run reaches it (a
+	// parent waiting for its worker's result or Done).
+	viaChild bool
+}
+
+// waitGraph is the wait-for reasoning over the latest snapshot.
+type waitGraph struct {
+	gs     []*waitGor
+	byGoid map[int64]*waitGor
+	// mentions maps an object to the goroutines whose frames hold it.
+	mentions map[uint64][]*waitGor
+	// children maps a goid to the goroutines it created.
+	children map[int64][]*waitGor
+	stacks   *stackTable
+	// liveApp counts the program's goroutines that can run.
+	liveApp int
+	cycles  int
+}
+
+// objectSlack is how far past a pointer a frame holds an object may lie
+// and still be taken as inside it (a mutex or channel field of a struct
+// the frame has a pointer to).
+const objectSlack = 256
+
+// staticLimit: addresses below it are in the binary's image (globals,
+// type descriptors, itabs), where neighbours are unrelated; they match
+// only exactly.
+const staticLimit = 1 << 28
+
+// buildWaitGraph classifies the goroutines of the latest snapshot, finds
+// what each parked one waits on and who could wake it, runs the
+// reachability fixpoint from the goroutines that can run, and finds
+// wait-for cycles.
+func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph {
+	w := &waitGraph{byGoid: map[int64]*waitGor{}, mentions: map[uint64][]*waitGor{}, children: map[int64][]*waitGor{}, stacks: st}
+	if sd == nil || sd.truncated {
+		return w
+	}
+	signals := false
+	for _, g := range sd.gs {
+		for _, f := range st.framesOf(g.stack) {
+			signals = signals || f.Function == "os/signal.loop"
+		}
+	}
+	for _, g := range sd.gs {
+		x := &waitGor{gor: g}
+		frames := st.framesOf(g.stack)
+		x.class, x.kind, x.idle = classifyGor(g, frames, src, signals)
+		if x.class == classLive && !x.idle {
+			w.liveApp++
+		}
+		w.gs = append(w.gs, x)
+		w.byGoid[g.goid] = x
+		if g.creator != 0 {
+			w.children[g.creator] = append(w.children[g.creator], x)
+		}
+	}
+	known := w.indexMentions()
+	for _, x := range w.gs {
+		if x.class == classParked {
+			x.objs = resolveObjects(x.block, known)
+		}
+	}
+	w.linkWakers()
+	w.fixpoint()
+	w.findCycles()
+	return w
+}
+
+// classifyGor decides a goroutine's class and, when parked, its wait kind.
+func classifyGor(g *gor, frames []Frame, src *sourceCode, signals bool) (class gClass, kind string, idle bool) {
+	if isInfraStack(frames) || isInfraState(g.state) {
+		return classInfra, "", false
+	}
+	kind = waitKind(g.state, frames)
+	switch kind {
+	case "":
+		return classLive, "", g.state == "sleep" && g.sleepNS >= longSleep
+	case "select", "chan receive":
+		if signalWait(frames, src, signals) {
+			return classLive, "", true
+		}
+		if timerWait(frames, src) {
+			return classLive, "", false
+		}
+	}
+	return classParked, kind, false
+}
+
+// longSleep: a goroutine sleeping this long at once is idle, not a
+// loop that could feed anyone soon.
+const longSleep = int64(60e9)
+
+// signalWait reports a receive or select on a channel signal.Notify
+// feeds: the function holding it calls signal.Notify, or, without its
+// source, it is main.main while the process has a signal loop (the usual
+// run-until-signalled idiom).
+func signalWait(frames []Frame, src *sourceCode, signals bool) bool {
+	loc, _ := locationFrame(frames)
+	if text := src.function(loc); text != "" {
+		return strings.Contains(text, "signal.Notify")
+	}
+	return signals && loc.Function == "main.main"
+}
+
+// waitKind maps a wait reason to the kind of object waited on; "" for a
+// goroutine that can run.
+func waitKind(state string, frames []Frame) string {
+	switch {
+	case strings.HasPrefix(state, "chan send (nil chan)"), strings.HasPrefix(state, "chan receive (nil chan)"):
+		return "nil"
+	case state == "select (no cases)":
+		return "forever"
+	case strings.HasPrefix(state, "chan send"):
+		return "chan send"
+	case strings.HasPrefix(state, "chan receive"):
+		return "chan receive"
+	case state == "select":
+		return "select"
+	case state == "sync.Mutex.Lock", state == "sync.RWMutex.Lock":
+		return "lock"
+	case state == "sync.RWMutex.RLock":
+		return "rlock"
+	case state == "sync.WaitGroup.Wait":
+		return "waitgroup"
+	case state == "sync.Cond.Wait":
+		return "cond"
+	case state == "semacquire":
+		for _, f := range frames {
+			switch {
+			case strings.HasPrefix(f.Function, "sync.(*WaitGroup)."):
+				return "waitgroup"
+			case strings.Contains(f.Function, "Mutex)."):
+				return "lock"
+			}
+		}
+		return "sema"
+	}
+	return ""
+}
+
+// isInfraState reports the runtime's own waits.
+func isInfraState(state string) bool {
+	for _, p := range []string{"GC ", "force gc", "finalizer wait", "cleanup wait", "trace reader", "GOMAXPROCS updater", "wait for GC cycle", "debug call", "preempted"} {
+		if strings.HasPrefix(state, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isInfraStack reports goroutines that are machinery rather than the
+// program's work: the runtime, the profiler answering, the test runner,
+// signal delivery, and a server's accept loop and idle connections.
+func isInfraStack(frames []Frame) bool {
+	if len(frames) == 0 {
+		return true
+	}
+	user := false
+	for _, f := range frames {
+		fn := f.Function
+		switch {
+		case isGoWrapper(fn):
+		case strings.HasPrefix(fn, "runtime/pprof."), strings.HasPrefix(fn, "net/http/pprof."), strings.HasPrefix(fn, "runtime/trace."),
+			strings.HasPrefix(fn, "os/signal."):
+			return true
+		case strings.HasSuffix(f.File, "_testmain.go"), strings.HasPrefix(fn, "testing."):
+		case strings.HasPrefix(fn, "net/http.") || strings.HasPrefix(fn, "net.") || strings.HasPrefix(fn, "bufio.") ||
+			strings.HasPrefix(fn, "crypto/tls."):
+		case isRuntime(fn):
+		default:
+			user = true
+		}
+	}
+	return !user
+}
+
+// isGoWrapper reports the wrapper the compiler makes for `go f(x)`
+// ("main.init.0.gowrap1"): it names the go statement, not work of its own.
+func isGoWrapper(fn string) bool {
+	i := strings.LastIndex(fn, ".gowrap")
+	if i < 0 {
+		return false
+	}
+	for _, c := range fn[i+len(".gowrap"):] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return i+len(".gowrap") < len(fn)
+}
+
+// timerWait reports a select or receive that a timer will end: the
+// function holding it reads a ticker or timer channel, or time.After.
+func timerWait(frames []Frame, src *sourceCode) bool {
+	loc, _ := locationFrame(frames)
+	text := src.function(loc)
+	if text == "" {
+		return false
+	}
+	for _, m := range []string{"time.After(", "time.Tick(", ".C:", ".C {", "<-t.C", "ticker.C", "timer.C", "time.NewTimer(", "time.NewTicker(", ".Ticker.C"} {
+		if strings.Contains(text, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// indexMentions indexes every goroutine's pointer words and returns them
+// sorted, as the objects frames can point into.
+func (w *waitGraph) indexMentions() []uint64 {
+	var known []uint64
+	for _, x := range w.gs {
+		for _, v := range x.words {
+			l := w.mentions[v]
+			if len(l) == 0 || l[len(l)-1] != x {
+				w.mentions[v] = append(l, x)
+			}
+			if len(l) == 0 {
+				known = append(known, v)
+			}
+		}
+	}
+	sort.Slice(known, func(i, j int) bool { return known[i] < known[j] })
+	return known
+}
+
+// resolveObjects turns a goroutine's wait object and the words of its
+// blocking call (what it reached the object through: a Cond or channel
+// hangs off a struct the frames point to) into the objects other frames
+// point to: the nearest pointer at or below each address (within
+// objectSlack; exact in the binary's image). The wait object, when known,
+// comes first.
+func resolveObjects(b blockInfo, known []uint64) []uint64 {
+	var out []uint64
+	add := func(a uint64) {
+		i := sort.Search(len(known), func(i int) bool { return known[i] > a }) - 1
+		if i >= 0 && (known[i] == a || a >= staticLimit && a-known[i] < objectSlack) {
+			a = known[i]
+		}
+		out = appendUnique(out, a)
+	}
+	if b.obj != 0 {
+		add(b.obj)
+	}
+	for _, v := range b.via {
+		add(v)
+	}
+	return out
+}
+
+// linkWakers gives each parked goroutine the goroutines that hold what it
+// waits on, leaving out those parked on it the same way (co-waiters
+// cannot release each other).
+func (w *waitGraph) linkWakers() {
+	for _, x := range w.gs {
+		if x.class != classParked {
+			continue
+		}
+		for _, o := range x.objs {
+			for _, y := range w.mentions[o] {
+				if y == x || y.class == classInfra || coWaiters(x, y, o) {
+					continue
+				}
+				if !containsGor(x.wakers, y) {
+					x.wakers = append(x.wakers, y)
+				}
+			}
+		}
+	}
+}
+
+// fixpoint marks parked goroutines that something able to run can still
+// wake: through a pointer to what they wait on, or through their creator
+// or children. What stays unmarked is stuck, in the spirit of the
+// runtime's goroutineleak detector (which follows real reachability and
+// sees globals; frames show only their arguments).
+func (w *waitGraph) fixpoint() {
+	for changed := true; changed; {
+		changed = false
+		for _, x := range w.gs {
+			if x.class != classParked || x.reach == reachMention {
+				continue
+			}
+			r := reachNone
+			for _, y := range x.wakers {
+				if y.class == classLive || y.reach == reachMention {
+					r = reachMention
+					break
+				}
+			}
+			feeds := x.kind == "chan receive" || x.kind == "select" // what a signal-waiting owner does at shutdown
+			if r == reachNone && x.reach == reachNone {
+				for _, y := range w.children[x.goid] {
+					if y != x && y.class != classInfra && (y.class == classLive && !y.idle || y.reach == reachMention) {
+						r = reachFamily
+						x.viaChild = true
+						break
+					}
+				}
+			}
+			if r == reachNone && x.reach == reachNone {
+				if c := w.owner(x); c != nil && (c.class == classLive && (!c.idle || feeds) || c.reach == reachMention) {
+					r = reachFamily
+				}
+			}
+			if r > x.reach {
+				x.reach = r
+				changed = true
+			}
+		}
+	}
+}
+
+// owner returns x's creator when the function that ran the go statement
+// is still running in it (still on its stack): that function can still
+// hand the new goroutine what it holds. A creator that returned from it
+// owns nothing of x's any more.
+func (w *waitGraph) owner(x *waitGor) *waitGor {
+	c := w.byGoid[x.creator]
+	if c == nil || c == x || c.class == classInfra || x.site == nil || x.site.creator == "" {
+		return c
+	}
+	for _, f := range w.stacks.framesOf(c.stack) {
+		if f.Function == x.site.creator {
+			return c
+		}
+	}
+	return nil
+}
+
+// findCycles numbers the strongly connected components of two or more
+// parked goroutines along waker edges that nothing able to run holds a
+// pointer into (a live creator cannot release its children's locks), at
+// least one of them waiting for a lock: each waits for something only
+// the others could release.
+func (w *waitGraph) findCycles() {
+	index := map[*waitGor]int{}
+	low := map[*waitGor]int{}
+	on := map[*waitGor]bool{}
+	var stack []*waitGor
+	next := 1
+	var visit func(x *waitGor)
+	visit = func(x *waitGor) {
+		index[x], low[x] = next, next
+		next++
+		stack = append(stack, x)
+		on[x] = true
+		for _, y := range x.wakers {
+			if y.class != classParked || y.reach == reachMention {
+				continue
+			}
+			if index[y] == 0 {
+				visit(y)
+				low[x] = min(low[x], low[y])
+			} else if on[y] {
+				low[x] = min(low[x], index[y])
+			}
+		}
+		if low[x] != index[x] {
+			return
+		}
+		var comp []*waitGor
+		for {
+			y := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			on[y] = false
+			comp = append(comp, y)
+			if y == x {
+				break
+			}
+		}
+		// Goroutines that hold each other's channels may all wait for a
+		// third (idle partners of a stuck producer); only a lock
+		// waited on in the cycle makes it one: a lock is released by
+		// its holder alone.
+		if len(comp) >= 2 && slices.ContainsFunc(comp, func(y *waitGor) bool { return y.kind == "lock" || y.kind == "rlock" }) {
+			w.cycles++
+			for _, y := range comp {
+				y.scc = w.cycles
+			}
+		}
+	}
+	for _, x := range w.gs {
+		if x.class == classParked && x.reach != reachMention && index[x] == 0 {
+			visit(x)
+		}
+	}
+}
+
+// coWaiters reports whether y waits on o the same way x does: such
+// goroutines cannot release each other. When both wait objects are known
+// they decide; otherwise sharing o is enough.
+func coWaiters(x, y *waitGor, o uint64) bool {
+	if y.class != classParked || y.kind != x.kind {
+		return false
+	}
+	if x.block.obj != 0 && y.block.obj != 0 {
+		return x.objs[0] == y.objs[0]
+	}
+	return containsObj(y.objs, o)
+}
+
+func containsObj(s []uint64, v uint64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func containsGor(s []*waitGor, g *waitGor) bool {
+	for _, x := range s {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,202 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// The stuck channel of [scoreSite]: log-odds weights, summed onto
+// stuckPrior and turned into a confidence by the logistic function. A
+// weight of +1 multiplies the odds that the group is stuck by e (2.7);
+// docs/DESIGN.md ("Scoring") lists them with what each means.
+const (
+	// stuckPrior: a parked group, knowing nothing else, is stuck about
+	// one time in twenty (most parked goroutines wait for work).
+	stuckPrior = -3.0
+
+	wForever        = 7.0  // select {} or a nil channel: nothing can ever wake it
+	wLock           = 1.0  // a lock is rarely held for long in a healthy program
+	wSend           = 0.5  // a send waits for one particular partner
+	wMinutesPerLn   = 1.2  // × ln(1+minutes) the runtime says they waited
+	wMinutesMax     = 5.0  //
+	wPersistBase    = 1.0  // parked identically in consecutive snapshots …
+	wPersistPerLn   = 0.8  // … + this × ln(1+seconds between them)
+	wPersistMax     = 4.0  //
+	wPersistFrozen  = 0.6  // × when nothing else in the process changed either
+	wChurn          = -1.5 // × share of members that were not there (or elsewhere) before
+	wHandedOn       = -6.0 // × √(share of a lock's earlier waiters that have got it since)
+	wCycle          = 4.5  // a wait-for cycle: each waits for what only the others can release
+	wUnreached      = 2.5  // nothing that can run holds what they wait on
+	wUnreachedLive  = 1.5  // the same while other goroutines can run (a global may hide a waker)
+	wAllAsleep      = 1.5  // no goroutine of the program can run at all
+	wNoHolder       = 1.0  // a lock (or Cond) nobody else holds: never released, or locked twice
+	wNoPartner      = 1.5  // a channel whose every holder waits on the same side
+	wNoWorker       = 1.5  // a WaitGroup no goroutine that could call Done holds
+	wNoWakerVia     = 0.5  // × when only what the object was reached through is known
+	wMention        = -10  // a goroutine that can run holds what they wait on
+	wFamily         = -4.0 // their creator or children can run and may feed them
+	wFamilyProducer = -1.5 // … for a lock, send or WaitGroup their creator rarely releases
+	wIdlePool       = -10  // idle workers their owner can still feed
+	wTopOfLoop      = -1.2 // waiting for work at the top of their loop: more often a consequence
+)
+
+// stuckWeights lists the stuck channel's evidence for a site, each with
+// its weight, and whether the site is an idle pool. Sites that are not
+// parked (running, in IO wait, asleep, the runtime's) get none.
+func stuckWeights(s *site, f *stuckFacts) ([]Evidence, bool) {
+	kind := waitKind(s.state, s.frames)
+	if kind == "" || isInfraStack(s.frames) || isInfraState(s.state) {
+		return nil, false
+	}
+	if f != nil && f.parked == 0 && f.members > 0 {
+		return nil, false // timer waits: they can run
+	}
+	if (kind == "forever") && s.entry == "main.main" {
+		return nil, false // main parked on purpose once everything is started
+	}
+	var ev []Evidence
+	add := func(kind string, w float64, detail string, args ...any) {
+		ev = append(ev, Evidence{Kind: kind, Weight: round(w, 2), Detail: fmt.Sprintf(detail, args...)})
+	}
+	switch kind {
+	case "forever", "nil":
+		add("blocked", wForever, "%s: nothing can ever wake it", s.state)
+	case "lock", "rlock":
+		add("blocked", wLock, "waiting for a lock (%s)", s.state)
+	case "chan send", "sema":
+		add("blocked", wSend, "waiting in %s", s.state)
+	default:
+		add("blocked", 0, "waiting in %s", s.state)
+	}
+	if m := s.maxWait; m >= 1 {
+		add("long-wait", math.Min(wMinutesMax, wMinutesPerLn*math.Log1p(float64(m))), "members have waited up to %d minutes, by the runtime's count", m)
+	}
+	if f != nil && f.snapshots >= 2 && s.persist.members > 0 {
+		p := s.persist
+		share := float64(p.persisted) / float64(p.members)
+		if p.persisted > 0 {
+			w := share * math.Min(wPersistMax, wPersistBase+wPersistPerLn*math.Log1p(f.spanSec))
+			why := "while other goroutines came, went or moved"
+			if !f.progressed {
+				w *= wPersistFrozen
+				why = "(nothing else in the process changed either)"
+			}
+			add("persistent", w, "%d of %d parked at the same stack for %s across consecutive snapshots %s", p.persisted, p.members, formatSeconds(f.spanSec), why)
+		}
+		if share < 1 {
+			add("churn", wChurn*(1-share), "%d of %d were not parked here in the snapshot before", p.members-p.persisted, p.members)
+		}
+	}
+	if left, prev := s.handedOn(); left > 0 {
+		add("contended", wHandedOn*math.Sqrt(float64(left)/float64(prev)),
+			"%d of %d goroutines waiting for this lock in an earlier snapshot have got it since: the lock is contended and handed on, not stuck (a queue that grows on it grows with its callers)", left, prev)
+	}
+	idle := false
+	if f != nil && f.parked > 0 && kind != "forever" && kind != "nil" {
+		idle = waitForWeights(f, kind, add)
+	}
+	return ev, idle
+}
+
+// waitForWeights adds the wait-for graph's evidence and reports an idle
+// pool.
+func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string, ...any)) bool {
+	n := float64(f.parked)
+	if f.idlePool() {
+		if 2*f.byFamily >= f.parked {
+			add("idle-pool", wIdlePool, "idle: for %d of %d the function that started them, or a child of theirs, still runs and can feed them", f.byFamily, f.parked)
+		} else {
+			add("idle-pool", wIdlePool, "idle workers: they wait for work at the top of their loop while other goroutines of the program run and may feed them")
+		}
+		return true
+	}
+	if f.byMention > 0 {
+		add("wakeable", wMention*float64(f.byMention)/n, "%d of %d wait on an object (%s) that a goroutine able to run holds", f.byMention, f.parked, formatObjects(f.objects))
+	}
+	if f.byFamily > 0 {
+		add("wakeable", wFamily*float64(f.byFamily)/n, "%d of %d have a creator or child that can still run and may feed them", f.byFamily, f.parked)
+	}
+	if fam := f.familyProducer - f.inCycle; fam > 0 {
+		add("wakeable", wFamilyProducer*float64(fam)/n, "%d of %d have a creator or child that can still run", fam, f.parked)
+	}
+	if f.unreached == 0 {
+		return false
+	}
+	u := float64(f.unreached) / n
+	if f.inCycle > 0 {
+		add("wait-cycle", wCycle*float64(f.inCycle)/n, "%d of %d are in a wait-for cycle: each waits for what only the others hold%s", f.inCycle, f.parked, cycleWith(f))
+	}
+	on := ""
+	if len(f.objects) > 0 {
+		on = " (" + formatObjects(f.objects) + ")"
+	}
+	if (kind == "chan receive" || kind == "select") && f.depth == 0 {
+		add("top-of-loop", wTopOfLoop, "they wait for work at the top of their own loop, as a server or worker out of work does: often the consequence of the bug, not its place")
+	}
+	if f.liveElsewhere {
+		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked", f.unreached, f.parked, on)
+	} else {
+		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked", f.unreached, f.parked, on)
+		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)")
+	}
+	if f.noWaker > 0 {
+		share := (float64(f.noWakerExact) + wNoWakerVia*float64(f.noWaker-f.noWakerExact)) / n
+		switch kind {
+		case "lock", "rlock":
+			add("no-holder", wNoHolder*share, "no other goroutine holds the lock%s: it was never unlocked, is locked twice, or lives in a global", on)
+		case "chan send", "chan receive":
+			add("no-partner", wNoPartner*share, "every goroutine holding the channel%s is parked on the same side of it", on)
+		case "waitgroup":
+			add("no-worker", wNoWorker*share, "no goroutine that could call Done holds the WaitGroup%s, and the waiter has no children left", on)
+		case "cond":
+			add("no-signaller", wNoHolder*share, "no other goroutine holds the Cond%s to Signal or Broadcast it", on)
+		}
+	}
+	return false
+}
+
+// stuckImpact is what a stuck group blocks: other goroutines (a cycle, a
+// lock or result they wait on) and for how long.
+func stuckImpact(s *site, f *stuckFacts) float64 {
+	imp := 0.6
+	if f != nil {
+		if f.inCycle > 0 {
+			imp = 0.9
+		} else if len(f.infraWaiters) > 0 || f.holdsForOthers > 0 {
+			imp = 0.8
+		}
+	}
+	return math.Max(imp, clamp01(math.Log10(1+float64(s.maxWait))/2.5))
+}
+
+func cycleWith(f *stuckFacts) string {
+	var names []string
+	for s := range f.cycleSites {
+		names = append(names, s.loc.Function)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	return " (with " + strings.Join(names, ", ") + ")"
+}
+
+func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// logOdds is the weight of a confidence c against even odds.
+func logOdds(c float64) float64 {
+	c = math.Max(1e-4, math.Min(1-1e-4, c))
+	return round(math.Log(c/(1-c)), 2)
+}
+
+func formatSeconds(s float64) string {
+	switch {
+	case s >= 120:
+		return fmt.Sprintf("%.0f min", s/60)
+	case s >= 10:
+		return fmt.Sprintf("%.0f s", s)
+	}
+	return fmt.Sprintf("%.1f s", s)
+}
