@@ -20,6 +20,7 @@ import (
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/dump"
+	"github.com/leakscope/leakscope/ingest/srclines"
 )
 
 var (
@@ -141,6 +142,11 @@ func analyseWith(t *testing.T, opts analysis.Options, inputs ...stamped) *analys
 			t.Fatal(err)
 		}
 		w.Update(func(m *bundle.Manifest) { m.Artifacts = append(m.Artifacts, *a) })
+	}
+	// The source as leakscope ingest keeps it: the wait-for reasoning
+	// reads a waiting function's text (a ticker, signal.Notify) from it.
+	if _, err := srclines.Snapshot(w, mem, srclines.Options{Source: "ingest"}); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
