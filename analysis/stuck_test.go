@@ -250,6 +250,19 @@ func TestStuckFromTraceback(t *testing.T) {
 			t.Errorf("the traceback's report lacks %q", want)
 		}
 	}
+	// The lock-order cycle names both locks and the cycle.
+	for _, s := range rep.Suspects {
+		if s.Location != "main.transfer" {
+			continue
+		}
+		cycle := false
+		for _, e := range s.Evidence {
+			cycle = cycle || e.Kind == "wait-cycle" && e.Weight > 0
+		}
+		if !cycle || len(s.WaitsOn) < 2 {
+			t.Errorf("main.transfer: waits on %v, evidence %v; want both locks and the wait-for cycle", s.WaitsOn, s.Evidence)
+		}
+	}
 	if rep.Inputs == nil || !rep.Inputs.Traceback || rep.Inputs.Snapshots != 1 {
 		t.Errorf("inputs %+v, want one snapshot from a traceback", rep.Inputs)
 	}
