@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // siteScore is the verdict on one site.
@@ -130,7 +131,9 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 	// A trace window in which goroutines of this kind were created and
 	// none ended.
 	var traced float64
-	if tr != nil && tr.alive >= 5 {
+	// Members a trace saw created and alive, unless the dumps saw the
+	// group and then saw it gone (they ended after the window).
+	if tr != nil && tr.alive >= 5 && !(n > 0 && last == 0 && slices.Max(s.counts) > 0) {
 		traced = 0.8 * float64(tr.alive) / float64(tr.alive+tr.ended) * math.Sqrt(clamp01(float64(tr.alive)/20))
 		if tr.ended > 0 {
 			traced *= 0.5

@@ -44,4 +44,21 @@ func TestStuckScoreMeansSomething(t *testing.T) {
 	if got := scoreSite(sendSite, ts, nil, 0, false, nil, &held).stuck; got >= base/10 {
 		t.Errorf("held by a goroutine that can run: stuck %.4f, not far below %.4f", got, base)
 	}
+	// A library's own goroutine (no frame of the program's code) parked
+	// for a while in a program that runs elsewhere is machinery waiting
+	// for work, not a stuck group: the same wait in the program's code
+	// scores far higher.
+	loop := func(fn string) *site {
+		return &site{state: "select", counts: []float64{1, 1}, persist: persistStat{members: 1, persisted: 1},
+			frames: []Frame{{Function: fn, File: "/x/" + fn + ".go"}, {Function: "google.golang.org/grpc/internal/transport.(*loopyWriter).run", File: "/root/go/pkg/mod/google.golang.org/grpc@v1.85.0/internal/transport/controlbuf.go"}},
+			entry:  "google.golang.org/grpc/internal/transport.(*loopyWriter).run"}
+	}
+	idle := &stuckFacts{members: 1, parked: 1, unreached: 1, kind: "select", liveElsewhere: true, snapshots: 2, spanSec: 23, progressed: true, depth: 1}
+	libSite := loop("google.golang.org/grpc/internal/transport.(*controlBuffer).get")
+	libSite.frames[0].File = "/root/go/pkg/mod/google.golang.org/grpc@v1.85.0/internal/transport/controlbuf.go"
+	lib := scoreSite(libSite, []int64{ts[0], ts[0] + 23e9}, nil, 0, false, nil, idle)
+	user := scoreSite(loop("main.waitReply"), []int64{ts[0], ts[0] + 23e9}, nil, 0, false, nil, idle)
+	if lib.score >= DefaultMinScore || user.stuck <= lib.stuck {
+		t.Errorf("library loop parked 23 s: score %.1f (stuck %.3f), want below %v and below the same wait in main.waitReply (stuck %.3f)", lib.score, lib.stuck, DefaultMinScore, user.stuck)
+	}
 }

@@ -40,6 +40,7 @@ const (
 	wFamilyProducer = -1.5 // … for a lock, send or WaitGroup their creator rarely releases
 	wIdlePool       = -10  // idle workers their owner can still feed
 	wTopOfLoop      = -1.2 // waiting for work at the top of their loop: more often a consequence
+	wLibrary        = -3.0 // no frame of the program's own code, while the program runs elsewhere
 )
 
 // stuckWeights lists the stuck channel's evidence for a site, each with
@@ -96,6 +97,9 @@ func stuckWeights(s *site, f *stuckFacts) ([]Evidence, bool) {
 	idle := false
 	if f != nil && f.parked > 0 && kind != "forever" && kind != "nil" {
 		idle = waitForWeights(f, kind, add)
+		if _, i := userFrame(s.frames); i < 0 && !idle && f.unreached > 0 && f.liveElsewhere && f.inCycle == 0 {
+			add("library", wLibrary, "no frame of the program's own code: a library's machinery parked while the program runs (what wakes it hangs off the heap, out of the frames' sight); a leak of it shows by growth, a trace or the runtime's marks")
+		}
 	}
 	return ev, idle
 }
