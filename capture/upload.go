@@ -46,6 +46,9 @@ type UploadResult struct {
 	Bytes int64
 	// Attempts is the number of tries made.
 	Attempts int
+	// Duplicate is true when the workbench already held this bundle and
+	// answered the id of that capture instead of storing it again.
+	Duplicate bool
 }
 
 // UploadError is the error of a refused upload (a 4xx answer other than
@@ -183,6 +186,10 @@ func uploadOnce(ctx context.Context, dir, url, id string, o UploadOptions) (Uplo
 	switch {
 	case resp.StatusCode/100 == 2:
 		res.ID = parseID(body)
+		var dup struct {
+			Duplicate bool `json:"duplicate"`
+		}
+		res.Duplicate = json.Unmarshal(body, &dup) == nil && dup.Duplicate
 		if res.ID == "" {
 			return res, fmt.Errorf("workbench answered %s without a capture id: %q", resp.Status, truncate(string(body), 200))
 		}

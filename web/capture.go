@@ -34,6 +34,7 @@ type capture struct {
 	profiles lazy[map[string][]int64]
 	dumps    lazy[[]int64]
 	tables   lazy[[]bundle.TableInfo]
+	digest   lazy[string]
 
 	answers answerCache
 
@@ -99,6 +100,11 @@ func (c *capture) DumpSnapshots() ([]int64, error) {
 	return c.dumps.get(func() ([]int64, error) {
 		return flame.DumpSnapshots(c.b, c.s.mem)
 	})
+}
+
+// Digest returns the digest of the capture's files (bundle.Digest).
+func (c *capture) Digest() (string, error) {
+	return c.digest.get(func() (string, error) { return bundle.Digest(c.b.Dir) })
 }
 
 // Tables returns the row counts of the capture's tables.

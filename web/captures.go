@@ -146,7 +146,7 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 			return
 		}
 		body := http.MaxBytesReader(w, idleReader(w, r.Body, readIdle), maxBytes)
-		id, err := s.Add(body)
+		id, existed, err := s.Add(body)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
@@ -163,8 +163,16 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 				writeError(w, status, "the workbench could not store the upload (its log says why)")
 				return
 			}
+			// err says what is wrong with the archive ("bad bundle
+			// archive: …"); the client words the refusal.
 			count("refused")
-			writeError(w, status, "upload refused: "+err.Error())
+			writeError(w, status, err.Error())
+			return
+		}
+		w.Header().Set("Location", "/api/captures/"+id)
+		if existed {
+			count("duplicate")
+			writeJSON(w, http.StatusOK, uploadAnswer{ID: id, Duplicate: true})
 			return
 		}
 		count("stored")
@@ -173,9 +181,16 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 			m.stored.WithLabelValues(t.Node, t.Target.Service()).Inc()
 			release()
 		}
-		w.Header().Set("Location", "/api/captures/"+id)
-		writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+		writeJSON(w, http.StatusCreated, uploadAnswer{ID: id})
 	}
+}
+
+// uploadAnswer is the body of a successful POST /api/captures: the id of
+// the new capture (201), or of the capture the workbench already held with
+// the same bundle (200, duplicate true).
+type uploadAnswer struct {
+	ID        string `json:"id"`
+	Duplicate bool   `json:"duplicate,omitempty"`
 }
 
 // deleteHandler answers DELETE /api/captures/{id}.

@@ -62,7 +62,7 @@ func newServerMetrics(s *Store) *serverMetrics {
 		reg: prometheus.NewRegistry(),
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leakscope_uploads_total",
-			Help: "Capture uploads by result (stored, refused, too_large, error) and client (agent, cli, other).",
+			Help: "Capture uploads by result (stored, duplicate, refused, too_large, error) and client (agent, cli, other).",
 		}, []string{"result", "client"}),
 		stored: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leakscope_upload_stored_captures_total",

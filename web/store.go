@@ -42,6 +42,8 @@ type Store struct {
 	caps     map[string]*capture
 	used     int64 // bytes the captures take
 	reserved int64 // bytes uploads in flight may still take
+	// addMu serializes the duplicate check of uploads.
+	addMu sync.Mutex
 }
 
 // DefaultQuota is the most disk all captures of a data directory may
@@ -232,35 +234,89 @@ func newID() string {
 // visible; on error nothing is left in the data directory. Refused
 // archives give errors wrapping bundle.ErrArchive; one that would unpack
 // to more than the per-upload limit or the room left under the quota (or
-// on the disk) wraps bundle.ErrTooLarge, checked while it streams.
-func (s *Store) Add(r io.Reader) (string, error) {
+// on the disk) wraps bundle.ErrTooLarge, checked while it streams. A
+// bundle the store already holds (same capture id and the same files, see
+// bundle.Digest) is not stored twice: Add returns the id of the capture it
+// already is, with existed true.
+func (s *Store) Add(r io.Reader) (id string, existed bool, err error) {
 	room, why, err := s.reserve()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	defer s.release(room)
-	id := newID()
+	id = newID()
 	dst := filepath.Join(s.dir, id)
 	lim := s.limits
 	lim.MaxBytes = room
 	if _, err := bundle.Unpack(r, dst, lim); err != nil {
 		if errors.Is(err, bundle.ErrTooLarge) {
-			return "", fmt.Errorf("%w (%s)", err, why)
+			return "", false, fmt.Errorf("%w (%s)", err, why)
 		}
-		return "", err
+		return "", false, err
 	}
 	b, err := bundle.Open(dst)
 	if err != nil {
 		os.RemoveAll(dst)
-		return "", err
+		return "", false, err
 	}
 	c := newCapture(id, b, s)
 	size := dirSize(dst)
+	// One upload at a time decides whether it is new, so that two copies
+	// of one bundle sent at once are not both kept.
+	s.addMu.Lock()
+	defer s.addMu.Unlock()
+	if same, err := s.same(c); err != nil || same != "" {
+		os.RemoveAll(dst)
+		return same, same != "", err
+	}
 	s.mu.Lock()
 	s.caps[id] = c
 	s.used += size
 	s.mu.Unlock()
-	return id, nil
+	return id, false, nil
+}
+
+// same returns the id of a stored capture holding the same bundle as c, or
+// "" when there is none.
+func (s *Store) same(c *capture) (string, error) {
+	var cands []*capture
+	for _, o := range s.List() {
+		if o.b.Manifest.CaptureID == c.b.Manifest.CaptureID {
+			cands = append(cands, o)
+		}
+	}
+	if len(cands) == 0 {
+		return "", nil
+	}
+	d, err := c.Digest()
+	if err != nil {
+		return "", err
+	}
+	for _, o := range cands {
+		od, release, err := s.digestOf(o.id)
+		if err != nil {
+			continue // deleted meanwhile, or unreadable: not a duplicate
+		}
+		release()
+		if od == d {
+			return o.id, nil
+		}
+	}
+	return "", nil
+}
+
+// digestOf returns the digest of a stored capture, holding it meanwhile.
+func (s *Store) digestOf(id string) (string, func(), error) {
+	c, release, err := s.Acquire(id)
+	if err != nil {
+		return "", nil, err
+	}
+	d, err := c.Digest()
+	if err != nil {
+		release()
+		return "", nil, err
+	}
+	return d, release, nil
 }
 
 // reserve sets aside room for one upload: the per-upload limit, or what

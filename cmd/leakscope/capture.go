@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
 // runCapture implements `leakscope capture`.
@@ -21,11 +24,12 @@ CPU profile window and a runtime/trace window at the start of the interval.
 With --pid and enough privileges it also attaches eBPF probes (goroutine
 creation and exit, sampled allocations, GC cycles). Without eBPF it says why
 and carries on. --duration, Ctrl-C or SIGTERM end the capture cleanly and
-print a summary; a target that exits ends it too.`, stderr)
+print a summary; a target that exits ends it too. With -o NAME.tar.zst the
+bundle is recorded into NAME.lsb beside it and packed at the end.`, stderr)
 	var o capture.Options
 	fs.IntVar(&o.PID, "pid", 0, "target process id (finds the pprof endpoint from its listening sockets; needed for eBPF)")
 	fs.StringVar(&o.URL, "url", "", "target base URL serving net/http/pprof, e.g. http://127.0.0.1:6060")
-	fs.StringVar(&o.Out, "o", "", "output bundle directory (must not exist)")
+	fs.StringVar(&o.Out, "o", "", "output bundle: a directory NAME.lsb, or an archive NAME.tar.zst (or .tar.gz); must not exist")
 	fs.DurationVar(&o.Duration, "duration", capture.DefaultDuration, "how long to capture (0 = until interrupted)")
 	fs.DurationVar(&o.Interval, "interval", capture.DefaultInterval, "time between snapshots and window starts")
 	fs.DurationVar(&o.TraceWindow, "trace-window", capture.DefaultTraceWindow, "runtime/trace window per interval, whole seconds (0 = no trace)")
@@ -60,12 +64,44 @@ print a summary; a target that exits ends it too.`, stderr)
 	if err := o.Validate(); err != nil {
 		return usagef("capture: %v", err)
 	}
+	archive := ""
+	if bundle.FormatFromName(o.Out) != "" {
+		// Record into NAME.lsb beside the archive, then pack it: a capture
+		// killed on the way still leaves a readable bundle there.
+		archive = o.Out
+		o.Out = filepath.Join(filepath.Dir(archive), archiveStem(archive)+".lsb")
+		if exists(archive) {
+			return fmt.Errorf("capture: %s already exists", archive)
+		}
+		if exists(o.Out) {
+			return fmt.Errorf("capture: -o %s records into %s first, which exists; remove it or choose another name", archive, o.Out)
+		}
+	}
 	sum, err := capture.Run(ctx, o, stderr)
+	if err == nil && archive != "" {
+		err = packCapture(&sum, archive)
+	}
 	if sum.Bundle != "" {
 		sum.Write(stdout)
 	}
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
+	}
+	return nil
+}
+
+// packCapture turns the recorded bundle into the archive and removes the
+// directory; on failure the directory stays and the error says where.
+func packCapture(sum *capture.Summary, archive string) error {
+	if err := writeArchive(sum.Bundle, archive); err != nil {
+		return fmt.Errorf("%w (the bundle directory %s is kept)", err, sum.Bundle)
+	}
+	if err := os.RemoveAll(sum.Bundle); err != nil {
+		return err
+	}
+	sum.Bundle = archive
+	if st, err := os.Stat(archive); err == nil {
+		sum.BundleBytes = st.Size()
 	}
 	return nil
 }

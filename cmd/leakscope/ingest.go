@@ -30,7 +30,9 @@ to a bundle. gzip and zstd files are decompressed first. Each file's kind is
 detected from its content. The bundle is created if missing; an existing
 bundle keeps what it has. Each file is added in one atomic step: a file that
 cannot be read, or a kill, leaves the bundle as it was; a file already in the
-bundle is not added again; the others are still added.
+bundle is not added again; the others are still added. With -o NAME.tar.zst
+(or .tar.gz) the bundle is that archive: created, or unpacked, added to and
+packed again.
 
 Each file's time is, strongest first: --at; the file's own clock (a profile's
 TimeNanos, a trace's clock snapshots); the manifest of the capture bundle a
@@ -39,7 +41,7 @@ KIND-20261130T115743.321Z.ext, ISO 8601 forms such as 2026-11-30T11:57:43Z or
 2026-11-30_11-57-43, Unix seconds or milliseconds); its modification time.
 Files that share a time stay separate snapshots in the order given (with a
 warning). The manifest records each file's time and where it came from.`, stderr)
-	out := fs.String("o", "", "bundle directory to create or add to (required)")
+	out := fs.String("o", "", "bundle to create or add to: a directory, or an archive NAME.tar.zst (required)")
 	atFlag := fs.String("at", "", "when the one FILE given was taken (RFC 3339 or Unix seconds; for a trace, when it started)")
 	quiet := fs.Bool("q", false, "no progress bars (they are shown only on a terminal anyway)")
 	files, err := parseFlags(fs, args)
@@ -61,18 +63,107 @@ warning). The manifest records each file's time and where it came from.`, stderr
 			return usagef("ingest: --at: %v", err)
 		}
 	}
+	target, finish, err := ingestTarget(*out)
+	if err != nil {
+		return err
+	}
+	failed, err := ingestFiles(ctx, target, *out, files, at, *quiet, stdout, stderr)
+	written := exists(filepath.Join(target, bundle.ManifestFile))
+	if ferr := finish(failed < len(files)); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	return ingestSummary(failed, len(files), *out, written)
+}
+
+// ingestSummary is the error ending an ingest that failed for some files:
+// it says what the bundle holds, and that there is no bundle when none
+// was ever written.
+func ingestSummary(failed, total int, out string, written bool) error {
+	if failed == 0 {
+		return nil
+	}
+	if !written {
+		return fmt.Errorf("none of the %d files could be ingested; no bundle was written", total)
+	}
+	if failed == total {
+		return fmt.Errorf("none of the %d files could be ingested; the bundle %s is as it was", total, out)
+	}
+	return fmt.Errorf("%d of %d files not ingested; the bundle %s holds the other %d", failed, total, out, total-failed)
+}
+
+// bundleInput says why path, a bundle rather than a file to ingest,
+// cannot be an input; "" for any other path.
+func bundleInput(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if _, err := bundle.ReadManifest(path); err == nil {
+			return fmt.Sprintf("%s is a bundle already: give it to report, inspect or serve as it is, or ingest the files under its %s/", path, bundle.RawDir)
+		}
+		return fmt.Sprintf("%s is a directory; give the files in it", path)
+	}
+	if bundle.FormatFromName(path) != "" {
+		return fmt.Sprintf("%s is a bundle archive: give it to report, inspect or upload as it is, or to -o to add files to it", path)
+	}
+	return ""
+}
+
+// ingestTarget returns the bundle directory to ingest into for -o out: out
+// itself, or for an archive name a temporary directory beside it holding
+// the archive's bundle (unpacked when the archive exists). finish packs it
+// back into the archive when changed is true, and removes it.
+func ingestTarget(out string) (dir string, finish func(changed bool) error, err error) {
+	if bundle.FormatFromName(out) == "" {
+		return out, func(bool) error { return nil }, nil
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), ".leakscope-ingest-")
+	if err != nil {
+		return "", nil, err
+	}
+	dir = filepath.Join(tmp, archiveStem(out)+".lsb")
+	if exists(out) {
+		f, err := os.Open(out)
+		if err != nil {
+			os.RemoveAll(tmp)
+			return "", nil, err
+		}
+		_, err = bundle.Unpack(f, dir, bundle.Limits{})
+		f.Close()
+		if err != nil {
+			os.RemoveAll(tmp)
+			return "", nil, fmt.Errorf("-o %s: %w", out, err)
+		}
+	}
+	return dir, func(changed bool) error {
+		defer os.RemoveAll(tmp)
+		if !changed {
+			return nil
+		}
+		return writeArchive(dir, out)
+	}, nil
+}
+
+// ingestFiles adds each file to the bundle in dir (named out to the user),
+// at time at when it is not zero, and returns how many could not be added.
+func ingestFiles(ctx context.Context, dir, out string, files []string, at time.Time, quiet bool, stdout, stderr io.Writer) (int, error) {
 	var failed int
 	for _, path := range files {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return failed, ctx.Err()
+		}
+		if why := bundleInput(path); why != "" {
+			failed++
+			fmt.Fprintf(stderr, "leakscope: %s\n", why)
+			continue
 		}
 		opts := ingest.Options{At: at}
 		var bar *progressbar.ProgressBar
-		if st, err := os.Stat(path); err == nil && st.Size() > progressThreshold && !*quiet && term.IsTerminal(int(os.Stderr.Fd())) {
+		if st, err := os.Stat(path); err == nil && st.Size() > progressThreshold && !quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 			bar = progressbar.DefaultBytes(st.Size(), "ingest "+path)
 			opts.Progress = func(read, _ int64) { bar.Set64(read) }
 		}
-		a, err := ingest.File(*out, path, opts)
+		a, err := ingest.File(dir, path, opts)
 		if bar != nil {
 			bar.Finish()
 		}
@@ -86,30 +177,14 @@ warning). The manifest records each file's time and where it came from.`, stderr
 			continue
 		}
 		fmt.Fprintln(stdout, describe(path, a))
-		if a.Status == bundle.StatusTruncated {
-			fmt.Fprintf(stderr, "leakscope: warning: %s was cut short; its complete part was kept (see leakscope inspect %s)\n", path, *out)
-		}
 		if a.TimeBasis == bundle.TimeOrder {
 			fmt.Fprintf(stderr, "leakscope: warning: %s: %s; rates across these snapshots are not real (give each file its time with --at)\n", path, a.TimeDetail)
 		}
+		if a.Status == bundle.StatusTruncated {
+			fmt.Fprintf(stderr, "leakscope: warning: %s was cut short; its complete part was kept (see leakscope inspect %s)\n", path, out)
+		}
 	}
-	return ingestSummary(failed, len(files), *out)
-}
-
-// ingestSummary is the error ending an ingest that failed for some files:
-// it says what the bundle holds, and that there is no bundle when none
-// was ever written.
-func ingestSummary(failed, total int, out string) error {
-	if failed == 0 {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(out, bundle.ManifestFile)); err != nil {
-		return fmt.Errorf("none of the %d files could be ingested; no bundle was written", total)
-	}
-	if failed == total {
-		return fmt.Errorf("none of the %d files could be ingested; the bundle %s is as it was", total, out)
-	}
-	return fmt.Errorf("%d of %d files not ingested; the bundle %s holds the other %d", failed, total, out, total-failed)
+	return failed, nil
 }
 
 // describe says in one line what ingest made of a file.

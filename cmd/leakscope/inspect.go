@@ -14,7 +14,7 @@ import (
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", "inspect BUNDLE",
-		"Prints a bundle's target, time range, sources, tables with row counts, and\nthe original artifacts kept under raw/.", stderr)
+		"Prints a bundle's target, time range, sources, tables with row counts, and\nthe original artifacts kept under raw/. BUNDLE is a directory or an archive.", stderr)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -22,7 +22,12 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) != 1 {
 		return usagef("inspect: give exactly one bundle")
 	}
-	b, err := bundle.Open(pos[0])
+	dir, cleanup, err := openBundleDir(pos[0])
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	b, err := bundle.Open(dir)
 	if err != nil {
 		return err
 	}
@@ -31,7 +36,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	m := b.Manifest
-	fmt.Fprintf(stdout, "bundle   %s (capture %s, format %d, schema %s)\n", b.Dir, m.CaptureID, m.FormatVersion, m.SchemaVersion)
+	fmt.Fprintf(stdout, "bundle   %s (capture %s, format %d, schema %s)\n", pos[0], m.CaptureID, m.FormatVersion, m.SchemaVersion)
 	if t := m.Target; t.PID != 0 || t.Exe != "" || t.URL != "" {
 		fmt.Fprintf(stdout, "target   pid %d %s %s %s\n", t.PID, t.Exe, t.GoVersion, t.URL)
 		if !t.ProcessStart.IsZero() {

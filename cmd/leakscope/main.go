@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -29,6 +30,7 @@ var commands = map[string]command{
 	"capture": {"record a live Go process into a bundle (pprof, trace, eBPF)", runCapture},
 	"upload":  {"send a bundle to a workbench", runUpload},
 	"report":  {"write a leak report or postmortem of a bundle", runReport},
+	"pack":    {"pack a bundle directory into one .tar.zst (or .tar.gz) archive", runPack},
 	"serve":   {"serve the workbench in the browser", runServe},
 	"agent":   {"watch Go processes on a node; capture, report and upload on growth or alert", runAgent},
 	"export":  {"write bundles as Parquet (hive layout) for DuckDB, Trino, Spark, ClickHouse", runExport},
@@ -62,12 +64,15 @@ func exitCode(err error, stderr io.Writer) int {
 
 // run dispatches to a subcommand; it is main without the process exit.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		printUsage(stdout)
 		if len(args) == 0 {
 			return usagef("no command given")
 		}
 		return nil
+	}
+	if args[0] == "help" {
+		return help(ctx, args[1:], stdout)
 	}
 	if args[0] == "version" || args[0] == "--version" {
 		fmt.Fprintln(stdout, "leakscope", version())
@@ -75,10 +80,80 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		printUsage(stderr)
-		return usagef("unknown command %q", args[0])
+		return unknownCommand(args[0], stderr)
 	}
 	return cmd.run(ctx, args[1:], stdout, stderr)
+}
+
+// help implements "leakscope help [COMMAND]": the command's own --help,
+// on standard output.
+func help(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		printUsage(stdout)
+		return nil
+	}
+	if len(args) > 1 {
+		return usagef("help: give one command, not %d", len(args))
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		return unknownCommand(args[0], stdout)
+	}
+	err := cmd.run(ctx, []string{"--help"}, stdout, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// unknownCommand lists the commands and names the nearest one.
+func unknownCommand(name string, w io.Writer) error {
+	printUsage(w)
+	if near := nearestCommand(name); near != "" {
+		return usagef("unknown command %q; did you mean %q?", name, near)
+	}
+	return usagef("unknown command %q (run \"leakscope help\" for the list)", name)
+}
+
+// nearestCommand returns the command whose name is closest to name in
+// edit distance (at most a third of its length, and at least one edit
+// allowed), or one that name is a prefix of; "" when none is close.
+func nearestCommand(name string) string {
+	best, bestD := "", 1<<30
+	for c := range commands {
+		d := editDistance(strings.ToLower(name), c)
+		if len(name) >= 2 && strings.HasPrefix(c, strings.ToLower(name)) {
+			d = min(d, 1)
+		}
+		if d < bestD || d == bestD && c < best {
+			best, bestD = c, d
+		}
+	}
+	if bestD <= max(1, len(best)/3) {
+		return best
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func printUsage(w io.Writer) {
@@ -98,7 +173,8 @@ Commands:
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
-Run "leakscope COMMAND --help" for a command's flags.
+Run "leakscope help COMMAND" (or "leakscope COMMAND --help") for a command's flags.
+A BUNDLE is a bundle directory (NAME.lsb) or an archive of one (NAME.tar.zst).
 Exit status: 0 success, 1 failure (reason on stderr), 2 bad usage.
 `)
 }

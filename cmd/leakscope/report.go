@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -57,9 +56,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	limit := -1.0
 	if *failOn != "" {
 		limit, err = strconv.ParseFloat(*failOn, 64)
-		if err != nil || limit < 0 {
+		if err != nil || !validScore(limit) {
 			return usagef("report: --fail-on wants a score from 0 to 100, not %q", *failOn)
 		}
+	}
+	if !validScore(*minScore) {
+		return usagef("report: --min-score wants a score from 0 to 100, not %g", *minScore)
 	}
 	rules, err := analysis.LoadRules(*rulesFile)
 	if err != nil {
@@ -129,29 +131,5 @@ func splitList(v string) []string {
 	return out
 }
 
-// openBundleDir returns a bundle directory for path: path itself, or a
-// temporary directory an archive is unpacked into (removed by cleanup).
-func openBundleDir(path string) (string, func(), error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", nil, err
-	}
-	if st.IsDir() {
-		return path, func() {}, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", nil, err
-	}
-	defer f.Close()
-	tmp, err := os.MkdirTemp("", "leakscope-report-")
-	if err != nil {
-		return "", nil, err
-	}
-	dst := filepath.Join(tmp, "bundle.lsb")
-	if _, err := bundle.Unpack(f, dst, bundle.Limits{}); err != nil {
-		os.RemoveAll(tmp)
-		return "", nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return dst, func() { os.RemoveAll(tmp) }, nil
-}
+// validScore reports whether v is a suspect score (0 to 100); NaN is not.
+func validScore(v float64) bool { return v >= 0 && v <= 100 }

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/flame"
 
 	"github.com/leakscope/leakscope/capture"
 )
@@ -12,9 +17,11 @@ import (
 // runUpload implements `leakscope upload`.
 func runUpload(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("upload", "upload BUNDLE --to URL [--token T]",
-		`Send a bundle to a workbench (leakscope serve) as a streamed .tar.zst
-(POST /api/captures). Connection errors and 5xx answers are retried with
-backoff; the new capture id is printed on success.`, stderr)
+		`Send a bundle (a directory or an archive) to a workbench (leakscope serve)
+as a streamed .tar.zst (POST /api/captures). Connection errors and 5xx
+answers are retried with backoff; the new capture id is printed on success.
+A bundle the workbench already holds is not stored twice: the answer names
+the capture it already is.`, stderr)
 	var o capture.UploadOptions
 	fs.StringVar(&o.To, "to", "", "workbench base URL, e.g. http://127.0.0.1:7070")
 	fs.StringVar(&o.Token, "token", os.Getenv("LEAKSCOPE_TOKEN"), "bearer `token` for the workbench (default $LEAKSCOPE_TOKEN, as serve reads it)")
@@ -30,10 +37,22 @@ backoff; the new capture id is printed on success.`, stderr)
 		return usagef("upload: need --to URL")
 	}
 	o.Log = stderr
-	res, err := capture.Upload(ctx, pos[0], o)
+	dir, cleanup, err := openBundleDir(pos[0])
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "uploaded %s (%d bytes, %d attempt(s)): capture id %s\n", pos[0], res.Bytes, res.Attempts, res.ID)
+	defer cleanup()
+	res, err := capture.Upload(ctx, dir, o)
+	if err != nil && dir != pos[0] {
+		// Name the archive the user gave, not where it was unpacked.
+		return errors.New(strings.ReplaceAll(err.Error(), dir, pos[0]))
+	} else if err != nil {
+		return err
+	}
+	what := "uploaded"
+	if res.Duplicate {
+		what = "already on the workbench"
+	}
+	fmt.Fprintf(stdout, "%s %s (%s, %s): capture id %s\n", what, pos[0], flame.FormatValue(res.Bytes, "bytes"), analysis.Plural(float64(res.Attempts), "attempt"), res.ID)
 	return nil
 }
