@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -49,6 +50,9 @@ type captureDetail struct {
 	// (JavaScript numbers cannot hold them exactly).
 	Profiles map[string][]string `json:"profiles"`
 	Dumps    []string            `json:"dump_snapshots"`
+	// SampleTypes lists, per profile present, the sample types a flame
+	// graph or table can sum (value=), the default first.
+	SampleTypes map[string][]string `json:"sample_types"`
 }
 
 func summarize(c *capture) captureSummary {
@@ -111,8 +115,10 @@ func captureHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		return
 	}
 	d.Profiles = map[string][]string{}
+	d.SampleTypes = map[string][]string{}
 	for p, ts := range profiles {
 		d.Profiles[p] = decimal(ts)
+		d.SampleTypes[p] = flame.Values(p)
 	}
 	dumps, err := c.DumpSnapshots()
 	if err != nil {

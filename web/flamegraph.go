@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
+	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/flame"
 )
 
@@ -22,6 +24,8 @@ const maxFlameNodes = 20000
 //	base                     a snapshot to subtract (diff)
 //	focus, ignore            regular expressions, repeatable
 //	invert=1                 callers tree
+//	own=mark|hide            the capture's own pprof/trace stacks marked (o)
+//	                         or left out (own_hidden says what they held)
 //	goid                     goroutines of a dump, repeatable
 //	suspect=ID               the goroutines (or heap site) of one suspect
 //	sandwich=FUNCTION        {"function","callers","callees"} instead
@@ -101,6 +105,13 @@ func flameQuery(v url.Values, c *capture) (flame.Query, string, error) {
 		Ignore:  v["ignore"],
 		Invert:  isTrue(v.Get("invert")),
 	}
+	switch own := v.Get("own"); own {
+	case "", "mark":
+	case "hide":
+		q.HideOwn = true
+	default:
+		return q, "", fmt.Errorf("%w: own=%q (want mark or hide: the capture's own pprof and trace requests marked, or left out)", errBadRequest, own)
+	}
 	var err error
 	if q.Snapshot, err = timeParam(v, "snapshot"); err != nil {
 		return q, "", err
@@ -148,7 +159,7 @@ func suspectQuery(q *flame.Query, c *capture, id string) error {
 		found = found || s.ID == id
 	}
 	if !found {
-		return fmt.Errorf("capture %s has no suspect %q: %w", c.id, id, ErrNotFound)
+		return noSuspect(c, rep, id)
 	}
 	sel, err := c.Selection(id)
 	if err != nil {
@@ -172,4 +183,18 @@ func suspectQuery(q *flame.Query, c *capture, id string) error {
 		q.Stacks = []int64{-1}
 	}
 	return nil
+}
+
+// noSuspect is the error for a suspect id the report does not hold; it
+// names the ones it does.
+func noSuspect(c *capture, rep *analysis.Report, id string) error {
+	ids := make([]string, 0, len(rep.Suspects))
+	for _, s := range rep.Suspects {
+		ids = append(ids, s.ID)
+	}
+	has := "has no suspects"
+	if len(ids) > 0 {
+		has = "has " + strings.Join(ids, ", ")
+	}
+	return fmt.Errorf("%w %q: the report of capture %s %s", ErrNoSuspect, id, c.id, has)
 }

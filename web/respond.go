@@ -48,7 +48,7 @@ func encodeError(status int, msg string) ([]byte, int) {
 func statusOf(err error) int {
 	var mbe *http.MaxBytesError
 	switch {
-	case errors.Is(err, ErrNotFound), errors.Is(err, flame.ErrNoSnapshot), errors.Is(err, flame.ErrNoFunction):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrNoSuspect), errors.Is(err, flame.ErrNoSnapshot), errors.Is(err, flame.ErrNoFunction):
 		return http.StatusNotFound
 	case errors.As(err, &mbe), errors.Is(err, bundle.ErrTooLarge), errors.Is(err, ErrQuota):
 		return http.StatusRequestEntityTooLarge

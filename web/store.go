@@ -24,6 +24,10 @@ import (
 // ErrNotFound is returned for a capture id the store does not hold.
 var ErrNotFound = errors.New("no such capture")
 
+// ErrNoSuspect is returned for a suspect id a capture's report does not
+// hold.
+var ErrNoSuspect = errors.New("no such suspect")
+
 // idPattern is what a capture id looks like; the router only routes ids
 // that match it, so an id can never name a path outside the data dir.
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)

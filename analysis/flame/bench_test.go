@@ -219,7 +219,7 @@ func buildLoaded(b *testing.B, st *Stacks, recs []arrow.Record, q Query) *Tree {
 	if err != nil {
 		b.Fatal(err)
 	}
-	t.Root = st.tree(n, nv, bv)
+	t.Root, _ = st.tree(n, nv, bv)
 	return t
 }
 

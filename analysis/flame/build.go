@@ -33,9 +33,21 @@ func FromBundle(b *bundle.Bundle, mem memory.Allocator, q Query) (*Tree, error) 
 // holds. A samples table cut short by a crash is read up to its last
 // complete batch (see [Tree.Truncated]).
 func (s *Stacks) Build(b *bundle.Bundle, mem memory.Allocator, q Query) (*Tree, error) {
-	n, err := normalize(q)
+	t, n, nv, bv, err := s.selectValues(b, mem, q)
 	if err != nil {
 		return nil, err
+	}
+	t.Root, t.OwnHidden = s.tree(n, nv, bv)
+	t.PercentOf = percentOf(nv, bv, t.Diff())
+	return t, nil
+}
+
+// selectValues reads the values q selects: the tree's metadata (no root
+// yet), the normalized query, and the new and base values per stack id.
+func (s *Stacks) selectValues(b *bundle.Bundle, mem memory.Allocator, q Query) (*Tree, *normalized, []int64, []int64, error) {
+	n, err := normalize(q)
+	if err != nil {
+		return nil, nil, nil, nil, err
 	}
 	src := n.Source
 	if src == "" {
@@ -43,22 +55,35 @@ func (s *Stacks) Build(b *bundle.Bundle, mem memory.Allocator, q Query) (*Tree, 
 	}
 	sel, truncated, err := s.read(b, mem, n, src)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, err
 	}
 	if n.Source == "" && n.Profile == schema.ProfileGoroutine && len(sel.seen) == 0 {
 		src = SourceGoroutines
 		if sel, truncated, err = s.read(b, mem, n, src); err != nil {
-			return nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
 	t, nv, bv, err := sel.result(src, n.Source == "" && src == SourceGoroutines)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, err
 	}
 	t.Truncated = truncated
 	t.Inverted = n.Invert
-	t.Root = s.tree(n, nv, bv)
-	return t, nil
+	return t, n, nv, bv, nil
+}
+
+// percentOf is the total pprof takes percentages of: the size of every
+// selected sample before focus and ignore, or in a diff the base's.
+func percentOf(nv, bv []int64, diff bool) int64 {
+	vals := nv
+	if diff {
+		vals = bv
+	}
+	var t int64
+	for _, v := range vals {
+		t += abs(v)
+	}
+	return t
 }
 
 // read streams the source table through a new selector.
@@ -164,6 +189,10 @@ type anode struct {
 	line        int64
 	self, total int64
 	baseTotal   int64
+	absDelta    int64
+	// own and other say whether stacks of the capture's own machinery
+	// (see [Own]) and stacks of anything else pass through the node.
+	own, other bool
 }
 
 const wideFanout = 8
@@ -204,11 +233,17 @@ func (a *arena) child(parent, fn int32) int32 {
 	return c
 }
 
-// tree builds the node tree from new and base values per stack id.
-func (s *Stacks) tree(q *normalized, nv, bv []int64) *Node {
+// tree builds the node tree from new and base values per stack id; with
+// HideOwn it also returns what the left-out stacks of the capture's own
+// machinery held.
+func (s *Stacks) tree(q *normalized, nv, bv []int64) (*Node, *Hidden) {
 	focus, ignore := s.matchFuncs(q.focus), s.matchFuncs(q.ignore)
 	unknownFn := int32(len(s.funcs))
 	a := &arena{nodes: []anode{{parent: -1, fn: -1}}, wide: map[uint64]int32{}}
+	var hidden *Hidden
+	if q.HideOwn {
+		hidden = &Hidden{}
+	}
 	var one [1]int32
 	for id := 0; id < max(len(nv), len(bv)); id++ {
 		var n, b int64
@@ -231,8 +266,13 @@ func (s *Stacks) tree(q *normalized, nv, bv []int64) *Node {
 			continue
 		}
 		d := n - b
-		a.nodes[0].total += d
-		a.nodes[0].baseTotal += b
+		own := known && s.ownStack(frames)
+		if own && hidden != nil {
+			hidden.Total += d
+			hidden.BaseTotal += b
+			continue
+		}
+		a.add(0, d, b, own)
 		cur := int32(0)
 		for k := range frames {
 			fid := frames[k]
@@ -240,10 +280,9 @@ func (s *Stacks) tree(q *normalized, nv, bv []int64) *Node {
 				fid = frames[len(frames)-1-k]
 			}
 			cur = a.child(cur, fnOf(fid))
-			c := &a.nodes[cur]
-			c.total += d
-			c.baseTotal += b
+			a.add(cur, d, b, own)
 			if known {
+				c := &a.nodes[cur]
 				if l := s.frameLine[fid]; l > 0 && (c.line == 0 || l < c.line) {
 					c.line = l
 				}
@@ -251,7 +290,20 @@ func (s *Stacks) tree(q *normalized, nv, bv []int64) *Node {
 		}
 		a.nodes[cur].self += d
 	}
-	return s.materialize(a.nodes, unknownFn)
+	return s.materialize(a.nodes, unknownFn), hidden
+}
+
+// add counts one stack's change d and base value b on node i.
+func (a *arena) add(i int32, d, b int64, own bool) {
+	c := &a.nodes[i]
+	c.total += d
+	c.baseTotal += b
+	c.absDelta += abs(d)
+	if own {
+		c.own = true
+	} else {
+		c.other = true
+	}
 }
 
 // keep applies focus and ignore to one stack.
@@ -298,7 +350,8 @@ func (s *Stacks) materialize(nodes []anode, unknownFn int32) *Node {
 		default:
 			o.Name, o.File = s.funcs[a.fn], s.funcFiles[a.fn]
 		}
-		o.Line, o.Self, o.Total, o.BaseTotal = a.line, a.self, a.total, a.baseTotal
+		o.Line, o.Self, o.Total, o.BaseTotal, o.AbsDelta = a.line, a.self, a.total, a.baseTotal, a.absDelta
+		o.Own = a.own && !a.other
 		if nkids[i] > 0 {
 			o.Children = slab[off : off : off+int(nkids[i])]
 			off += int(nkids[i])

@@ -61,9 +61,24 @@
 //
 // Node keys: n name (function), f file, ln line (the smallest line seen for
 // the function at this place, 0 if unknown), v value (total, the width), s
-// self, c children (omitted when empty). In a diff tree (base non-zero) v is
-// the new snapshot's total (Total+BaseTotal, never negative for runtime
-// profiles) and d is the change (Total, new minus base), which is what
-// d3-flame-graph's differential mode colours by; the envelope's "total" is
-// the change and "base_total" the base's total.
+// self, c children (omitted when empty), o 1 when every stack through the
+// node is the capture's own machinery ([Own]). In a diff tree (base
+// non-zero) v is the new snapshot's total (Total+BaseTotal, never negative
+// for runtime profiles), d is the change (Total, new minus base), which is
+// what d3-flame-graph's differential mode colours by, b the base's total
+// and a the summed size of each stack's change (growth and shrink both
+// count), so that a view can lay frames out by the new profile (v), the
+// base (b) or the change (a), as pprof's -diff_base and Pyroscope's diff
+// do; the envelope's "total" is the change and "base_total" the base's
+// total. With Query.HideOwn the envelope's "own_hidden" holds what the
+// left-out stacks of the capture's own machinery held ({"total",
+// "base_total"}, as the envelope's).
+//
+// # Tables
+//
+// [TopTable] is pprof's -top (flat and cum per function, with shares of
+// the total), [Peek] its -peek (one function's callers and callees with the
+// weight of each call edge) and [Stacks.Lines] its -list (flat and cum per
+// source line of one function). Each is computed here once; the workbench
+// serves them as they are.
 package flame

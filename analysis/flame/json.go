@@ -25,6 +25,8 @@ type jsonTree struct {
 	Truncated  bool      `json:"truncated,omitempty"`
 	Total      int64     `json:"total"`
 	BaseTotal  int64     `json:"base_total"`
+	PercentOf  int64     `json:"percent_of"`
+	OwnHidden  *Hidden   `json:"own_hidden,omitempty"`
 	Root       *jsonNode `json:"root"`
 }
 
@@ -36,6 +38,9 @@ type jsonNode struct {
 	Value    int64       `json:"v"`
 	Self     int64       `json:"s"`
 	Delta    *int64      `json:"d,omitempty"`
+	Base     int64       `json:"b,omitempty"`
+	AbsDelta int64       `json:"a,omitempty"`
+	Own      int         `json:"o,omitempty"`
 	Children []*jsonNode `json:"c,omitempty"`
 }
 
@@ -83,6 +88,15 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 	b = strconv.AppendInt(b, t.Root.Total, 10)
 	b = append(b, `,"base_total":`...)
 	b = strconv.AppendInt(b, t.Root.BaseTotal, 10)
+	b = append(b, `,"percent_of":`...)
+	b = strconv.AppendInt(b, t.PercentOf, 10)
+	if h := t.OwnHidden; h != nil {
+		b = append(b, `,"own_hidden":{"total":`...)
+		b = strconv.AppendInt(b, h.Total, 10)
+		b = append(b, `,"base_total":`...)
+		b = strconv.AppendInt(b, h.BaseTotal, 10)
+		b = append(b, '}')
+	}
 	b = append(b, `,"root":`...)
 	diff := t.Diff()
 	var node func(n *Node) error
@@ -105,6 +119,15 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 		b = strconv.AppendInt(b, n.Total, 10)
 		b = append(b, `,"s":`...)
 		b = strconv.AppendInt(b, n.Self, 10)
+		if diff {
+			b = append(b, `,"b":`...)
+			b = strconv.AppendInt(b, n.BaseTotal, 10)
+			b = append(b, `,"a":`...)
+			b = strconv.AppendInt(b, n.AbsDelta, 10)
+		}
+		if n.Own {
+			b = append(b, `,"o":1`...)
+		}
 		if len(n.Children) > 0 {
 			b = append(b, `,"c":[`...)
 			for i, c := range n.Children {
@@ -195,9 +218,9 @@ func (t *Tree) UnmarshalJSON(data []byte) error {
 	diff := j.Base != 0
 	var conv func(j *jsonNode) *Node
 	conv = func(j *jsonNode) *Node {
-		n := &Node{Name: j.Name, File: j.File, Line: j.Line, Total: j.Value, Self: j.Self}
+		n := &Node{Name: j.Name, File: j.File, Line: j.Line, Total: j.Value, Self: j.Self, Own: j.Own != 0}
 		if diff && j.Delta != nil {
-			n.Total, n.BaseTotal = *j.Delta, j.Value-*j.Delta
+			n.Total, n.BaseTotal, n.AbsDelta = *j.Delta, j.Value-*j.Delta, j.AbsDelta
 		}
 		for _, c := range j.Children {
 			if c != nil {
@@ -209,7 +232,7 @@ func (t *Tree) UnmarshalJSON(data []byte) error {
 	*t = Tree{
 		Profile: j.Profile, Value: j.SampleType, Unit: j.Unit, Source: j.Source,
 		Snapshot: j.Snapshot, First: j.First, Count: j.Count, Delta: j.Delta, Base: j.Base,
-		Inverted: j.Inverted, Truncated: j.Truncated, Root: conv(j.Root),
+		Inverted: j.Inverted, Truncated: j.Truncated, PercentOf: j.PercentOf, OwnHidden: j.OwnHidden, Root: conv(j.Root),
 	}
 	return nil
 }

@@ -53,6 +53,10 @@ type Query struct {
 	// that a goroutine query on a bundle without goroutine samples falls
 	// back to the goroutines table.
 	Source string
+	// HideOwn leaves out the stacks of the capture's own machinery in the
+	// target (pprof and runtime/trace requests, see [Own]); the tree says
+	// what they held (Tree.OwnHidden). Otherwise their nodes are marked.
+	HideOwn bool
 }
 
 // DefaultValue returns the sample column a profile is shown by default.
@@ -69,6 +73,22 @@ func DefaultValue(profile string) string {
 	default:
 		return schema.ColCount
 	}
+}
+
+// Values returns the sample columns a profile has, its default first:
+// what a view offers to sum (pprof's -sample_index).
+func Values(profile string) []string {
+	switch profile {
+	case schema.ProfileHeap:
+		return []string{schema.ColInuseSpace, schema.ColInuseObjects, schema.ColAllocSpace, schema.ColAllocObjects}
+	case schema.ProfileAllocs:
+		return []string{schema.ColAllocSpace, schema.ColAllocObjects, schema.ColInuseSpace, schema.ColInuseObjects}
+	case schema.ProfileCPU:
+		return []string{schema.ColCPUNanosecs, schema.ColSamplesCount}
+	case schema.ProfileBlock, schema.ProfileMutex:
+		return []string{schema.ColDelay, schema.ColContentions}
+	}
+	return []string{schema.ColCount}
 }
 
 // Cumulative reports whether a profile's value column counts from process

@@ -22,8 +22,8 @@ func Sandwich(t *Tree, function string) (callers, callees *Tree, err error) {
 	if t.Inverted {
 		return nil, nil, fmt.Errorf("sandwich of %s: needs a tree built without invert", function)
 	}
-	ce := &Node{Name: function}
-	cr := &Node{Name: function}
+	ce := &Node{Name: function, Own: true}
+	cr := &Node{Name: function, Own: true}
 	cem, crm := merger{}, merger{}
 	found := false
 	var path []*Node
@@ -35,13 +35,11 @@ func Sandwich(t *Tree, function string) (callers, callees *Tree, err error) {
 				ce.File, cr.File = n.File, n.File
 			}
 			cem.merge(ce, n)
-			cr.Total += n.Total
-			cr.BaseTotal += n.BaseTotal
+			cr.addFrom(n)
 			cur := cr
 			for i := len(path) - 1; i >= 1; i-- {
 				cur = crm.child(cur, path[i])
-				cur.Total += n.Total
-				cur.BaseTotal += n.BaseTotal
+				cur.addFrom(n)
 			}
 			cur.Self += n.Total
 			return // outermost occurrence: its subtree is merged whole
@@ -79,7 +77,7 @@ func (m merger) child(dst, src *Node) *Node {
 	k := mkey{dst, src.Name}
 	c := m[k]
 	if c == nil {
-		c = &Node{Name: src.Name, File: src.File, Line: src.Line}
+		c = &Node{Name: src.Name, File: src.File, Line: src.Line, Own: true}
 		m[k] = c
 		dst.Children = append(dst.Children, c)
 	} else if src.Line > 0 && (c.Line == 0 || src.Line < c.Line) {
@@ -88,11 +86,18 @@ func (m merger) child(dst, src *Node) *Node {
 	return c
 }
 
+// addFrom adds the totals of src (not its self value) to n.
+func (n *Node) addFrom(src *Node) {
+	n.Total += src.Total
+	n.BaseTotal += src.BaseTotal
+	n.AbsDelta += src.AbsDelta
+	n.Own = n.Own && src.Own
+}
+
 // merge adds src's values and subtree into dst.
 func (m merger) merge(dst, src *Node) {
 	dst.Self += src.Self
-	dst.Total += src.Total
-	dst.BaseTotal += src.BaseTotal
+	dst.addFrom(src)
 	if src.Line > 0 && (dst.Line == 0 || src.Line < dst.Line) {
 		dst.Line = src.Line
 	}

@@ -199,6 +199,32 @@ func TestSmallDiffAndUnknownStack(t *testing.T) {
 	}
 	golden(t, "small_diff.svg", svg.Bytes())
 
+	// Widths by change: every stack's change counts by its size, growth
+	// (main.leak +61440) and shrink (main.alloc -512, json -1048) alike.
+	if got, want := tree.Root.AbsDelta, int64(61440+512+1048+100); got != want {
+		t.Errorf("root change size %d, want %d", got, want)
+	}
+	widths := map[string]int64{}
+	for _, w := range []string{WidthNew, WidthBase, WidthChange} {
+		widths[w] = layoutWidth(tree, tree.Root.Children[1], w) // main.main
+	}
+	if tree.Root.Children[1].Name != "main.main" || widths[WidthNew] != 65536+8192+512 || widths[WidthBase] != 4096+8192+1024 || widths[WidthChange] != 61440+512 {
+		t.Errorf("main.main widths %v", widths)
+	}
+	if back.Root.AbsDelta != tree.Root.AbsDelta {
+		t.Errorf("JSON round trip lost the change size: %d", back.Root.AbsDelta)
+	}
+	var bySize bytes.Buffer
+	if err := SVG(tree, &bySize, SVGOptions{Width: 600, Widths: WidthChange}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(bySize.Bytes(), []byte("widths by the change")) || bytes.Equal(bySize.Bytes(), svg.Bytes()) {
+		t.Errorf("SVG by change is not laid out by the change")
+	}
+	if err := SVG(tree, &bySize, SVGOptions{Widths: "area"}); err == nil {
+		t.Error("unknown widths accepted")
+	}
+
 	// Prune drops the small frames and nothing else.
 	removed := tree.Prune(2000)
 	if removed == 0 {

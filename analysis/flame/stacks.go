@@ -19,6 +19,7 @@ type Stacks struct {
 	frameLine []int64  // frame id -> line
 	stackOff  []int32  // stack id -> start in stackFrm; stackOff[id+1] is the end
 	stackFrm  []int32  // frame ids, leaf first, of all stacks back to back
+	funcOwn   []bool   // function index -> the capture's own machinery (Own)
 }
 
 // maxIDSlack bounds how sparse frame and stack ids may be: ids are
@@ -111,6 +112,10 @@ func LoadStacks(b *bundle.Bundle, mem memory.Allocator) (*Stacks, error) {
 	// Frame id 0 stands for frames the frames table does not hold.
 	if s.hasUnknownFrames() {
 		s.frameFn[0] = s.addFunc("[unknown frame]", "")
+	}
+	s.funcOwn = make([]bool, len(s.funcs)+1) // +1: the unknown-stack function of tree
+	for i, name := range s.funcs {
+		s.funcOwn[i] = Own(name)
 	}
 	return s, nil
 }

@@ -23,6 +23,23 @@ type SVGOptions struct {
 	MinWidth float64
 	// Title drawn at the top (default: profile, value and total).
 	Title string
+	// Widths lays out a diff tree: [WidthNew] (default) by the new
+	// snapshot, [WidthBase] by the base, [WidthChange] by the size of the
+	// change (growth and shrink both count), as Pyroscope's diff does.
+	Widths string
+}
+
+// Widths of a diff flame graph (SVGOptions.Widths, the workbench's
+// widths parameter).
+const (
+	WidthNew    = "new"
+	WidthBase   = "base"
+	WidthChange = "change"
+)
+
+// ValidWidths reports whether w names a diff layout ("" is WidthNew).
+func ValidWidths(w string) bool {
+	return w == "" || w == WidthNew || w == WidthBase || w == WidthChange
 }
 
 func (o *SVGOptions) defaults(t *Tree) {
@@ -38,10 +55,13 @@ func (o *SVGOptions) defaults(t *Tree) {
 	if o.MinWidth <= 0 {
 		o.MinWidth = 0.3
 	}
+	if o.Widths == "" {
+		o.Widths = WidthNew
+	}
 	if o.Title == "" {
 		o.Title = fmt.Sprintf("%s %s: %s", t.Profile, t.Value, FormatValue(t.Root.Total, t.Unit))
 		if t.Diff() {
-			o.Title += " change since base"
+			o.Title += " change since base (red grew, blue shrank; widths by " + map[string]string{WidthNew: "the new snapshot", WidthBase: "the base", WidthChange: "the change"}[o.Widths] + ")"
 		}
 	}
 }
@@ -53,7 +73,8 @@ const (
 
 // SVG draws t as a static flame graph (no script): one rectangle per node,
 // width proportional to its value (the new total in a diff tree), labels
-// cut to fit, colour by package (in a diff tree: red grew, blue shrank), and
+// cut to fit, colour by package (in a diff tree: red grew, blue shrank;
+// the capture's own machinery grey), and
 // a <title> on each frame that browsers show on hover. Roots are at the
 // bottom; an inverted tree is drawn top down (an icicle).
 func SVG(t *Tree, w io.Writer, opts SVGOptions) error {
@@ -61,7 +82,11 @@ func SVG(t *Tree, w io.Writer, opts SVGOptions) error {
 		return fmt.Errorf("draw flame graph: empty tree")
 	}
 	opts.defaults(t)
-	depth := maxDepth(t.Root, opts, float64(opts.Width-2*svgPad)/float64(max(1, width(t, t.Root))), 0)
+	if !ValidWidths(opts.Widths) {
+		return fmt.Errorf("draw flame graph: unknown widths %q (want %s, %s or %s)", opts.Widths, WidthNew, WidthBase, WidthChange)
+	}
+	width := func(n *Node) int64 { return layoutWidth(t, n, opts.Widths) }
+	depth := maxDepth(t.Root, width, opts, float64(opts.Width-2*svgPad)/float64(max(1, width(t.Root))), 0)
 	height := svgHeader + (depth+1)*opts.RowHeight + 2*svgPad
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+"\n",
@@ -69,28 +94,35 @@ func SVG(t *Tree, w io.Writer, opts SVGOptions) error {
 	fmt.Fprintf(bw, `<style>text{font-family:monospace;font-size:%dpx;fill:#000}g text{pointer-events:none}g:hover rect{stroke:#000;stroke-width:0.5}</style>`+"\n", opts.FontSize)
 	fmt.Fprintf(bw, `<rect width="100%%" height="100%%" fill="#fdfdf6"/>`+"\n")
 	fmt.Fprintf(bw, `<text x="%d" y="%d" font-size="%d">%s</text>`+"\n", svgPad, svgPad+opts.FontSize+4, opts.FontSize+3, XMLText(opts.Title))
-	d := svgDrawer{t: t, w: bw, o: opts, depth: depth, maxDelta: maxAbsDelta(t.Root)}
-	d.scale = float64(opts.Width-2*svgPad) / float64(max(1, width(t, t.Root)))
+	d := svgDrawer{t: t, w: bw, o: opts, depth: depth, maxDelta: maxAbsDelta(t.Root), width: width}
+	d.scale = float64(opts.Width-2*svgPad) / float64(max(1, width(t.Root)))
 	d.node(t.Root, svgPad, 0)
 	fmt.Fprintln(bw, "</svg>")
 	return bw.Flush()
 }
 
-// width is the layout value of a node: the new total, never negative.
-func width(t *Tree, n *Node) int64 {
+// layoutWidth is the layout value of a node, never negative: its total,
+// and in a diff tree the new total, the base's or the size of the change.
+func layoutWidth(t *Tree, n *Node, widths string) int64 {
 	v := n.Total
 	if t.Diff() {
-		v += n.BaseTotal
+		switch widths {
+		case WidthBase:
+			v = n.BaseTotal
+		case WidthChange:
+			v = n.AbsDelta
+		default:
+			v += n.BaseTotal
+		}
 	}
 	return max(0, v)
 }
 
-func maxDepth(n *Node, o SVGOptions, scale float64, d int) int {
+func maxDepth(n *Node, width func(*Node) int64, o SVGOptions, scale float64, d int) int {
 	m := d
 	for _, c := range n.Children {
-		v := c.Total + c.BaseTotal
-		if float64(v)*scale >= o.MinWidth {
-			m = max(m, maxDepth(c, o, scale, d+1))
+		if float64(width(c))*scale >= o.MinWidth {
+			m = max(m, maxDepth(c, width, o, scale, d+1))
 		}
 	}
 	return m
@@ -111,10 +143,11 @@ type svgDrawer struct {
 	depth    int
 	scale    float64
 	maxDelta int64
+	width    func(*Node) int64
 }
 
 func (d *svgDrawer) node(n *Node, x float64, level int) {
-	wd := float64(width(d.t, n)) * d.scale
+	wd := float64(d.width(n)) * d.scale
 	if wd < d.o.MinWidth {
 		return
 	}
@@ -123,10 +156,10 @@ func (d *svgDrawer) node(n *Node, x float64, level int) {
 		row = d.depth - level
 	}
 	y := svgHeader + svgPad + row*d.o.RowHeight
-	total := width(d.t, d.root())
+	total := d.width(d.root())
 	pct := 0.0
 	if total > 0 {
-		pct = 100 * float64(width(d.t, n)) / float64(total)
+		pct = 100 * float64(d.width(n)) / float64(total)
 	}
 	title := n.Name
 	if n.File != "" {
@@ -134,10 +167,13 @@ func (d *svgDrawer) node(n *Node, x float64, level int) {
 	}
 	u := d.t.Unit
 	if d.t.Diff() {
-		title += fmt.Sprintf("\nnow %s (%.2f%%), change %s, self change %s",
-			FormatValue(n.Total+n.BaseTotal, u), pct, FormatValue(n.Total, u), FormatValue(n.Self, u))
+		title += fmt.Sprintf("\nnow %s, base %s, change %s (%.2f%% of the width), self change %s",
+			FormatValue(n.Total+n.BaseTotal, u), FormatValue(n.BaseTotal, u), FormatValue(n.Total, u), pct, FormatValue(n.Self, u))
 	} else {
 		title += fmt.Sprintf("\ntotal %s (%.2f%%), self %s", FormatValue(n.Total, u), pct, FormatValue(n.Self, u))
+	}
+	if n.Own {
+		title += "\n" + OwnDescription
 	}
 	fmt.Fprintf(d.w, `<g><title>%s</title><rect x="%.2f" y="%d" width="%.2f" height="%d" rx="2" fill="%s"/>`,
 		XMLText(title), x, y, wd, d.o.RowHeight-1, d.colour(n))
@@ -148,7 +184,7 @@ func (d *svgDrawer) node(n *Node, x float64, level int) {
 	cx := x
 	for _, c := range n.Children {
 		d.node(c, cx, level+1)
-		cx += float64(width(d.t, c)) * d.scale
+		cx += float64(d.width(c)) * d.scale
 	}
 }
 
@@ -171,6 +207,9 @@ func fit(s string, px, charW float64) string {
 func (d *svgDrawer) colour(n *Node) string {
 	if n == d.t.Root {
 		return "rgb(210,210,210)"
+	}
+	if n.Own {
+		return "rgb(190,190,180)" // the capture's own machinery: drawn apart, in grey
 	}
 	if d.t.Diff() {
 		if d.maxDelta == 0 || n.Total == 0 {

@@ -15,6 +15,13 @@ type Node struct {
 	// BaseTotal is, in a diff tree, the base snapshot's total through
 	// here (so the new total is Total+BaseTotal); 0 otherwise.
 	BaseTotal int64
+	// AbsDelta is, in a diff tree, the sum over the stacks through here of
+	// the size of each stack's change, growth and shrink alike: a width
+	// that shows where things changed (never less than the children's).
+	AbsDelta int64
+	// Own is true when every stack through here is the capture's own
+	// machinery in the target (see [Own]).
+	Own bool
 	// Children are sorted by Name.
 	Children []*Node
 }
@@ -42,6 +49,19 @@ type Tree struct {
 	// Truncated is true when the table read was cut short (a writer
 	// killed mid-batch): the latest snapshot may be incomplete.
 	Truncated bool
+	// PercentOf is the total that shares of this tree are taken of, as
+	// pprof takes them: every selected sample's size before focus, ignore
+	// and HideOwn (in a diff tree, the base's).
+	PercentOf int64
+	// OwnHidden, when the query asked to leave out the capture's own
+	// machinery (Query.HideOwn), is what those stacks held; nil otherwise.
+	OwnHidden *Hidden
+}
+
+// Hidden is what the stacks a query left out held: Total as the tree's
+// (the change, in a diff tree) and BaseTotal the base's part.
+type Hidden struct {
+	Total, BaseTotal int64
 }
 
 // Total returns the root's total.
@@ -76,7 +96,7 @@ func (t *Tree) Prune(minValue int64) int {
 	prune = func(n *Node) {
 		kept := n.Children[:0]
 		for _, c := range n.Children {
-			if abs(c.Total+c.BaseTotal) < minValue && abs(c.BaseTotal) < minValue {
+			if abs(c.Total+c.BaseTotal) < minValue && abs(c.BaseTotal) < minValue && c.AbsDelta < minValue {
 				removed += count(c)
 				continue
 			}

@@ -133,17 +133,6 @@ test('flame graph: totals equal the API, search, focus, invert, sandwich, diff, 
   await page.waitForSelector(`.flame-total[data-total="${api.total}"]`);
   assert.ok(await page.locator('#flame-invert').isChecked(), 'invert is on');
 
-  // Diff of two heap snapshots.
-  const detail = await getJSON(`/api/captures/${id}`);
-  const heapSnaps = detail.profiles.heap || [];
-  if (heapSnaps.length >= 2) {
-    const q = `profile=heap&base=${heapSnaps[0]}&snapshot=${heapSnaps[heapSnaps.length - 1]}`;
-    const diff = await getJSON(`/api/captures/${id}/flamegraph?${q}`);
-    await page.goto(`${base}/#/c/${id}/flame?${q}&mode=diff`);
-    await page.waitForSelector(`.flame-head:has-text("change vs") .flame-total[data-total="${diff.total}"]`);
-    await shot('flame-diff');
-  }
-
   // One suspect's goroutines.
   const sq = await getJSON(`/api/captures/${id}/flamegraph?suspect=${top.id}`);
   await page.goto(`${base}/#/c/${id}/flame?suspect=${top.id}`);
@@ -153,6 +142,80 @@ test('flame graph: totals equal the API, search, focus, invert, sandwich, diff, 
   assert.equal(Math.floor(Number(sq.snapshot) / 1e6), Date.parse(top.count_at), 'suspect flame graph is of the suspect\'s snapshot');
   assert.equal(await page.locator('#flame-suspect').innerText(), `${top.id}: ${top.display.count} at ${top.display.count_at}`);
   await shot('flame-suspect');
+  // A heap suspect's graph says heap in the profile selector.
+  const heap = rep.suspects.find((s) => s.kind === 'heap');
+  if (heap) {
+    const hq = await getJSON(`/api/captures/${id}/flamegraph?suspect=${heap.id}`);
+    await page.goto(`${base}/#/c/${id}/flame?suspect=${heap.id}`);
+    await page.waitForSelector(`.flame-total[data-total="${hq.total}"]`);
+    assert.equal(await page.locator('#flame-profile').inputValue(), 'heap');
+  }
+});
+
+test('flame graph: a diff drawn as change, the capture\'s own requests left out, widths by change', async () => {
+  const detail = await getJSON(`/api/captures/${id}`);
+  const heapSnaps = detail.profiles.heap || [];
+  assert.ok(heapSnaps.length >= 2, 'the capture has two heap snapshots to compare');
+  const q = `profile=heap&base=${heapSnaps[0]}&snapshot=${heapSnaps[heapSnaps.length - 1]}`;
+  const hidden = await getJSON(`/api/captures/${id}/flamegraph?${q}&own=hide`);
+  const marked = await getJSON(`/api/captures/${id}/flamegraph?${q}&own=mark`);
+  await page.goto(`${base}/#/c/${id}/flame?${q}&mode=diff`);
+  await page.waitForSelector('#flame-legend');
+  // A diff leaves the capture's own requests out by default and says how much.
+  assert.ok(await page.locator('#flame-own').isChecked(), 'own requests left out by default in a diff');
+  assert.equal(await page.locator('.flame-total').first().getAttribute('data-total'), String(hidden.total));
+  assert.ok(hidden.own_hidden, 'the API says what it left out');
+  assert.equal(await page.locator('#own-hidden').getAttribute('data-total'), String(hidden.own_hidden.total));
+  assert.equal(hidden.total + hidden.own_hidden.total, marked.total, 'kept + left out = everything');
+  // Growth and shrink are drawn in their own colours.
+  const grew = (n) => (n.d || 0) > 0;
+  const anyGrew = (n) => grew(n) || (n.c || []).some(anyGrew);
+  const fills = await page.locator('.flame svg g rect').evaluateAll((rs) => rs.map((r) => r.getAttribute('fill') || r.style.fill));
+  if (anyGrew(hidden.root)) assert.ok(fills.some((f) => /^rgb\(240,/.test(f)), `a grown frame is red: ${fills.slice(0, 5)}`);
+  await shot('flame-diff');
+  // Widths by the change, with the capture's own requests marked in grey.
+  await page.goto(`${base}/#/c/${id}/flame?${q}&mode=diff&own=mark&widths=change`);
+  await page.waitForSelector('.flame[data-widths="change"] svg g');
+  assert.equal(await page.locator('.flame-total').first().getAttribute('data-total'), String(marked.total));
+  const ownNodes = [];
+  const walk = (n) => { if (n.o) ownNodes.push(n.n); (n.c || []).forEach(walk); };
+  walk(marked.root);
+  if (ownNodes.length) {
+    const greys = await page.locator('.flame svg g rect').evaluateAll((rs) => rs.filter((r) => (r.getAttribute('fill') || r.style.fill).replace(/\s/g, '') === 'rgb(190,190,180)').length);
+    assert.ok(greys > 0, `the capture's own frames (${ownNodes.slice(0, 3)}) are grey`);
+  }
+  await shot('flame-diff-change');
+});
+
+test('flame graph: top table sorted by the API, peek and source of a function', async () => {
+  const flat = await getJSON(`/api/captures/${id}/top?profile=goroutine&own=mark&sort=flat`);
+  const cum = await getJSON(`/api/captures/${id}/top?profile=goroutine&own=mark&sort=cum`);
+  await page.goto(`${base}/#/c/${id}/flame?profile=goroutine&view=top`);
+  await page.waitForSelector('#top-table');
+  const rowsOf = () => page.locator('#top-table tbody tr').evaluateAll((rs) => rs.map((r) => [r.dataset.function, Number(r.dataset.flat), Number(r.dataset.cum)]));
+  assert.deepEqual(await rowsOf(), flat.rows.map((r) => [r.function, r.flat, r.cum]), 'rows and values are the API\'s, in flat order');
+  assert.equal(await page.locator('.flame-total').first().getAttribute('data-total'), String(flat.total));
+  await page.click('#top-table th[data-sort="cum"]');
+  await page.waitForSelector('#top-table[data-sort="cum"]');
+  assert.deepEqual(await rowsOf(), cum.rows.map((r) => [r.function, r.flat, r.cum]), 'sorted by cum as the API sorts');
+  await shot('flame-top');
+  // Peek and source of the suspect's location.
+  const rep = await getJSON(`/api/captures/${id}/report`);
+  const top = rep.suspects.find((s) => s.kind === 'goroutine');
+  const fn = top ? top.location : cum.rows.find((r) => !r.function.startsWith('runtime.')).function;
+  await page.click(`#top-table tr[data-function="${fn}"]`);
+  await page.waitForSelector('#peek-panel .peek-table');
+  await page.waitForSelector('#source-panel #source-table');
+  const peek = await getJSON(`/api/captures/${id}/peek?profile=goroutine&own=mark&function=${encodeURIComponent(fn)}`);
+  const callers = await page.locator('#peek-panel tr.caller').evaluateAll((rs) => rs.map((r) => [r.dataset.function, Number(r.dataset.value)]));
+  assert.deepEqual(callers, peek.callers.map((e) => [e.function, e.value]), 'callers and edge weights are the API\'s');
+  const callees = await page.locator('#peek-panel tr.callee').evaluateAll((rs) => rs.map((r) => [r.dataset.function, Number(r.dataset.value)]));
+  assert.deepEqual(callees, peek.callees.map((e) => [e.function, e.value]));
+  const lines = await getJSON(`/api/captures/${id}/source?profile=goroutine&own=mark&function=${encodeURIComponent(fn)}`);
+  const hot = await page.locator('#source-table tr.hot').evaluateAll((rs) => rs.map((r) => [Number(r.dataset.line), Number(r.dataset.flat), Number(r.dataset.cum)]));
+  assert.deepEqual(hot, lines.rows.map((r) => [r.line, r.flat, r.cum]), 'per-line values are the API\'s');
+  assert.ok(lines.rows.length > 0 && lines.cum === peek.cum, 'source and peek agree on the cum');
+  await shot('flame-peek-source');
 });
 
 test('ancestry: tree counts, search and the suspect chain', async () => {

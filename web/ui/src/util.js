@@ -54,6 +54,16 @@ export function clear(el) {
   return el;
 }
 
+// fill replaces el's children, skipping null, undefined and false as h does.
+export function fill(el, ...children) {
+  clear(el);
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
 const banner = () => document.getElementById('banner');
 
 // showError puts a message in the banner at the top of the page.

@@ -1,11 +1,20 @@
-// Flame graphs with d3-flame-graph: any profile, one snapshot, a range or
-// a diff of two; search, zoom, focus and ignore a frame, invert, sandwich;
-// one suspect's goroutines.
+// Flame graphs with d3-flame-graph: any profile and sample type, one
+// snapshot, a range or a diff of two (drawn as change: growth and shrink
+// in two colours, widths by the new snapshot, the base or the change);
+// the capture's own pprof and trace requests marked or left out; search,
+// zoom, focus and ignore a frame, invert, sandwich; one suspect's
+// goroutines or allocations; and pprof's tables beside it: top (flat,
+// cum, sortable), peek (callers and callees) and the source lines of a
+// function. Every figure shown is the API's.
 import { select } from 'd3-selection';
-import flamegraph, { colorMapper, tooltip as fgTooltip } from 'd3-flame-graph';
+import flamegraph, { tooltip as fgTooltip } from 'd3-flame-graph';
 import { api, h, clear, fmtValue, fmtTime, fmtNum, enc, debounce } from '../util.js';
+import { topTable, peekPanel, sourcePanel } from './tables.js';
 
-const PARAMS = ['profile', 'source', 'value', 'snapshot', 'from', 'to', 'base', 'focus', 'ignore', 'invert', 'sandwich', 'suspect', 'goid', 'mode'];
+// PARAMS are the route parameters the API takes as they are; the others
+// (mode, view, widths, peek, list, sort, q) only steer this page.
+const PARAMS = ['profile', 'source', 'value', 'snapshot', 'from', 'to', 'base', 'focus', 'ignore', 'invert', 'sandwich', 'suspect', 'goid', 'own'];
+const WIDTHS = [['new', 'the new snapshot'], ['base', 'the base'], ['change', 'the change']];
 
 export async function flameView(main, ctx) {
   const detail = await ctx.detail();
@@ -16,9 +25,13 @@ export async function flameView(main, ctx) {
     options.push({ key: 'goroutine|goroutines', profile: 'goroutine', source: 'goroutines', label: 'goroutine (dump)', snaps: detail.dump_snapshots });
   }
   const defKey = options.some((o) => o.key === 'goroutine') ? 'goroutine' : options.some((o) => o.key === 'goroutine|goroutines') ? 'goroutine|goroutines' : (options[0] && options[0].key) || 'goroutine';
-  const curKey = p.get('source') === 'goroutines' ? 'goroutine|goroutines' : (p.get('profile') || defKey);
-  const cur = options.find((o) => o.key === curKey) || options[0] || { key: 'goroutine', profile: 'goroutine', source: '', snaps: [] };
+  const keyOf = (profile, source) => (source === 'goroutines' ? 'goroutine|goroutines' : profile);
+  let curKey = p.get('source') === 'goroutines' ? 'goroutine|goroutines' : (p.get('profile') || defKey);
+  const optionOf = (key) => options.find((o) => o.key === key) || options[0] || { key: 'goroutine', profile: 'goroutine', source: '', snaps: [] };
+  let cur = optionOf(curKey);
   const mode = p.get('mode') || (p.get('base') ? 'diff' : (p.get('from') || p.get('to')) ? 'range' : 'snapshot');
+  const view = p.get('view') === 'top' ? 'top' : 'flame';
+  const widths = WIDTHS.some(([w]) => w === p.get('widths')) ? p.get('widths') : 'new';
 
   const go = (changes) => {
     const next = new URLSearchParams(p);
@@ -29,21 +42,34 @@ export async function flameView(main, ctx) {
     }
     location.hash = `#/c/${ctx.id}/flame?${next}`;
   };
-  const snapSelect = (name, value, withLatest) => h('select', { name, onchange: (e) => go({ [name]: e.target.value }) },
+  const snapSelect = (name, value, withLatest) => h('select', { name, id: `flame-${name}`, onchange: (e) => go({ [name]: e.target.value }) },
     withLatest ? h('option', { value: '' }, 'latest') : h('option', { value: '' }, '—'),
     cur.snaps.map((ts) => h('option', { value: String(ts), selected: String(ts) === value }, fmtTime(ts))));
 
   const profileSel = h('select', { name: 'profile', id: 'flame-profile', onchange: (e) => {
     const o = options.find((x) => x.key === e.target.value);
-    go({ profile: o.profile, source: o.source, snapshot: '', from: '', to: '', base: '', value: '' });
+    go({ profile: o.profile, source: o.source, snapshot: '', from: '', to: '', base: '', value: '', suspect: '', goid: [] });
   } }, options.map((o) => h('option', { value: o.key, selected: o.key === cur.key }, o.label)));
+  const valueSel = h('select', { name: 'value', id: 'flame-value', onchange: (e) => go({ value: e.target.value }) });
+  const fillValues = (profile, value) => {
+    clear(valueSel).append(...((detail.sample_types || {})[profile] || []).map((v) => h('option', { value: v, selected: v === value }, v)));
+    valueSel.hidden = valueSel.options.length < 2;
+  };
+  fillValues(cur.profile, p.get('value'));
   const modeSel = h('select', { name: 'mode', id: 'flame-mode', onchange: (e) => go({ mode: e.target.value, snapshot: '', from: '', to: '', base: '' }) },
     [['snapshot', 'one snapshot'], ['range', 'time range'], ['diff', 'diff of two snapshots']].map(([v, l]) => h('option', { value: v, selected: v === mode }, l)));
   const timeCtl = mode === 'range'
     ? [h('label', {}, 'from ', snapSelect('from', p.get('from'), false)), h('label', {}, 'to ', snapSelect('to', p.get('to'), false))]
     : mode === 'diff'
-      ? [h('label', {}, 'base ', snapSelect('base', p.get('base'), false)), h('label', {}, 'vs ', snapSelect('snapshot', p.get('snapshot'), true))]
+      ? [h('label', {}, 'base ', snapSelect('base', p.get('base'), false)), h('label', {}, 'vs ', snapSelect('snapshot', p.get('snapshot'), true)),
+        h('label', {}, 'widths by ', h('select', { id: 'flame-widths', onchange: (e) => go({ widths: e.target.value }) },
+          WIDTHS.map(([v, l]) => h('option', { value: v, selected: v === widths }, l))))]
       : [h('label', {}, 'snapshot ', snapSelect('snapshot', p.get('snapshot'), true))];
+  // The capture's own pprof and trace requests: left out of a diff unless
+  // asked for (they are much of a heap's growth between two snapshots),
+  // marked in grey otherwise.
+  const ownMode = p.get('own') || (mode === 'diff' ? 'hide' : 'mark');
+  const own = h('input', { type: 'checkbox', id: 'flame-own', checked: ownMode === 'hide', onchange: (e) => go({ own: e.target.checked ? 'hide' : 'mark' }) });
   const search = h('input', { type: 'search', id: 'flame-search', placeholder: 'search (regexp)', value: p.get('q') || '' });
   const focus = h('input', { type: 'text', id: 'flame-focus', placeholder: 'focus regexp', value: p.getAll('focus').join('|') });
   const ignore = h('input', { type: 'text', id: 'flame-ignore', placeholder: 'ignore regexp', value: p.getAll('ignore').join('|') });
@@ -51,32 +77,59 @@ export async function flameView(main, ctx) {
   const applyFilters = () => go({ focus: focus.value ? [focus.value] : [], ignore: ignore.value ? [ignore.value] : [] });
   focus.addEventListener('change', applyFilters);
   ignore.addEventListener('change', applyFilters);
+  const viewTabs = h('span', { class: 'seg', id: 'flame-views' },
+    [['flame', 'flame graph'], ['top', 'top table']].map(([v, l]) => h('a', { href: '#', class: v === view ? 'active' : '', 'data-view': v, onclick: (e) => { e.preventDefault(); go({ view: v === 'flame' ? '' : v }); } }, l)));
 
   const info = h('div', { class: 'flame-info', id: 'flame-info' }, 'Loading…');
   const searchInfo = h('span', { id: 'flame-search-info', class: 'sub' });
-  const frameInfo = h('div', { class: 'frame-info', id: 'frame-info' }, 'Click a frame to zoom into it and to focus, ignore or sandwich it.');
+  const frameInfo = h('div', { class: 'frame-info', id: 'frame-info' }, 'Click a frame to zoom into it and to focus, ignore, sandwich, peek at or list it.');
   const chips = [];
-  if (p.get('suspect')) chips.push(h('span', { class: 'chip active' }, `suspect ${p.get('suspect')}`, h('a', { href: '#', onclick: (e) => { e.preventDefault(); go({ suspect: '' }); } }, ' ×')));
-  if (p.getAll('goid').length) chips.push(h('span', { class: 'chip active' }, `goroutine ${p.getAll('goid').join(', ')}`, h('a', { href: '#', onclick: (e) => { e.preventDefault(); go({ goid: [] }); } }, ' ×')));
-  if (p.get('sandwich')) chips.push(h('span', { class: 'chip active' }, `sandwich ${p.get('sandwich')}`, h('a', { href: '#', onclick: (e) => { e.preventDefault(); go({ sandwich: '' }); } }, ' ×')));
+  const chip = (text, clearIt) => h('span', { class: 'chip active' }, text, h('a', { href: '#', onclick: (e) => { e.preventDefault(); go(clearIt); } }, ' ×'));
+  if (p.get('suspect')) chips.push(chip(`suspect ${p.get('suspect')}`, { suspect: '' }));
+  if (p.getAll('goid').length) chips.push(chip(`goroutine ${p.getAll('goid').join(', ')}`, { goid: [] }));
+  if (p.get('sandwich')) chips.push(chip(`sandwich ${p.get('sandwich')}`, { sandwich: '' }));
   const graphs = h('div', { class: 'flame-graphs' });
+  const tables = h('div', { class: 'flame-tables', id: 'flame-tables' });
   main.append(h('section', { class: 'panel' },
     h('div', { class: 'toolbar' },
-      h('label', {}, 'profile ', profileSel), modeSel, ...timeCtl,
-      h('label', {}, invert, ' invert'),
-      focus, ignore, search, searchInfo,
-      h('button', { type: 'button', id: 'flame-reset', onclick: () => charts.forEach((c) => c.resetZoom()) }, 'reset zoom'),
+      viewTabs,
+      h('label', {}, 'profile ', profileSel), valueSel, modeSel, ...timeCtl,
+      h('label', { title: 'net/http/pprof, runtime/pprof and runtime/trace stacks: the capture\'s own requests to the target' }, own, ' leave out the capture\'s own requests'),
+      view === 'flame' ? h('label', {}, invert, ' invert') : null,
+      focus, ignore,
+      view === 'flame' ? [search, searchInfo, h('button', { type: 'button', id: 'flame-reset', onclick: () => charts.forEach((c) => c.resetZoom()) }, 'reset zoom')] : null,
       chips),
-    info, frameInfo, graphs));
+    info, view === 'flame' ? frameInfo : null, graphs, tables));
 
   const q = new URLSearchParams();
   for (const k of PARAMS) {
-    if (k === 'mode') continue;
     for (const v of p.getAll(k)) q.append(k, v);
   }
+  if (!p.get('own')) q.set('own', ownMode);
   // A suspect picks its own profile (goroutine or heap) unless one is chosen.
   if (!q.get('profile') && cur.profile && !p.get('suspect')) q.set('profile', cur.profile);
   if (cur.source && !q.get('source') && !p.get('suspect')) q.set('source', cur.source);
+  const tableQuery = new URLSearchParams(q);
+  tableQuery.delete('sandwich');
+  tableQuery.delete('invert');
+  const charts = [];
+  const openFunction = (fn) => go({ peek: fn, list: fn });
+  const showTables = () => {
+    clear(tables);
+    if (p.get('peek')) tables.append(peekPanel(ctx.id, tableQuery, p.get('peek'), openFunction));
+    if (p.get('list')) tables.append(sourcePanel(ctx.id, tableQuery, p.get('list')));
+  };
+
+  if (view === 'top') {
+    clear(info);
+    graphs.append(await topTable(ctx.id, tableQuery, p.get('sort') || 'flat', (s) => go({ sort: s }), openFunction, (meta) => {
+      syncProfile(meta);
+      info.append(head(null, meta, ownNote(meta)));
+    }));
+    showTables();
+    return null;
+  }
+
   let data;
   try {
     data = await api(`/api/captures/${ctx.id}/flamegraph?${q}`);
@@ -91,36 +144,91 @@ export async function flameView(main, ctx) {
     const s = rep.suspects.find((x) => x.id === p.get('suspect'));
     if (s && s.display) info.append(h('p', { id: 'flame-suspect', class: 'chip active' }, `${s.id}: ${s.display.count} at ${s.display.count_at}`));
   }
-  const charts = [];
   const trees = data.callers ? [['callers of ' + data.function, data.callers], ['callees of ' + data.function, data.callees]] : [[null, data]];
+  syncProfile(trees[0][1]);
   for (const n of [...info.childNodes]) if (n.id !== 'flame-suspect') n.remove();
   for (const [title, tree] of trees) {
     const el = h('div', { class: 'flame' });
-    const head = h('div', { class: 'flame-head' },
-      title ? h('b', {}, title + ': ') : null,
-      h('span', {}, `${tree.profile} · ${tree.sample_type} · `),
-      h('b', { class: 'flame-total', 'data-total': String(tree.total) }, fmtValue(tree.total, tree.unit)),
-      tree.base ? h('span', {}, ` change vs ${fmtTime(tree.base)} (base total ${fmtValue(tree.base_total, tree.unit)})`) : null,
-      h('span', { class: 'sub' }, ` · ${tree.count > 1 ? `${tree.count} snapshots ${fmtTime(tree.first)} … ${fmtTime(tree.snapshot)}` : fmtTime(tree.snapshot)}${tree.delta ? ' (accumulated in range)' : ''} · source ${tree.source}`));
-    graphs.append(head, el);
+    graphs.append(head(title, tree, ownNote(tree)), el);
     charts.push(drawFlame(el, tree, {
       inverted: tree.inverted,
+      widths,
       onClick: (d) => showFrame(frameInfo, d, tree, go, p),
       searchInfo,
     }));
   }
+  if (data.base) graphs.append(diffLegend(widths));
+  showTables();
   const doSearch = () => charts.forEach((c) => (search.value ? c.search(search.value) : c.clear()));
   search.addEventListener('input', debounce(doSearch, 150));
   if (search.value) doSearch();
   return () => charts.forEach((c) => c.destroy());
+
+  // syncProfile makes the selectors say what the API answered (a heap
+  // suspect's graph is a heap profile even when the route names none).
+  function syncProfile(tree) {
+    const key = keyOf(tree.profile, tree.source);
+    if (options.some((o) => o.key === key) && key !== curKey) {
+      curKey = key;
+      cur = optionOf(key);
+      profileSel.value = key;
+    }
+    fillValues(tree.profile, tree.sample_type);
+  }
+}
+
+// head describes one tree (or table): what it sums, its total and time.
+function head(title, tree, note) {
+  return h('div', { class: 'flame-head' },
+    title ? h('b', {}, title + ': ') : null,
+    h('span', { class: 'flame-what' }, `${tree.profile} · ${tree.sample_type} · `),
+    h('b', { class: 'flame-total', 'data-total': String(tree.total) }, fmtValue(tree.total, tree.unit)),
+    tree.base ? h('span', {}, ` change vs ${fmtTime(tree.base)} (base total ${fmtValue(tree.base_total, tree.unit)})`) : null,
+    tree.snapshot ? h('span', { class: 'sub' }, ` · ${tree.count > 1 ? `${tree.count} snapshots ${fmtTime(tree.first)} … ${fmtTime(tree.snapshot)}` : fmtTime(tree.snapshot)}${tree.delta ? ' (accumulated in range)' : ''}${tree.source ? ` · source ${tree.source}` : ''}`) : null,
+    note);
+}
+
+// ownNote says what the capture's own requests held when left out.
+function ownNote(tree) {
+  const o = tree.own_hidden;
+  if (!o) return null;
+  return h('div', { class: 'sub own-note', id: 'own-hidden', 'data-total': String(o.total) },
+    `left out: ${fmtValue(o.total, tree.unit)}${tree.base ? ` of change (base ${fmtValue(o.base_total, tree.unit)})` : ''} in the capture's own pprof and trace requests to the target`);
+}
+
+function diffLegend(widths) {
+  const by = Object.fromEntries(WIDTHS)[widths];
+  return h('div', { class: 'legend flame-legend', id: 'flame-legend' },
+    h('span', {}, h('i', { style: 'background:rgb(230,60,50)' }), 'grew'),
+    h('span', {}, h('i', { style: 'background:rgb(60,110,230)' }), 'shrank'),
+    h('span', {}, h('i', { style: 'background:rgb(220,220,220)' }), 'unchanged'),
+    h('span', {}, h('i', { style: 'background:rgb(190,190,180)' }), 'the capture\'s own requests'),
+    h('span', {}, `widths by ${by}`));
+}
+
+// widthOf is the layout value of a node in a diff: the new snapshot's
+// total (v), the base's (b) or the size of the change (a), as the API
+// computed them.
+function widthOf(widths) {
+  if (widths === 'base') return (d) => d.b || 0;
+  if (widths === 'change') return (d) => d.a || 0;
+  return (d) => d.v;
 }
 
 function drawFlame(el, tree, opts) {
   const width = Math.max(400, el.clientWidth || 1000);
+  const diff = !!tree.base;
+  const getValue = diff ? widthOf(opts.widths) : (d) => d.v;
+  let maxChange = 0;
+  if (diff) {
+    const walk = (n) => { if (n !== tree.root) maxChange = Math.max(maxChange, Math.abs(n.d || 0)); (n.c || []).forEach(walk); };
+    walk(tree.root);
+  }
   const tip = fgTooltip.defaultFlamegraphTooltip().text((d) => {
-    const pct = tree.root.v ? ((100 * d.data.v) / tree.root.v).toFixed(2) : '0';
-    const delta = 'd' in d.data ? ` (change ${fmtValue(d.data.d, tree.unit)})` : '';
-    return `${d.data.n}: ${fmtValue(d.data.v, tree.unit)} (${pct}%)${delta}`;
+    const x = d.data;
+    if (diff) return `${x.n}: now ${fmtValue(x.v, tree.unit)}, base ${fmtValue(x.b || 0, tree.unit)}, change ${fmtValue(x.d || 0, tree.unit)}${x.o ? ' · the capture\'s own request' : ''}`;
+    const pct = tree.root.v ? ((100 * x.v) / tree.root.v).toFixed(2) : '0';
+    return `${x.n}: ${fmtValue(x.v, tree.unit)} (${pct}%)${x.o ? ' · the capture\'s own request' : ''}`;
   });
   const chart = flamegraph()
     .width(width)
@@ -129,30 +237,51 @@ function drawFlame(el, tree, opts) {
     .minFrameSize(1)
     .inverted(!!opts.inverted)
     .sort(true)
+    .getValue(getValue)
     .tooltip(tip)
     .onClick(opts.onClick)
     .setSearchHandler((results, sum, total) => {
       opts.searchInfo.textContent = results.length ? `search: ${fmtNum(results.length)} frames, ${fmtValue(sum, tree.unit)} of ${fmtValue(total, tree.unit)} (${((100 * sum) / (total || 1)).toFixed(1)}%)` : '';
+    })
+    .setColorMapper((d, original) => {
+      if (d.highlight) return original;
+      if (d.data.o) return 'rgb(190,190,180)';
+      if (!diff) return original;
+      return changeColour(d.data.d || 0, maxChange);
     });
-  if (tree.base) chart.setColorMapper(colorMapper.differentialColorMapper);
   select(el).datum(tree.root).call(chart);
+  el.dataset.widths = diff ? opts.widths : 'total';
   return chart;
 }
 
-// showFrame describes the clicked frame and offers focus, ignore and
-// sandwich on it.
+// changeColour: red for growth, blue for shrink, deeper the larger the
+// change against the largest one drawn; grey when unchanged.
+function changeColour(d, maxChange) {
+  if (!d || !maxChange) return 'rgb(220,220,220)';
+  const k = Math.min(1, Math.abs(d) / maxChange);
+  const t = Math.round(225 - 175 * Math.sqrt(k));
+  return d > 0 ? `rgb(240,${t},${t - 10})` : `rgb(${t - 10},${t + 10},240)`;
+}
+
+// showFrame describes the clicked frame and offers focus, ignore,
+// sandwich, peek and list on it.
 function showFrame(el, d, tree, go, p) {
-  const name = d.data.n;
+  const x = d.data;
+  const name = x.n;
   const re = '^' + name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
-  const pct = tree.root.v ? ((100 * d.data.v) / tree.root.v).toFixed(2) : '0';
+  const values = tree.base
+    ? `now ${fmtValue(x.v, tree.unit)}, base ${fmtValue(x.b || 0, tree.unit)}, change ${fmtValue(x.d || 0, tree.unit)}, self change ${fmtValue(x.s || 0, tree.unit)} `
+    : `total ${fmtValue(x.v, tree.unit)} (${tree.root.v ? ((100 * x.v) / tree.root.v).toFixed(2) : '0'}%), self ${fmtValue(x.s || 0, tree.unit)} `;
   clear(el).append(h('span', {},
     h('b', { class: 'mono' }, name), ' ',
-    d.data.f ? h('span', { class: 'sub mono' }, `${d.data.f}${d.data.ln ? ':' + d.data.ln : ''} `) : null,
-    h('span', {}, `total ${fmtValue(d.data.v, tree.unit)} (${pct}%), self ${fmtValue(d.data.s || 0, tree.unit)} `),
+    x.f ? h('span', { class: 'sub mono' }, `${x.f}${x.ln ? ':' + x.ln : ''} `) : null,
+    h('span', {}, values),
+    x.o ? h('span', { class: 'tag' }, 'the capture\'s own request') : null,
     name !== 'root' ? h('span', { class: 'frame-actions' },
       h('button', { type: 'button', 'data-action': 'focus', onclick: () => go({ focus: [...p.getAll('focus'), re] }) }, 'focus'),
       h('button', { type: 'button', 'data-action': 'ignore', onclick: () => go({ ignore: [...p.getAll('ignore'), re] }) }, 'ignore'),
-      h('button', { type: 'button', 'data-action': 'sandwich', onclick: () => go({ sandwich: name, invert: '' }) }, 'sandwich')) : null));
+      h('button', { type: 'button', 'data-action': 'sandwich', onclick: () => go({ sandwich: name, invert: '' }) }, 'sandwich'),
+      h('button', { type: 'button', 'data-action': 'peek', onclick: () => go({ peek: name, list: name }) }, 'peek & source')) : null));
 }
 
 export { enc };
