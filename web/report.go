@@ -11,7 +11,9 @@ import (
 // reportHandler answers GET /api/captures/{id}/report: the leak report as
 // JSON (the stable form of `leakscope report --format json`; it carries the
 // overview's series, ranked suspects and leak-cause timeline), or with
-// format=md|html the rendered report, or with postmortem=1 the postmortem.
+// format=md|html the rendered report, or with postmortem=1 the postmortem;
+// Markdown is text, its charts as tables with sparklines, unless
+// images=inline embeds the images too.
 // download=1 makes it an attachment.
 func reportHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 	q := r.URL.Query()
@@ -20,6 +22,11 @@ func reportHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		format = "json"
 	}
 	postmortem := isTrue(q.Get("postmortem"))
+	images := q.Get("images")
+	if images != "" && images != report.ImagesText && images != report.ImagesInline {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("images=%q: a Markdown answer carries its images as text (default) or inline", images))
+		return
+	}
 	var ctype, ext string
 	switch format {
 	case "json":
@@ -36,14 +43,14 @@ func reportHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		// The JSON report carries everything a postmortem is made from.
 		postmortem = false
 	}
-	key := fmt.Sprintf("report %s %v", format, postmortem)
+	key := fmt.Sprintf("report %s %v %s", format, postmortem, images)
 	body, status := c.answers.get(key, func() ([]byte, int) {
 		rep, err := c.Report()
 		if err != nil {
 			return encodeError(statusOf(err), "analyze capture: "+err.Error())
 		}
 		var buf bytes.Buffer
-		opts := report.Options{Postmortem: postmortem, Bundle: c.b, Mem: c.s.mem}
+		opts := report.Options{Postmortem: postmortem, Bundle: c.b, Mem: c.s.mem, Images: images}
 		switch format {
 		case "json":
 			err = report.JSON(&buf, rep)

@@ -211,7 +211,6 @@ func timelineSection(d *document, rep *analysis.Report, level int) {
 }
 
 func evidenceCharts(d *document, rep *analysis.Report, level int, title string) {
-	g := chartSVG("Goroutines", "", []line{{name: "goroutines", points: rep.Series.Goroutines}})
 	var sl []line
 	for i, s := range rep.Suspects {
 		if i == 4 {
@@ -221,17 +220,11 @@ func evidenceCharts(d *document, rep *analysis.Report, level int, title string) 
 			sl = append(sl, line{name: s.ID + " " + shortFn(s.Location), points: s.Counts})
 		}
 	}
-	sc := chartSVG("Goroutines per suspect", "", sl)
-	h := chartSVG("Heap", "bytes", []line{{name: "heap live", points: rep.Series.HeapLive}, {name: "heap profile in use", points: rep.Series.HeapInuse, color: "#9467bd"}})
-	gc := chartSVG("GC cycles", "", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f"}})
-	if g == "" && sc == "" && h == "" && gc == "" {
-		return
-	}
-	d.h(level, title)
-	d.fig(g, "Total goroutines over time")
-	d.fig(sc, "Goroutine suspects over time")
-	d.fig(h, "Heap over time")
-	d.fig(gc, "GC cycles over time")
+	d.h(level, title) // dropped when no chart follows
+	d.chart("Goroutines", "", "Total goroutines over time", []line{{name: "goroutines", points: rep.Series.Goroutines}})
+	d.chart("Goroutines per suspect", "", "Goroutine suspects over time", sl)
+	d.chart("Heap", "bytes", "Heap over time", []line{{name: "heap live", points: rep.Series.HeapLive}, {name: "heap profile in use", points: rep.Series.HeapInuse, color: "#9467bd"}})
+	d.chart("GC cycles", "", "GC cycles over time", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f"}})
 }
 
 func heapSection(d *document, rep *analysis.Report, level int) {

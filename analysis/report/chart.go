@@ -125,3 +125,71 @@ func trim(s string, n int) string {
 	}
 	return "…" + s[len(s)-n+1:]
 }
+
+// sparks are the eight block heights of a sparkline.
+var sparks = []rune("▁▂▃▄▅▆▇█")
+
+// maxSparkline is the most characters a sparkline has; longer series are
+// shown by the mean of equal slices.
+const maxSparkline = 40
+
+// sparkline draws values as Unicode blocks, from the series' minimum to
+// its maximum ("▁▃▅█"); a flat series is all low blocks.
+func sparkline(points []analysis.Point) string {
+	vals := make([]float64, 0, min(len(points), maxSparkline))
+	for i := 0; i < min(len(points), maxSparkline); i++ {
+		a, b := i*len(points)/min(len(points), maxSparkline), (i+1)*len(points)/min(len(points), maxSparkline)
+		sum := 0.0
+		for _, p := range points[a:b] {
+			sum += p.Value
+		}
+		vals = append(vals, sum/float64(b-a))
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	out := make([]rune, len(vals))
+	for i, v := range vals {
+		k := 0
+		if hi > lo {
+			k = int(math.Round((v - lo) / (hi - lo) * float64(len(sparks)-1)))
+		}
+		out[i] = sparks[k]
+	}
+	return string(out)
+}
+
+// chartAlt is the text form of a chart: one row per series with its
+// sparkline, first and last values, range and time span.
+func chartAlt(unit string, lines []line) block {
+	var rows [][]string
+	for _, l := range lines {
+		if len(l.points) == 0 {
+			continue
+		}
+		lo, hi := l.points[0].Value, l.points[0].Value
+		for _, p := range l.points {
+			lo, hi = math.Min(lo, p.Value), math.Max(hi, p.Value)
+		}
+		first, last := l.points[0], l.points[len(l.points)-1]
+		rows = append(rows, []string{lit(l.name), code(sparkline(l.points)), valueText(first.Value, unit), valueText(last.Value, unit),
+			valueText(lo, unit) + " – " + valueText(hi, unit), fmt.Sprint(len(l.points)),
+			first.TS.UTC().Format("15:04:05") + " → " + last.TS.UTC().Format("15:04:05")})
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return table{head: []string{"series", "over time", "first", "last", "range", "points", "UTC"}, rows: rows}
+}
+
+// valueText writes a value of a chart in its unit.
+func valueText(v float64, unit string) string {
+	if unit == "bytes" {
+		return analysis.FormatBytes(v)
+	}
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}

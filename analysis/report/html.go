@@ -16,7 +16,9 @@ import (
 // self-contained HTML page: inline CSS, inline SVG charts and flame graphs,
 // no scripts and no external resources.
 func HTML(w io.Writer, rep *analysis.Report, opts Options) error {
-	return writeHTML(w, build(rep, opts))
+	d := build(rep, opts)
+	d.blocks = withoutEmptySections(d.blocks)
+	return writeHTML(w, d)
 }
 
 const css = `body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#1b1b1b}

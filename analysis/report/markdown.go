@@ -12,11 +12,61 @@ import (
 )
 
 // Markdown writes the report (or, with opts.Postmortem, the postmortem)
-// as Markdown. Charts and flame graphs are embedded as SVG data URIs, so
-// the file stands alone.
+// as Markdown: text only by default, charts as tables with sparklines;
+// opts.Images adds the images as files beside it or inline.
 func Markdown(w io.Writer, rep *analysis.Report, opts Options) error {
-	return writeMarkdown(w, build(rep, opts))
+	if !ValidImages(opts.Images) {
+		return fmt.Errorf("markdown: unknown image mode %q (want %s, %s or %s)", opts.Images, ImagesText, ImagesFiles, ImagesInline)
+	}
+	if opts.Images == ImagesFiles && opts.ImageFile == nil {
+		return fmt.Errorf("markdown: images as files need a place to write them (Options.ImageFile)")
+	}
+	d := build(rep, opts)
+	blocks, err := markdownBlocks(d.blocks, opts)
+	if err != nil {
+		return err
+	}
+	d.blocks = blocks
+	return writeMarkdown(w, d)
 }
+
+// markdownBlocks resolves the figures for Markdown: their text form, and
+// the image itself as a file link or inline as the mode says; then drops
+// the sections left empty.
+func markdownBlocks(blocks []block, opts Options) ([]block, error) {
+	out := make([]block, 0, len(blocks))
+	used := map[string]int{}
+	for _, b := range blocks {
+		f, ok := b.(figure)
+		if !ok {
+			out = append(out, b)
+			continue
+		}
+		switch opts.Images {
+		case ImagesFiles:
+			name := f.name
+			if used[name]++; used[name] > 1 {
+				name = fmt.Sprintf("%s-%d", name, used[name])
+			}
+			link, err := opts.ImageFile(name, []byte(f.svg))
+			if err != nil {
+				return nil, fmt.Errorf("write image %s: %w", name, err)
+			}
+			out = append(out, imageLink{caption: f.caption, link: link})
+		case ImagesInline:
+			out = append(out, imageLink{caption: f.caption, link: "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(f.svg))})
+		}
+		if f.alt != nil {
+			out = append(out, f.alt)
+		}
+	}
+	return withoutEmptySections(out), nil
+}
+
+// imageLink is a Markdown image: ![caption](link).
+type imageLink struct{ caption, link string }
+
+func (imageLink) isBlock() {}
 
 func build(rep *analysis.Report, opts Options) *document {
 	if opts.Postmortem {
@@ -55,8 +105,8 @@ func writeMarkdown(w io.Writer, d *document) error {
 			text := cleanBlock(b.text)
 			fence := mdFence(text)
 			fmt.Fprintf(bw, "%s%s\n%s\n%s\n\n", fence, clean(b.lang), text, fence)
-		case figure:
-			fmt.Fprintf(bw, "![%s](data:image/svg+xml;base64,%s)\n\n", mdInline(b.caption), base64.StdEncoding.EncodeToString([]byte(b.svg)))
+		case imageLink:
+			fmt.Fprintf(bw, "![%s](%s)\n\n", mdInline(b.caption), b.link)
 		}
 	}
 	return bw.Flush()

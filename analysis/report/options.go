@@ -21,6 +21,28 @@ type Options struct {
 	// FlameGraphs is how many top suspects get a flame graph (0 means 3,
 	// negative none).
 	FlameGraphs int
+	// Images says how Markdown carries charts and flame graphs:
+	// [ImagesText] (the default: text only, charts as tables with
+	// sparklines, so the report pastes cleanly into an incident document),
+	// [ImagesFiles] (the text, and each image written through ImageFile
+	// and linked) or [ImagesInline] (the text, and each image embedded as
+	// a data URI). HTML always embeds its images.
+	Images string
+	// ImageFile writes one SVG image named name (file-safe, no extension)
+	// beside the Markdown and returns the link to it, for [ImagesFiles].
+	ImageFile func(name string, svg []byte) (link string, err error)
+}
+
+// Image modes of [Options.Images].
+const (
+	ImagesText   = "text"
+	ImagesFiles  = "files"
+	ImagesInline = "inline"
+)
+
+// ValidImages reports whether mode is an image mode ("" is ImagesText).
+func ValidImages(mode string) bool {
+	return mode == "" || mode == ImagesText || mode == ImagesFiles || mode == ImagesInline
 }
 
 func (o Options) maxSuspects() int {

@@ -101,7 +101,7 @@ func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts 
 	if s.Kind == analysis.KindHeap {
 		unit = "bytes"
 	}
-	d.fig(chartSVG(s.ID+": "+countLabel(s), unit, []line{{name: s.ID + " " + shortFn(s.Location), points: s.Counts}}), s.ID+" over time")
+	d.chart(s.ID+": "+countLabel(s), unit, s.ID+" over time", []line{{name: s.ID + " " + shortFn(s.Location), points: s.Counts}})
 	if withFlame {
 		if svg, caption := flameSVG(rep, s, opts); svg != "" {
 			d.fig(svg, caption)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -28,18 +29,22 @@ func (e failOnError) Error() string {
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("report", "report BUNDLE [--format md|html|json] [--postmortem] [--fail-on SCORE] [--rules FILE] [-o FILE]",
+	fs := newFlagSet("report", "report BUNDLE [--format md|html|json] [--postmortem] [--fail-on SCORE] [--images text|files|inline] [--rules FILE] [-o FILE]",
 		"Analyses a bundle (a directory, or a .tar.zst/.tar.gz archive of one) for\n"+
 			"goroutine and heap leaks and writes the leak report, or with --postmortem a\n"+
 			"postmortem write-up. The json format is the stable contract described in\n"+
 			"docs/DESIGN.md. With --fail-on, exits 1 when a suspect reaches that score\n"+
-			"(0-100), after writing the report.", stderr)
+			"(0-100), after writing the report. Markdown is text to paste into an\n"+
+			"incident document (charts as tables with sparklines); with -o FILE.md its\n"+
+			"charts and flame graphs are also written beside it as FILE-NAME.svg and\n"+
+			"linked (--images says otherwise).", stderr)
 	format := fs.String("format", "md", "output format: md, html or json")
 	postmortem := fs.Bool("postmortem", false, "write a postmortem instead of a report")
 	failOn := fs.String("fail-on", "", "exit 1 when a suspect's score is at least `SCORE` (0-100)")
 	out := fs.String("o", "", "write to `FILE` instead of standard output")
 	rulesFile := fs.String("rules", "", "extra leak rules `FILE` (JSON), tried before the built-in ones; default $"+analysis.RulesEnv)
 	minScore := fs.Float64("min-score", 0, "drop suspects scoring below this (0: the default threshold)")
+	images := fs.String("images", "", "how a Markdown report carries charts and flame graphs: `MODE` text (tables and sparklines only),\nfiles (also SVG files beside -o FILE.md: FILE-NAME.svg) or inline (also embedded as data URIs);\ndefault files with -o, text on standard output")
 	userCode := fs.String("user-code", "", "comma-separated `PREFIXES` of code you own besides package main and the main module\n(import paths like github.com/acme/platform, or source directories starting with /); default $"+analysis.UserCodeEnv)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -59,6 +64,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil || !validScore(limit) {
 			return usagef("report: --fail-on wants a score from 0 to 100, not %q", *failOn)
 		}
+	}
+	switch *images {
+	case "", report.ImagesText, report.ImagesInline:
+	case report.ImagesFiles:
+		if *out == "" || *out == "-" {
+			return usagef("report: --images files writes the images beside the report: give -o FILE.md")
+		}
+	default:
+		return usagef("report: --images must be text, files or inline, not %q", *images)
 	}
 	if !validScore(*minScore) {
 		return usagef("report: --min-score wants a score from 0 to 100, not %g", *minScore)
@@ -93,7 +107,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		w = f
 	}
-	opts := report.Options{Postmortem: *postmortem, Bundle: b, Mem: mem}
+	opts := report.Options{Postmortem: *postmortem, Bundle: b, Mem: mem, Images: *images}
+	if opts.Images == "" && f != nil {
+		opts.Images = report.ImagesFiles
+	}
+	if opts.Images == report.ImagesFiles {
+		opts.ImageFile = imagesBeside(*out)
+	}
 	switch *format {
 	case "json":
 		err = report.JSON(w, rep)
@@ -133,3 +153,18 @@ func splitList(v string) []string {
 
 // validScore reports whether v is a suspect score (0 to 100); NaN is not.
 func validScore(v float64) bool { return v >= 0 && v <= 100 }
+
+// imagesBeside writes the images of the Markdown file md beside it, as
+// md's name without extension, a dash and the image's name ("out/pm.md"
+// gives "out/pm-g1-over-time.svg"), and links them by file name.
+func imagesBeside(md string) func(name string, svg []byte) (string, error) {
+	stem := strings.TrimSuffix(filepath.Base(md), filepath.Ext(md))
+	dir := filepath.Dir(md)
+	return func(name string, svg []byte) (string, error) {
+		file := stem + "-" + name + ".svg"
+		if err := os.WriteFile(filepath.Join(dir, file), svg, 0o644); err != nil {
+			return "", err
+		}
+		return file, nil
+	}
+}

@@ -101,3 +101,42 @@ func TestReportUsage(t *testing.T) {
 		t.Errorf("bad rules file: err %v", err)
 	}
 }
+
+// TestReportImagesBeside: -o dir/x.md writes the images as dir/x-*.svg
+// and links them; standard output is text only; inline only on request.
+func TestReportImagesBeside(t *testing.T) {
+	dir := leakyBundle(t)
+	outDir := t.TempDir()
+	md := filepath.Join(outDir, "pm.md")
+	runOK(t, "report", dir, "--postmortem", "-o", md)
+	text, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svgs, _ := filepath.Glob(filepath.Join(outDir, "pm-*.svg"))
+	if len(svgs) == 0 {
+		t.Fatalf("no images beside %s", md)
+	}
+	for _, svg := range svgs {
+		if !strings.Contains(string(text), "]("+filepath.Base(svg)+")") {
+			t.Errorf("%s is not linked from the report", filepath.Base(svg))
+		}
+	}
+	if strings.Contains(string(text), "base64") {
+		t.Errorf("the report inlines its images")
+	}
+	stdout := runOK(t, "report", dir, "--postmortem")
+	if strings.Contains(stdout, "![") || !strings.Contains(stdout, "| series | over time |") {
+		t.Errorf("standard output is not text only:\n%s", stdout)
+	}
+	if inline := runOK(t, "report", dir, "--images", "inline"); !strings.Contains(inline, "](data:image/svg+xml;base64,") {
+		t.Errorf("--images inline embeds nothing")
+	}
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"report", dir, "--images", "files"}, &out, &errb); exitCode(err, &errb) != 2 {
+		t.Errorf("--images files without -o: %v", err)
+	}
+	if err := run(context.Background(), []string{"report", dir, "--images", "png", "-o", md}, &out, &errb); exitCode(err, &errb) != 2 {
+		t.Errorf("--images png: %v", err)
+	}
+}
