@@ -425,6 +425,21 @@ type Series struct {
 	GC         []Point `json:"gc"`         // gc_cycle metric
 	// Suspects maps suspect id to its count series.
 	Suspects map[string][]Point `json:"suspects"`
+	// HeapLiveFrom says where HeapLive comes from: "trace" (the trace
+	// windows' live heap metric: no points between windows) or
+	// "heap_profiles" (the heap profiles' in-use totals, as HeapInuse).
+	HeapLiveFrom string `json:"heap_live_from,omitempty"`
+	// Windows are the trace windows the heap_live and gc metrics were
+	// sampled in, by start: those series have no points between two
+	// windows, so a chart draws a gap there, not a line.
+	Windows []Window `json:"windows"`
+}
+
+// Window is a span of time one source sampled: a trace window.
+type Window struct {
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Source string    `json:"source"` // the raw artifact, as the metrics table names it
 }
 
 // HeapGrowth is the heap part of a report.

@@ -43,11 +43,15 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	linkOutliving(rep)
 	rep.Series.Goroutines = goroutineSeries(in)
 	rep.Series.HeapInuse = heapTotals(in.prof)
-	rep.Series.HeapLive = in.metrics["heap_live_bytes"]
+	rep.Series.HeapLive, rep.Series.HeapLiveFrom = in.metrics["heap_live_bytes"], "trace"
 	if len(rep.Series.HeapLive) == 0 {
-		rep.Series.HeapLive = rep.Series.HeapInuse
+		rep.Series.HeapLive, rep.Series.HeapLiveFrom = rep.Series.HeapInuse, "heap_profiles"
+	}
+	if len(rep.Series.HeapLive) == 0 {
+		rep.Series.HeapLiveFrom = ""
 	}
 	rep.Series.GC = in.metrics["gc_cycle"]
+	rep.Series.Windows = in.metricWindows
 	nonNil(&rep.Series)
 	rep.Bundle = summarise(in.b, in.d, in.prof)
 	rep.GeneratedAt = cfg.now
@@ -154,6 +158,9 @@ func nonNil(s *Series) {
 		if *p == nil {
 			*p = []Point{}
 		}
+	}
+	if s.Windows == nil {
+		s.Windows = []Window{}
 	}
 }
 

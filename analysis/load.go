@@ -17,11 +17,14 @@ type loaded struct {
 	d       *dumpData
 	prof    *profileData
 	metrics map[string][]Point
-	pop     *population
-	tg      map[int64]*traceG
-	spans   []*spanRec
-	ix      *spanIndex
-	tgroups map[traceKey]*traceGroup
+	// metricWindows are the trace windows the metric series were
+	// sampled in (by the metrics table's sources).
+	metricWindows []Window
+	pop           *population
+	tg            map[int64]*traceG
+	spans         []*spanRec
+	ix            *spanIndex
+	tgroups       map[traceKey]*traceGroup
 
 	// sites are the goroutine groups, from the richest source the bundle
 	// has (dumps, else goroutine profiles, else trace windows), with
@@ -88,7 +91,7 @@ func (in *loaded) readTables(mem memory.Allocator, userCode []string) error {
 	if in.prof, err = readSamples(b, mem); err != nil {
 		return err
 	}
-	if in.metrics, err = readMetrics(b, mem); err != nil {
+	if in.metrics, in.metricWindows, err = readMetrics(b, mem); err != nil {
 		return err
 	}
 	if in.pop, in.tg, err = loadPopulation(b, mem, in.st, in.d); err != nil {

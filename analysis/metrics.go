@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -15,17 +16,23 @@ import (
 const maxSeriesPoints = 2000
 
 // readMetrics returns the metric series the report charts, by name, sorted
-// by time and downsampled.
-func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, error) {
+// by time and downsampled, and the windows they were sampled in: the span
+// of each source's points (a trace window's live heap and GC cycles have
+// no points outside it, so a chart must not join two windows).
+func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, []Window, error) {
 	want := map[string]bool{schema.MetricHeapLive: true, schema.MetricGoroutines: true, schema.MetricGCCycle: true, schema.MetricHeapGoal: true}
 	raw := map[string][][2]float64{}
+	spans := map[string]*[2]int64{}
 	err := b.ReadTable(schema.TableMetrics, mem, func(rec arrow.Record) error {
 		c := cols{rec}
-		ts, name, val := c.i64(schema.ColTS), c.str(schema.ColName), c.f64(schema.ColValue)
+		ts, name, val, src := c.i64(schema.ColTS), c.str(schema.ColName), c.f64(schema.ColValue), c.str(schema.ColSource)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			n := name(r)
 			if !want[n] {
 				continue
+			}
+			if n == schema.MetricHeapLive || n == schema.MetricGCCycle {
+				widen(spans, src(r), ts(r))
 			}
 			key := n
 			for k := range want {
@@ -38,7 +45,7 @@ func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, er
 		return nil
 	})
 	if err := bundle.Tolerate(err); err != nil {
-		return nil, fmt.Errorf("read metrics: %w", err)
+		return nil, nil, fmt.Errorf("read metrics: %w", err)
 	}
 	out := map[string][]Point{}
 	for name, pts := range raw {
@@ -53,7 +60,27 @@ func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, er
 		}
 		out[name] = downsample(pts, maxSeriesPoints)
 	}
-	return out, nil
+	return out, windowsOf(spans), nil
+}
+
+// widen stretches the span of source to hold ts.
+func widen(spans map[string]*[2]int64, source string, ts int64) {
+	s := spans[source]
+	if s == nil {
+		s = &[2]int64{ts, ts}
+		spans[strings.Clone(source)] = s
+	}
+	s[0], s[1] = min(s[0], ts), max(s[1], ts)
+}
+
+// windowsOf lists the spans by start time.
+func windowsOf(spans map[string]*[2]int64) []Window {
+	out := make([]Window, 0, len(spans))
+	for src, s := range spans {
+		out = append(out, Window{Start: tsTime(s[0]), End: tsTime(s[1]), Source: src})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
+	return out
 }
 
 // downsample keeps at most n points, evenly spaced by index, always keeping

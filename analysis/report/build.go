@@ -223,8 +223,12 @@ func evidenceCharts(d *document, rep *analysis.Report, level int, title string) 
 	d.h(level, title) // dropped when no chart follows
 	d.chart("Goroutines", "", "Total goroutines over time", []line{{name: "goroutines", points: rep.Series.Goroutines}})
 	d.chart("Goroutines per suspect", "", "Goroutine suspects over time", sl)
-	d.chart("Heap", "bytes", "Heap over time", []line{{name: "heap live", points: rep.Series.HeapLive}, {name: "heap profile in use", points: rep.Series.HeapInuse, color: "#9467bd"}})
-	d.chart("GC cycles", "", "GC cycles over time", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f"}})
+	heap := []line{{name: "heap profile in use", points: rep.Series.HeapInuse, color: "#9467bd"}}
+	if rep.Series.HeapLiveFrom == "trace" {
+		heap = append([]line{{name: "live heap (trace windows)", points: rep.Series.HeapLive, windows: rep.Series.Windows}}, heap...)
+	}
+	d.chart("Heap", "bytes", "Heap over time", heap)
+	d.chart("GC cycles", "", "GC cycles over time", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f", windows: rep.Series.Windows}})
 }
 
 func heapSection(d *document, rep *analysis.Report, level int) {

@@ -10,11 +10,41 @@ import (
 	"github.com/leakscope/leakscope/analysis/flame"
 )
 
-// line is one series of a chart.
+// line is one series of a chart. A line sampled only inside windows (a
+// trace's metrics) is drawn in pieces, one per window, never across the
+// time between two.
 type line struct {
-	name   string
-	color  string
-	points []analysis.Point
+	name    string
+	color   string
+	points  []analysis.Point
+	windows []analysis.Window
+}
+
+// segments splits the points at window boundaries: consecutive points in
+// different windows (or one outside every window) are not joined.
+func (l line) segments() [][]analysis.Point {
+	if len(l.windows) == 0 {
+		return [][]analysis.Point{l.points}
+	}
+	win := func(p analysis.Point) int {
+		for i, w := range l.windows {
+			if !p.TS.Before(w.Start) && !p.TS.After(w.End) {
+				return i
+			}
+		}
+		return -1
+	}
+	var out [][]analysis.Point
+	last := -2
+	for _, p := range l.points {
+		w := win(p)
+		if w != last || w < 0 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], p)
+		last = w
+	}
+	return out
 }
 
 var palette = []string{"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"}
@@ -79,11 +109,13 @@ func chartSVG(title, unit string, lines []line) string {
 		if c == "" {
 			c = palette[i%len(palette)]
 		}
-		var pts []string
-		for _, p := range l.points {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.TS), y(p.Value)))
+		for _, seg := range l.segments() {
+			var pts []string
+			for _, p := range seg {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.TS), y(p.Value)))
+			}
+			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, c, strings.Join(pts, " "))
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, c, strings.Join(pts, " "))
 		if len(l.points) <= 60 {
 			for _, p := range l.points {
 				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/>`, x(p.TS), y(p.Value), c)

@@ -1,7 +1,10 @@
-// Time-series charts with uPlot: goroutines, live heap and GC on one time
-// axis.
+// Time-series charts with uPlot: goroutines, heap and GC on one time
+// axis, in UTC. The live heap and the GC count of a trace are sampled only
+// inside its windows: they are drawn window by window, with gaps between
+// (the API's series.windows), never joined across; between windows the
+// heap comes from the heap profiles (heap_inuse), drawn as its own line.
 import uPlot from 'uplot';
-import { fmtBytes, fmtNum } from '../util.js';
+import { fmtBytes, fmtNum, fmtTime } from '../util.js';
 
 // align merges series of {ts, value} points onto one sorted x axis
 // (seconds), with nulls where a series has no point.
@@ -20,26 +23,59 @@ export function align(seriesList) {
   return [x, ...maps.map((m) => x.map((t) => (m.has(t) ? m.get(t) : null)))];
 }
 
+// windowGaps returns uPlot's gaps option for a series sampled only inside
+// windows: the canvas pixel ranges between one window's end and the next
+// one's start, and before the first and after the last. Nulls inside a
+// window (other series' times) are joined over.
+export function windowGaps(windows) {
+  const spans = (windows || []).map((w) => [new Date(w.start).getTime() / 1000, new Date(w.end).getTime() / 1000]);
+  return (u) => {
+    if (!spans.length) return [];
+    const px = (t) => Math.round(u.valToPos(t, 'x', true));
+    const lo = px(u.scales.x.min), hi = px(u.scales.x.max);
+    const gaps = [];
+    let from = lo;
+    for (const [a, b] of spans) {
+      const to = px(a);
+      if (to > from) gaps.push([from, to]);
+      from = Math.max(from, px(b));
+    }
+    if (hi > from) gaps.push([from, hi]);
+    return gaps;
+  };
+}
+
 // seriesChart draws the report's series into el and returns the uPlot.
 // opts.onSelect(fromSec, toSec) is called when a range is dragged.
 export function seriesChart(el, series, opts = {}) {
-  const data = align([series.goroutines, series.heap_live && series.heap_live.length ? series.heap_live : series.heap_inuse, series.gc]);
+  const fromTrace = series.heap_live_from === 'trace';
+  const data = align([series.goroutines, fromTrace ? series.heap_live : [], series.heap_inuse, series.gc]);
   const width = Math.max(300, el.clientWidth || 900);
+  const windowed = { spanGaps: false, gaps: windowGaps(series.windows) };
   const u = new uPlot({
     width,
     height: opts.height || 240,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
     cursor: { drag: { x: true, y: false, setScale: !opts.onSelect } },
-    scales: { x: { time: true }, g: { auto: true }, heap: { auto: true }, gc: { auto: true } },
+    scales: {
+      x: { time: true },
+      // Goroutines and heap start at zero: growth is read against nothing,
+      // not against the smallest value seen.
+      g: { auto: true, range: (u, min, max) => [0, Math.max(1, max) * 1.05] },
+      heap: { auto: true, range: (u, min, max) => [0, Math.max(1, max) * 1.05] },
+      gc: { auto: true },
+    },
     series: [
-      {},
+      { label: 'time (UTC)', value: (u, v) => (v === null ? '–' : fmtTime(v * 1e9)) },
       { label: 'goroutines', scale: 'g', stroke: '#1565c0', width: 2, spanGaps: true, value: (u, v) => fmtNum(v) },
-      { label: 'live heap', scale: 'heap', stroke: '#c62828', width: 2, spanGaps: true, value: (u, v) => (v === null ? '–' : fmtBytes(v)) },
-      { label: 'GC cycles', scale: 'gc', stroke: '#8e8e8e', width: 1, dash: [4, 4], spanGaps: true, value: (u, v) => fmtNum(v) },
+      Object.assign({ label: 'live heap (trace windows)', scale: 'heap', stroke: '#c62828', width: 1.5, value: (u, v) => (v === null ? '–' : fmtBytes(v)), show: fromTrace }, windowed),
+      { label: 'heap in use (heap profiles)', scale: 'heap', stroke: '#7b1fa2', width: 2, dash: [6, 3], spanGaps: true, points: { show: true, size: 5 }, value: (u, v) => (v === null ? '–' : fmtBytes(v)) },
+      Object.assign({ label: 'GC cycles', scale: 'gc', stroke: '#8e8e8e', width: 1, dash: [4, 4], value: (u, v) => fmtNum(v) }, windowed),
     ],
     axes: [
-      {},
+      { values: (u, vals) => vals.map((v, i) => utcTick(v, i === 0)), label: 'UTC', labelSize: 14 },
       { scale: 'g', label: 'goroutines', values: (u, vals) => vals.map(fmtNum), size: 60 },
-      { scale: 'heap', side: 1, label: 'live heap', values: (u, vals) => vals.map(fmtBytes), grid: { show: false }, size: 80 },
+      { scale: 'heap', side: 1, label: 'heap', values: (u, vals) => vals.map(fmtBytes), grid: { show: false }, size: 80 },
       { scale: 'gc', side: 1, label: 'GC', values: (u, vals) => vals.map(fmtNum), grid: { show: false }, size: 50 },
     ],
     hooks: opts.onSelect ? {
@@ -49,8 +85,16 @@ export function seriesChart(el, series, opts = {}) {
       }],
     } : {},
   }, data, el);
+  el.dataset.windows = String((series.windows || []).length);
   const ro = new ResizeObserver(() => u.setSize({ width: Math.max(300, el.clientWidth), height: opts.height || 240 }));
   ro.observe(el);
   u.disconnect = () => ro.disconnect();
   return u;
+}
+
+// utcTick formats an axis tick (seconds) as UTC time of day, with the date
+// on the first tick.
+export function utcTick(sec, withDate) {
+  const s = new Date(sec * 1000).toISOString();
+  return withDate ? s.slice(0, 10) + ' ' + s.slice(11, 19) : s.slice(11, 19);
 }
