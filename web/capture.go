@@ -35,6 +35,7 @@ type capture struct {
 	dumps    lazy[[]int64]
 	tables   lazy[[]bundle.TableInfo]
 	digest   lazy[string]
+	size     lazy[int64]
 
 	answers answerCache
 
@@ -105,6 +106,12 @@ func (c *capture) DumpSnapshots() ([]int64, error) {
 // Digest returns the digest of the capture's files (bundle.Digest).
 func (c *capture) Digest() (string, error) {
 	return c.digest.get(func() (string, error) { return bundle.Digest(c.b.Dir) })
+}
+
+// Size returns the bytes the capture's files take.
+func (c *capture) Size() int64 {
+	n, _ := c.size.get(func() (int64, error) { return dirSize(c.b.Dir), nil })
+	return n
 }
 
 // Tables returns the row counts of the capture's tables.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
@@ -23,6 +24,15 @@ type captureSummary struct {
 	Start     time.Time       `json:"start"`
 	End       time.Time       `json:"end"`
 	Sources   []bundle.Source `json:"sources"`
+	// SourcesText describes each source in words, counters in human
+	// units (analysis.SourceText), in the order of Sources.
+	SourcesText []string `json:"sources_text"`
+	// Bytes is the capture's size on the workbench's disk; Size the same
+	// in binary units.
+	Bytes int64  `json:"bytes"`
+	Size  string `json:"size"`
+	// Duration is End minus Start in words ("4 minutes 10 s").
+	Duration string `json:"duration,omitempty"`
 	// Suspects is how many leak suspects the analysis found; null (with
 	// AnalysisError set) when the analysis failed.
 	Suspects      *int   `json:"suspects"`
@@ -65,6 +75,15 @@ func summarize(c *capture) captureSummary {
 	if out.Sources == nil {
 		out.Sources = []bundle.Source{}
 	}
+	out.SourcesText = make([]string, len(out.Sources))
+	for i, src := range out.Sources {
+		out.SourcesText[i] = analysis.SourceText(src)
+	}
+	if !m.Start.IsZero() && !m.End.IsZero() {
+		out.Duration = analysis.FormatDuration(m.End.Sub(m.Start))
+	}
+	out.Bytes = c.Size()
+	out.Size = sizeText(out.Bytes)
 	rep, err := c.Report()
 	if err != nil {
 		out.AnalysisError = err.Error()

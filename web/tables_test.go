@@ -29,6 +29,15 @@ func TestTables(t *testing.T) {
 		t.Errorf("%d captures after uploading one bundle twice", n)
 	}
 
+	var list []captureSummary
+	do(t, h, "GET", "/api/captures", nil, &list)
+	if len(list) != 1 || list[0].Bytes <= 0 || list[0].Size == "" || strings.ContainsAny(list[0].Size[:1], "-") || !strings.HasSuffix(list[0].Size, "B") || len(list[0].SourcesText) != len(list[0].Sources) {
+		t.Errorf("captures list: size %d %q, sources %d, texts %v", list[0].Bytes, list[0].Size, len(list[0].Sources), list[0].SourcesText)
+	}
+	if list[0].Duration != "3 minutes" {
+		t.Errorf("captures list duration %q, want 3 minutes", list[0].Duration)
+	}
+
 	base := "/api/captures/" + id
 	var tree flame.Tree
 	do(t, h, "GET", base+"/flamegraph?profile=goroutine", nil, &tree)

@@ -1,5 +1,5 @@
 // Captures: the list, upload by drag-and-drop or file picker, delete.
-import { api, h, clear, showError, showInfo, fmtTime, basename, fmtDur } from '../util.js';
+import { api, h, clear, showError, showInfo, fmtTime, basename, fmtBytes } from '../util.js';
 import { forgetCapture } from '../state.js';
 
 export async function capturesView(main) {
@@ -14,14 +14,17 @@ export async function capturesView(main) {
     h('section', { class: 'panel' }, list));
 
   const upload = async (file) => {
-    showInfo(`Uploading ${file.name} (${(file.size / 1048576).toFixed(1)} MiB)…`);
+    showInfo(`Uploading ${file.name} (${fmtBytes(file.size)})…`);
     drop.classList.add('busy');
     try {
       const res = await api('/api/captures', { method: 'POST', body: file, headers: { 'Content-Type': 'application/octet-stream' } });
-      showInfo(`Uploaded ${file.name} as capture ${res.id}.`);
+      showInfo(res.duplicate
+        ? `${file.name} is already here as capture ${res.id}: the workbench keeps one copy of a bundle.`
+        : `Uploaded ${file.name} as capture ${res.id}.`);
       await refresh();
+      list.querySelector(`tr[data-id="${CSS.escape(res.id)}"]`)?.classList.add('selected');
     } catch (err) {
-      showError(`Upload of ${file.name} refused: ${err.message}`);
+      showError(`The workbench did not take ${file.name}: ${err.message}`);
     } finally {
       drop.classList.remove('busy');
     }
@@ -46,7 +49,7 @@ export async function capturesView(main) {
     }
     const rows = caps.map((c) => {
       const proc = [basename(c.process.exe) || c.process.url || '', c.process.pid ? `pid ${c.process.pid}` : ''].filter(Boolean).join(' · ');
-      const dur = c.start && c.end ? fmtDur(new Date(c.end) - new Date(c.start)) : '';
+      const dur = c.duration || '';
       const suspects = c.suspects === null
         ? h('span', { class: 'bad', title: c.analysis_error }, 'analysis failed')
         : h('span', {}, h('b', { class: c.suspects ? 'count bad' : 'count ok' }, String(c.suspects)), c.top_suspect ? h('div', { class: 'sub' }, c.top_suspect) : null);
@@ -55,7 +58,8 @@ export async function capturesView(main) {
         h('td', {}, c.node || '–'),
         h('td', {}, proc || '–', c.process.go_version ? h('div', { class: 'sub' }, c.process.go_version) : null),
         h('td', {}, fmtTime(c.start), h('div', { class: 'sub' }, dur ? `${dur} · until ${fmtTime(c.end)}` : '')),
-        h('td', {}, c.sources.map((s) => h('span', { class: `chip ${s.status}`, title: s.detail || s.status }, s.kind))),
+        h('td', {}, c.sources.map((s, i) => h('span', { class: `chip ${s.status}`, title: (c.sources_text || [])[i] || s.status }, s.kind))),
+        h('td', { class: 'num capture-size', 'data-bytes': String(c.bytes) }, c.size),
         h('td', { class: 'suspects' }, suspects),
         h('td', {}, h('button', {
           type: 'button', class: 'danger', 'data-action': 'delete',
@@ -70,7 +74,7 @@ export async function capturesView(main) {
         }, 'Delete')));
     });
     list.append(h('table', { class: 'grid', id: 'captures-table' },
-      h('thead', {}, h('tr', {}, ['Capture', 'Node', 'Process', 'Time range', 'Sources', 'Suspects', ''].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['Capture', 'Node', 'Process', 'Time range', 'Sources', 'Size', 'Suspects', ''].map((t) => h('th', {}, t)))),
       h('tbody', {}, rows)));
   };
   await refresh();
