@@ -599,7 +599,10 @@ type LifetimeView struct {
 	// downsampling.
 	AliveAt time.Time `json:"alive_at,omitzero"`
 	Alive   int       `json:"alive"`
-	alive   map[int64]bool
+	// Groups are the bars' groups, in the order a timeline draws them
+	// (each bar's Group indexes them).
+	Groups []LifetimeGroup `json:"groups"`
+	alive  map[int64]bool
 }
 
 // LifetimeMembers is how many of one suspect's goroutines a timeline shows
@@ -621,4 +624,13 @@ type Bar struct {
 	State string     `json:"state,omitempty"`
 	// Parent is the creator goid (goroutines) or the parent span id.
 	Parent int64 `json:"parent,omitempty"`
+	// CreatedIn is the function that ran the go statement, for a
+	// goroutine whose entry (Name) is unknown.
+	CreatedIn string `json:"created_in,omitempty"`
+	// Group indexes LifetimeView.Groups.
+	Group int `json:"group"`
+	// Verdict is, for a goroutine, VerdictSuspect (Suspect names which),
+	// VerdictHealthy or VerdictEnded.
+	Verdict string `json:"verdict,omitempty"`
+	Suspect string `json:"suspect,omitempty"`
 }

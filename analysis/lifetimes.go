@@ -41,6 +41,7 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		name       string
 		state      string
 		parent     int64
+		creation   int64 // creation stack (trace or eBPF), for an unknown entry
 	}
 	goroutines := map[int64]*life{}
 	// Dumps give presence between snapshots: from the first snapshot that
@@ -88,6 +89,9 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		if g.ended == 0 && g.lastReason != "" {
 			l.state = g.lastReason
 		}
+		if l.creation == 0 {
+			l.creation = g.creationStack
+		}
 	}
 	for goid, g := range eg {
 		l := goroutines[goid]
@@ -103,6 +107,9 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		}
 		if l.parent == 0 {
 			l.parent = g.parent
+		}
+		if l.creation == 0 {
+			l.creation = g.stack
 		}
 	}
 	// Alive means alive at the last dump when there are dumps: a dump
@@ -186,6 +193,11 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		} else {
 			l := goroutines[c.id]
 			bar = Bar{ID: fmt.Sprintf("g%d", c.id), Kind: "goroutine", Name: l.name, Goid: c.id, Start: tsTime(c.start), State: l.state, Parent: l.parent}
+			if l.name == "" && l.creation != 0 {
+				if fr := st.framesOf(l.creation); len(fr) > 0 {
+					bar.CreatedIn = creatorOfCreationStack(fr)
+				}
+			}
 		}
 		if c.end != 0 {
 			e := tsTime(c.end)
@@ -203,6 +215,8 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 	if v.Bars == nil {
 		v.Bars = []Bar{}
 	}
+	v.Groups = groupBars(v.Bars)
+	v.MarkVerdicts(nil)
 	return v, nil
 }
 
