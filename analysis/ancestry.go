@@ -112,8 +112,9 @@ func creatorOfCreationStack(fr []Frame) string {
 	return fr[0].Function
 }
 
-// addEBPF adds goroutines seen by eBPF probes.
-func (p *population) addEBPF(eg map[int64]*ebpfG) {
+// addEBPF adds goroutines seen by eBPF probes; a goroutine no dump or
+// trace names takes its creator from the go statement eBPF saw.
+func (p *population) addEBPF(eg map[int64]*ebpfG, st *stackTable) {
 	if len(eg) == 0 {
 		return
 	}
@@ -125,6 +126,11 @@ func (p *population) addEBPF(eg map[int64]*ebpfG) {
 		}
 		if g.stack != 0 && r.creation == 0 {
 			r.creation, r.creationBasis = g.stack, basisEBPF
+		}
+		if r.creatorFn == "" && g.stack != 0 {
+			if fr := st.framesOf(g.stack); len(fr) > 0 {
+				r.creatorFn = creatorOfCreationStack(fr)
+			}
 		}
 		if g.ended == 0 && g.created != 0 && p.aliveAt == 0 {
 			r.alive = true
@@ -189,13 +195,10 @@ func (p *population) tree() *AncestryTree {
 				break
 			}
 			name := r.entry
-			if name == "" {
-				name = "?"
-			}
 			k := [2]string{name, r.creatorFn}
 			x := parent.kids[k]
 			if x == nil {
-				x = &nodeX{n: &AncestryNode{Function: name, CreatedBy: r.creatorFn}, kids: map[[2]string]*nodeX{}}
+				x = &nodeX{n: &AncestryNode{Function: name, CreatedBy: r.creatorFn, Label: groupLabel("goroutine", name, r.creatorFn)}, kids: map[[2]string]*nodeX{}}
 				parent.kids[k] = x
 			}
 			x.n.Count++
@@ -243,7 +246,7 @@ func loadPopulation(b *bundle.Bundle, mem memory.Allocator, st *stackTable, d *d
 	if err != nil {
 		return nil, nil, err
 	}
-	p.addEBPF(eg)
+	p.addEBPF(eg, st)
 	return p, tg, nil
 }
 

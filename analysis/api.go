@@ -576,13 +576,18 @@ type AncestryMember struct {
 
 // AncestryNode is one function of the creation tree.
 type AncestryNode struct {
-	// Function is where the goroutines start (their entry function);
-	// CreatedBy the function holding the go statement.
-	Function  string          `json:"function"`
-	CreatedBy string          `json:"created_by,omitempty"`
-	Count     int64           `json:"count"` // goroutines seen
-	Alive     int64           `json:"alive"` // alive at the end of the bundle
-	Children  []*AncestryNode `json:"children,omitempty"`
+	// Function is where the goroutines start (their entry function, ""
+	// when no source shows it); CreatedBy the function holding the go
+	// statement.
+	Function  string `json:"function"`
+	CreatedBy string `json:"created_by,omitempty"`
+	// Label names the node for people: Function, or what is known of a
+	// goroutine whose entry no source shows ("entry unknown · created in
+	// time.goFunc").
+	Label    string          `json:"label"`
+	Count    int64           `json:"count"` // goroutines seen
+	Alive    int64           `json:"alive"` // alive at the end of the bundle
+	Children []*AncestryNode `json:"children,omitempty"`
 }
 
 // LifetimeView holds goroutine and span bars for a timeline view, as

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Verdicts of a goroutine bar of a timeline ([Bar.Verdict]).
@@ -32,6 +33,9 @@ type LifetimeGroup struct {
 	Alive    int      `json:"alive"`
 	Members  int      `json:"members"`
 	Suspects []string `json:"suspects"`
+	// Summary says the counts in words ("236 goroutines, 12 alive, 12 in
+	// G1"; "6 tasks, 1 open").
+	Summary string `json:"summary"`
 }
 
 // groupBars sets each bar's Group and returns the groups: spans first
@@ -139,8 +143,26 @@ func (v *LifetimeView) MarkVerdicts(members map[string][]int64) {
 		}
 	}
 	for i := range v.Groups {
-		slices.Sort(v.Groups[i].Suspects)
+		g := &v.Groups[i]
+		slices.Sort(g.Suspects)
+		g.Summary = groupSummary(*g)
 	}
+}
+
+// groupSummary words a group's counts.
+func groupSummary(g LifetimeGroup) string {
+	if g.Kind != "goroutine" {
+		s := Plural(float64(g.Count), g.Kind)
+		if g.Alive > 0 {
+			s += fmt.Sprintf(", %d open", g.Alive)
+		}
+		return s
+	}
+	s := Plural(float64(g.Count), "goroutine") + fmt.Sprintf(", %d alive", g.Alive)
+	if g.Members > 0 {
+		s += fmt.Sprintf(", %d in %s", g.Members, strings.Join(g.Suspects, ", "))
+	}
+	return s
 }
 
 // String is a group's label with its count, for logs and tests.

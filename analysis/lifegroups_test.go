@@ -87,6 +87,9 @@ func TestLifetimeGroups(t *testing.T) {
 	}
 	for _, g := range lv.Groups {
 		grouped += g.Members
+		if g.Kind == "goroutine" && (!strings.HasPrefix(g.Summary, Plural(float64(g.Count), "goroutine")+",") || g.Members > 0 && !strings.Contains(g.Summary, " in "+g.Suspects[0])) {
+			t.Errorf("group %q summary %q", g.Label, g.Summary)
+		}
 	}
 	if got != want || grouped != want || want == 0 {
 		t.Errorf("%d suspect bars, %d counted in groups, want %d", got, grouped, want)

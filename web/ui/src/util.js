@@ -92,6 +92,12 @@ export function fmtNum(n) {
   return nf.format(Math.round(n * 100) / 100);
 }
 
+// plural words a count: "1 lifetime", "2 lifetimes" (counts the API
+// words itself come worded from it).
+export function plural(n, noun, nouns) {
+  return `${fmtNum(n)} ${n === 1 ? noun : nouns || noun + 's'}`;
+}
+
 export function fmtBytes(n) {
   if (n === null || n === undefined) return '–';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

@@ -39,7 +39,7 @@ export async function ancestryView(main, ctx) {
     const toggle = h('button', { type: 'button', class: 'toggle', 'aria-label': 'expand' }, node.children && node.children.length ? '▸' : '·');
     const row = h('div', { class: 'row' },
       toggle,
-      h('span', { class: 'fn mono' }, node.function),
+      h('span', { class: node.function ? 'fn mono' : 'fn unknown' }, node.label || node.function),
       node.created_by ? h('span', { class: 'sub' }, ` created by ${node.created_by}`) : null,
       h('span', { class: 'count', 'data-count': String(node.count) }, fmtNum(node.count)),
       h('span', { class: node.alive ? 'alive bad' : 'alive' }, `${fmtNum(node.alive)} alive`));
@@ -93,7 +93,7 @@ export async function ancestryView(main, ctx) {
   const doSearch = () => {
     const term = search.value.trim().toLowerCase();
     if (!term) { status.textContent = ''; items.forEach((it) => it.row.classList.remove('match')); return; }
-    const { n, first } = reveal((node) => node.function.toLowerCase().includes(term) || (node.created_by || '').toLowerCase().includes(term));
+    const { n, first } = reveal((node) => (node.label || node.function).toLowerCase().includes(term) || (node.created_by || '').toLowerCase().includes(term));
     status.textContent = `${n} match${n === 1 ? '' : 'es'}`;
     if (first) first.row.scrollIntoView({ block: 'center' });
   };

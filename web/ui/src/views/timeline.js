@@ -1,19 +1,23 @@
-// Timeline: goroutine and span lifetimes over time on a canvas (packed into
-// lanes per function or span name, drawn only where visible, so 100,000
-// bars stay smooth), with the goroutine count and heap aligned beneath
-// (uPlot), and click-through to a goroutine's stack.
+// Timeline: goroutine and span lifetimes over time on a canvas, in the
+// groups the API makes (by start function or span name, each named and
+// counted there), packed into lanes and drawn only where visible, so
+// 100,000 bars stay smooth; a UTC time axis on top; goroutines coloured by
+// verdict (a suspect's member, healthy, ended); the goroutine count and
+// heap aligned beneath (uPlot); click-through to a goroutine's stack.
 //
 // No pinned library draws lifetimes packed into lanes on a canvas:
 // flame-chart-js and d3-flame-graph lay bars out by call depth, and the
 // DOM timelines (vis-timeline) are not smooth at 100,000 items; so the
 // lanes are drawn here and the series use uPlot.
-import { api, h, clear, fmtNum, fmtTime, fmtDur, enc } from '../util.js';
+import { api, h, clear, fmtNum, fmtTime, fmtDur, enc, plural } from '../util.js';
 import { seriesChart } from './chart.js';
 
 const LANE = 5; // px per lane
 const GAP = 1;
 const HEAD = 16; // px per group header
-const COLORS = { goroutine: '#1565c0', alive: '#c62828', task: '#2e7d32', region: '#ef6c00' };
+const AXIS = 22; // px of the time axis on top
+const COLORS = { suspect: '#c62828', healthy: '#2e7d32', ended: '#90a4ae', task: '#6a1b9a', region: '#ef6c00' };
+const LEGEND = { 'in a suspect': COLORS.suspect, 'healthy (alive at the end)': COLORS.healthy, 'ended': COLORS.ended, task: COLORS.task, region: COLORS.region };
 
 export async function timelineView(main, ctx) {
   const detail = await ctx.detail();
@@ -22,14 +26,14 @@ export async function timelineView(main, ctx) {
   const lv = data.lifetimes;
   const t0 = new Date(lv.from).getTime();
   const t1 = Math.max(new Date(lv.to).getTime(), t0 + 1);
-  const groups = pack(lv.bars, t1);
+  const groups = pack(lv.bars, lv.groups || [], t1);
   const rows = [];
   for (const g of groups) {
     rows.push({ head: g });
     for (const lane of g.lanes) rows.push({ lane, group: g });
   }
   const rowY = [];
-  let y = 0;
+  let y = AXIS;
   for (const r of rows) { rowY.push(y); y += r.head ? HEAD : LANE + GAP; }
   const totalH = y;
 
@@ -38,7 +42,7 @@ export async function timelineView(main, ctx) {
   const chartEl = h('div', { class: 'chart', id: 'timeline-chart' });
   const info = h('div', { class: 'frame-info', id: 'timeline-info' }, 'Drag to pan, Ctrl+wheel (or the buttons) to zoom, wheel to scroll; click a bar for its stack.');
   const stackEl = h('pre', { class: 'stack', id: 'timeline-stack', hidden: true });
-  const legend = h('span', { class: 'legend' }, ...Object.entries({ 'goroutine (ended)': COLORS.goroutine, 'goroutine alive at end': COLORS.alive, task: COLORS.task, region: COLORS.region })
+  const legend = h('span', { class: 'legend', id: 'timeline-legend' }, ...Object.entries(LEGEND)
     .map(([l, c]) => h('span', {}, h('i', { style: `background:${c}` }), l)));
   const view = { a: t0, b: t1, scroll: 0 };
   const zoom = (f, at) => {
@@ -51,10 +55,10 @@ export async function timelineView(main, ctx) {
   };
   main.append(h('section', { class: 'panel' },
     h('div', { class: 'toolbar' },
-      h('b', { id: 'timeline-count', 'data-bars': String(lv.bars.length) }, `${fmtNum(lv.bars.length)} lifetimes`),
+      h('b', { id: 'timeline-count', 'data-bars': String(lv.bars.length) }, plural(lv.bars.length, 'lifetime')),
       lv.omitted ? h('span', { class: 'sub' }, ` (${fmtNum(lv.omitted)} of ${fmtNum(lv.total)} left out)`) : null,
-      h('span', { class: 'sub' }, ` in ${fmtNum(groups.length)} groups · ${fmtTime(lv.from)} … ${fmtTime(lv.to)}`),
-      h('span', { class: 'sub', id: 'timeline-alive', 'data-alive': String(lv.alive) }, lv.alive_at ? ` · ${fmtNum(lv.alive)} goroutines alive at ${fmtTime(lv.alive_at)}` : ` · ${fmtNum(lv.alive)} alive at the end`),
+      h('span', { class: 'sub' }, ` in ${plural(groups.length, 'group')} · ${fmtTime(lv.from)} … ${fmtTime(lv.to)}`),
+      h('span', { class: 'sub', id: 'timeline-alive', 'data-alive': String(lv.alive) }, lv.alive_at ? ` · ${plural(lv.alive, 'goroutine')} alive at ${fmtTime(lv.alive_at)}` : ` · ${fmtNum(lv.alive)} alive at the end`),
       data.suspect ? h('span', { class: 'chip active', id: 'timeline-suspect', 'data-alive': String(data.suspect.alive) }, `${data.suspect.id}: ${fmtNum(data.suspect.alive)} alive at ${fmtTime(data.suspect.alive_at)}`) : null,
       h('button', { type: 'button', onclick: () => zoom(0.5) }, 'zoom in'),
       h('button', { type: 'button', onclick: () => zoom(2) }, 'zoom out'),
@@ -85,8 +89,12 @@ export async function timelineView(main, ctx) {
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, H);
     const k = width / (view.b - view.a);
-    const first = lowerBound(rowY, view.scroll) - 1;
+    const first = lowerBound(rowY, view.scroll + AXIS) - 1;
     g.font = '11px system-ui, sans-serif';
+    g.save();
+    g.beginPath();
+    g.rect(0, AXIS, w, H - AXIS);
+    g.clip();
     for (let i = Math.max(0, first); i < rows.length; i++) {
       const ry = rowY[i] - view.scroll;
       if (ry > H) break;
@@ -95,7 +103,7 @@ export async function timelineView(main, ctx) {
         g.fillStyle = '#f3f5f8';
         g.fillRect(0, ry, w, HEAD);
         g.fillStyle = '#333';
-        g.fillText(`${r.head.kind} ${r.head.name} · ${fmtNum(r.head.count)}${r.head.alive ? ` (${fmtNum(r.head.alive)} alive)` : ''}`, 4, ry + 12);
+        g.fillText(`${r.head.kind} · ${r.head.label} — ${r.head.summary || ''}`, 4, ry + 12);
         continue;
       }
       const { starts, ends, bars } = r.lane;
@@ -106,11 +114,13 @@ export async function timelineView(main, ctx) {
         const x1 = left + Math.min(width, (ends[j] - view.a) * k);
         if (x1 < lastX + 0.5 && x0 >= lastX - 1) continue; // sub-pixel: already covered
         const b = bars[j];
-        g.fillStyle = b.kind === 'goroutine' ? (b.end ? COLORS.goroutine : COLORS.alive) : COLORS[b.kind] || '#555';
+        g.fillStyle = COLORS[b.kind === 'goroutine' ? b.verdict : b.kind] || '#555';
         g.fillRect(x0, ry, Math.max(1, x1 - x0), LANE);
         lastX = Math.max(lastX, x1);
       }
     }
+    g.restore();
+    timeAxis(g, left, width, w, view.a, view.b);
     g.strokeStyle = '#ccc';
     g.strokeRect(left + 0.5, 0.5, width, H - 1);
   };
@@ -151,6 +161,7 @@ export async function timelineView(main, ctx) {
   }
   const pick = (x, y0) => {
     const { left, width } = plotBox();
+    if (y0 < AXIS) return;
     const yy = y0 + view.scroll;
     const i = lowerBound(rowY, yy + 0.001) - 1;
     const r = rows[i];
@@ -191,22 +202,18 @@ export async function timelineView(main, ctx) {
   };
 }
 
-// pack groups bars by kind and name and packs each group into lanes of
-// non-overlapping bars (greedy by start, with a min-heap of lane ends).
-function pack(bars, tEnd) {
-  const byKey = new Map();
+// pack lays the API's groups out in lanes of non-overlapping bars
+// (greedy by start, with a min-heap of lane ends); groups keep the API's
+// order, labels and counts.
+function pack(bars, apiGroups, tEnd) {
+  const groups = apiGroups.map((g) => Object.assign({}, g, { items: [] }));
   for (const b of bars) {
-    const key = b.kind + '\u0000' + b.name;
-    let g = byKey.get(key);
-    if (!g) { g = { kind: b.kind, name: b.name, items: [], count: 0, alive: 0 }; byKey.set(key, g); }
+    const g = groups[b.group];
+    if (!g) continue;
     const s = new Date(b.start).getTime();
     const e = b.end ? new Date(b.end).getTime() : tEnd;
     g.items.push({ s, e: Math.max(e, s), b });
-    g.count++;
-    if (!b.end) g.alive++;
   }
-  const order = { task: 0, region: 1, goroutine: 2 };
-  const groups = [...byKey.values()].sort((x, y) => (order[x.kind] ?? 3) - (order[y.kind] ?? 3) || y.count - x.count || (x.name < y.name ? -1 : 1));
   for (const g of groups) {
     g.items.sort((x, y) => x.s - y.s);
     const heap = []; // [end, laneIndex]
@@ -228,7 +235,42 @@ function pack(bars, tEnd) {
     }
     delete g.items;
   }
-  return groups;
+  return groups.filter((g) => g.lanes.length);
+}
+
+// timeAxis draws UTC ticks across the top of the canvas for [a, b] (ms).
+function timeAxis(g, left, width, w, a, b) {
+  g.fillStyle = '#fff';
+  g.fillRect(0, 0, w, AXIS);
+  g.strokeStyle = '#ccc';
+  g.beginPath();
+  g.moveTo(left, AXIS - 0.5);
+  g.lineTo(left + width, AXIS - 0.5);
+  g.stroke();
+  const step = tickStep((b - a) / Math.max(2, Math.floor(width / 110)));
+  g.fillStyle = '#333';
+  g.font = '11px system-ui, sans-serif';
+  for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
+    const x = left + ((t - a) / (b - a)) * width;
+    g.fillRect(Math.round(x), AXIS - 6, 1, 6);
+    g.fillText(tickLabel(t, step), x + 3, 12);
+  }
+  g.fillStyle = '#666';
+  g.fillText('UTC', 4, 12);
+}
+
+// tickStep rounds a span (ms) up to 1, 2 or 5 times a power of ten, or to
+// whole seconds and minutes.
+function tickStep(ms) {
+  for (const s of [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 15e3, 3e4, 6e4, 12e4, 3e5, 6e5, 9e5, 18e5, 36e5]) {
+    if (s >= ms) return s;
+  }
+  return 36e5 * Math.ceil(ms / 36e5);
+}
+
+function tickLabel(t, step) {
+  const iso = new Date(t).toISOString();
+  return step < 1000 ? iso.slice(11, 23) : iso.slice(11, 19);
 }
 
 function heapPush(a, v) {
