@@ -62,7 +62,16 @@ test('captures: upload through the page, list shows it', async () => {
   assert.ok(text.includes(added[0].node), `row shows node ${added[0].node}: ${text}`);
   assert.ok(added[0].suspects > 0, 'the leaky sample has suspects');
   assert.equal(await row.locator('.suspects .count').innerText(), String(added[0].suspects));
+  // Sizes in binary units, as the API words them.
+  assert.equal(await row.locator('.capture-size').innerText(), added[0].size);
+  assert.match(added[0].size, /^\d+(\.\d)? (B|KiB|MiB|GiB)$/);
   await shot('captures');
+  // The same bundle again: no second entry, the page says it is there.
+  await page.setInputFiles('#upload-input', archive);
+  await page.waitForFunction(() => /already here/.test(document.querySelector('#banner').textContent), null, { timeout: 60000 });
+  const again = await getJSON('/api/captures');
+  assert.equal(again.length, after.length, 'a second upload of one bundle adds nothing');
+  assert.ok((await page.locator('#banner').innerText()).includes(id), 'the banner names the stored capture');
 });
 
 test('overview: series chart and ranked suspects match the report', async () => {
@@ -225,6 +234,11 @@ test('ancestry: tree counts, search and the suspect chain', async () => {
   await page.waitForSelector('#ancestry-tree');
   const rootCounts = await page.locator('#ancestry-tree > li > .row .count').evaluateAll((els) => els.map((e) => Number(e.dataset.count)));
   assert.deepEqual(rootCounts, tree.roots.map((r) => r.count));
+  // Every node is named: a goroutine whose entry no source shows is named
+  // by what is known of it, never "?".
+  const rootNames = await page.locator('#ancestry-tree > li > .row .fn').allInnerTexts();
+  assert.deepEqual(rootNames, tree.roots.map((r) => r.label));
+  assert.ok(rootNames.every((n) => n && n !== '?'), `root names: ${rootNames}`);
   await page.fill('#ancestry-search', 'main.');
   await page.waitForFunction(() => /match/.test(document.querySelector('#ancestry-status').textContent));
   assert.ok((await page.locator('#ancestry-tree .row.match').count()) > 0);
@@ -270,6 +284,35 @@ test('timeline: lifetimes drawn with series beneath, click-through to a stack', 
     hit = (await page.locator('#timeline-info b').count()) > 0;
   }
   assert.ok(hit, 'a click on a bar shows it');
+  // What a click shows is the API's bar, drawn in the colour of its verdict.
+  const colours = { suspect: [198, 40, 40], healthy: [46, 125, 50], ended: [144, 164, 174] };
+  const groups = tl.lifetimes.groups;
+  assert.ok(groups.every((g) => g.label && g.label !== '?' && g.summary), 'every group is named and counted');
+  let checked = 0;
+  const wrong = [];
+  for (let y = 20; y < Math.min(box.height, 400) && checked < 6; y += 2) {
+    const x = box.x + box.width * 0.75;
+    await page.mouse.click(x, box.y + y);
+    const shown = page.locator('#timeline-bar[data-goid]');
+    if (!(await shown.count())) continue;
+    const goid = Number(await shown.getAttribute('data-goid'));
+    const bar = tl.lifetimes.bars.find((b) => b.goid === goid);
+    assert.ok(bar, `bar of goroutine ${goid} is in the API answer`);
+    assert.equal(await shown.getAttribute('data-verdict'), bar.verdict);
+    const px = await page.evaluate(([cx, cy]) => {
+      const c = document.querySelector('#timeline-canvas');
+      const r = c.getBoundingClientRect();
+      const d = window.devicePixelRatio || 1;
+      return [...c.getContext('2d').getImageData(Math.round((cx - r.left) * d), Math.round((cy - r.top) * d), 1, 1).data];
+    }, [x, box.y + y]);
+    const want = colours[bar.verdict];
+    if (!want || px[3] !== 255 || (px[0] === px[1] && px[1] === px[2])) continue; // between bars
+    if (Math.abs(px[0] - want[0]) + Math.abs(px[1] - want[1]) + Math.abs(px[2] - want[2]) < 30) checked++;
+    else wrong.push(`goroutine ${goid} (${bar.verdict}) drawn in rgb(${px.slice(0, 3)})`);
+  }
+  // A click within a few pixels of a bar's end may pick its neighbour in
+  // the lane; a wrong colour scheme fails every time.
+  assert.ok(checked > 0 && checked >= 3 * wrong.length, `bars in their verdict colour: ${checked}; not: ${wrong}`);
   await page.locator('#timeline-stack:not([hidden])').waitFor({ timeout: 10000 }).catch(() => {});
   await shot('timeline');
 });

@@ -173,8 +173,12 @@ export async function timelineView(main, ctx) {
     if (j >= starts.length || starts[j] > t + tol) return;
     showBar(bars[j]);
   };
+  const VERDICT = { suspect: (b) => `in suspect ${b.suspect}`, healthy: () => 'healthy: alive at the end, in no suspect', ended: () => 'ended' };
   const showBar = async (b) => {
-    clear(info).append(h('span', {}, h('b', { class: 'mono' }, `${b.kind} ${b.name}`), ' ',
+    const group = (lv.groups || [])[b.group];
+    clear(info).append(h('span', { id: 'timeline-bar', 'data-id': b.id, 'data-goid': b.goid ? String(b.goid) : null, 'data-verdict': b.verdict || null },
+      h('b', { class: 'mono' }, `${b.kind} ${group ? group.label : b.name}`), ' ',
+      b.verdict ? h('span', { class: `tag verdict ${b.verdict}` }, VERDICT[b.verdict](b)) : null, ' ',
       b.goid ? h('span', {}, `goroutine ${b.goid} · `) : null,
       h('span', {}, `${fmtTime(b.start)} … ${b.end ? fmtTime(b.end) : 'still alive at end'} (${fmtDur((b.end ? new Date(b.end) : new Date(lv.to)) - new Date(b.start))})`),
       b.state ? h('span', { class: 'tag' }, b.state) : null, ' ',
