@@ -2,10 +2,14 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -140,20 +144,25 @@ func TestMetricsFromReport(t *testing.T) {
 	}
 }
 
-// TestFleetAPI uploads one capture twice as if from two nodes (the second
-// with its node renamed) and checks the fleet view counts both nodes for
-// every leak of the report.
+// TestFleetAPI uploads one capture as if from two nodes (the second
+// bundle's manifest names another node, so the workbench stores both) and
+// checks the fleet view counts both nodes for every leak of the report.
 func TestFleetAPI(t *testing.T) {
 	fx := getFixture(t)
 	s, h := newServer(t, Options{})
 	var a, b struct{ ID string }
 	do(t, h, http.MethodPost, "/api/captures", fx.archive, &a)
-	do(t, h, http.MethodPost, "/api/captures", fx.archive, &b)
+	do(t, h, http.MethodPost, "/api/captures", onNode(t, fx.dir, "other-node"), &b)
+	if a.ID == "" || b.ID == a.ID {
+		t.Fatalf("uploads stored as %q and %q; want two captures", a.ID, b.ID)
+	}
 	cb, release, err := s.Acquire(b.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb.b.Manifest.Node = "other-node"
+	if cb.b.Manifest.Node != "other-node" {
+		t.Fatalf("second capture's node %q", cb.b.Manifest.Node)
+	}
 	service := cb.b.Manifest.Target.Service()
 	rep, err := cb.Report()
 	release()
@@ -191,4 +200,35 @@ func TestFleetAPI(t *testing.T) {
 	if rec := do(t, h, http.MethodGet, "/api/fleet?service=nosuch", nil, nil); rec.Code != http.StatusNotFound {
 		t.Errorf("unknown service: %d", rec.Code)
 	}
+}
+
+// onNode returns an archive of a copy of the bundle dir whose manifest
+// names node: the same capture as another node would have sent it.
+func onNode(t *testing.T, dir, node string) []byte {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), filepath.Base(dir))
+	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(cp, bundle.ManifestFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["node"] = node
+	if raw, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := bundle.Pack(cp, &buf, bundle.FormatTarGzip); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
