@@ -64,6 +64,17 @@ func TestWorkbench(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	// A committed sample capture with several trace windows and a heap
+	// suspect, for the views a short live capture may not exercise.
+	sampleArchive := filepath.Join(tmp, "operator-sim.tar.zst")
+	sf, err := os.Create(sampleArchive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bundle.Pack(filepath.Join(root, "bundles", "operator-sim.lsb"), sf, bundle.FormatTarZstd); err != nil {
+		t.Fatal(err)
+	}
+	sf.Close()
 
 	// The server, on a free port, with an empty data directory.
 	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
@@ -89,7 +100,7 @@ func TestWorkbench(t *testing.T) {
 
 	shots, _ := filepath.Abs("screenshots")
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "workbench.test.mjs")
-	cmd.Env = append(os.Environ(), "LEAKSCOPE_URL="+url, "LEAKSCOPE_BUNDLE_ARCHIVE="+archive, "LEAKSCOPE_SCREENSHOTS="+shots, "CHROMIUM="+chromium)
+	cmd.Env = append(os.Environ(), "LEAKSCOPE_URL="+url, "LEAKSCOPE_BUNDLE_ARCHIVE="+archive, "LEAKSCOPE_SAMPLE_ARCHIVE="+sampleArchive, "LEAKSCOPE_SCREENSHOTS="+shots, "CHROMIUM="+chromium)
 	outb, err := cmd.CombinedOutput()
 	t.Logf("node --test workbench.test.mjs:\n%s", outb)
 	if err != nil {

@@ -7,17 +7,18 @@
 // LEAKSCOPE_SCREENSHOTS (web/e2e/screenshots by default).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const base = process.env.LEAKSCOPE_URL;
 const archive = process.env.LEAKSCOPE_BUNDLE_ARCHIVE;
+const sampleArchive = process.env.LEAKSCOPE_SAMPLE_ARCHIVE;
 const shots = process.env.LEAKSCOPE_SCREENSHOTS || new URL('./screenshots/', import.meta.url).pathname;
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 if (!base || !archive) throw new Error('LEAKSCOPE_URL and LEAKSCOPE_BUNDLE_ARCHIVE must be set (run through go test ./web/e2e/)');
 mkdirSync(shots, { recursive: true });
 
-let browser, page, id;
+let browser, page, id, sampleID;
 const consoleErrors = [];
 
 const getJSON = async (path) => {
@@ -317,6 +318,88 @@ test('timeline: lifetimes drawn with series beneath, click-through to a stack', 
   assert.ok(checked > 0 && checked >= 3 * wrong.length, `bars in their verdict colour: ${checked}; not: ${wrong}`);
   await page.locator('#timeline-stack:not([hidden])').waitFor({ timeout: 10000 }).catch(() => {});
   await shot('timeline');
+});
+
+// sample uploads the committed operator-sim capture (four trace windows,
+// a heap suspect) once and returns its id.
+async function sample() {
+  if (sampleID) return sampleID;
+  const res = await fetch(`${base}/api/captures`, { method: 'POST', body: readFileSync(sampleArchive) });
+  const body = await res.json();
+  assert.ok(res.status === 201 || res.status === 200, `upload of the sample: ${res.status} ${JSON.stringify(body)}`);
+  sampleID = body.id;
+  return sampleID;
+}
+
+test('overview chart: trace-window series drawn window by window with nothing in the gaps, axes from zero, times in UTC', async () => {
+  const sid = await sample();
+  const rep = await getJSON(`/api/captures/${sid}/report`);
+  const { windows, heap_live: live } = rep.series;
+  assert.equal(rep.series.heap_live_from, 'trace');
+  assert.ok(windows.length >= 2 && live.length > 0, `${windows.length} windows, ${live.length} live-heap points`);
+  await page.goto(`${base}/#/c/${sid}/overview`);
+  await page.waitForSelector('#overview-chart canvas');
+  assert.equal(await page.locator('#overview-chart').getAttribute('data-windows'), String(windows.length));
+  const drawn = await page.evaluate(([windows, live]) => {
+    const el = document.querySelector('#overview-chart');
+    const u = el.uplot;
+    const c = el.querySelector('canvas');
+    const img = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const red = [198, 40, 40]; // the live heap's stroke, #c62828
+    const isRed = (x, y) => {
+      const i = (y * c.width + x) * 4;
+      return img[i + 3] > 200 && Math.abs(img[i] - red[0]) + Math.abs(img[i + 1] - red[1]) + Math.abs(img[i + 2] - red[2]) < 60;
+    };
+    const top = Math.round(u.bbox.top), bottom = Math.round(u.bbox.top + u.bbox.height);
+    const columnRed = (x) => { for (let y = top; y < bottom; y++) if (isRed(x, y)) return true; return false; };
+    const px = (iso) => Math.round(u.valToPos(Date.parse(iso) / 1000, 'x', true));
+    const gaps = [];
+    for (let i = 1; i < windows.length; i++) {
+      const a = px(windows[i - 1].end) + 3, b = px(windows[i].start) - 3;
+      let red = 0;
+      for (let x = a; x <= b; x++) if (columnRed(x)) red++;
+      gaps.push({ from: windows[i - 1].end, to: windows[i].start, columns: Math.max(0, b - a + 1), red });
+    }
+    // Inside each window the line passes through its points.
+    const inside = windows.map((w) => {
+      const pts = live.filter((p) => Date.parse(p.ts) > Date.parse(w.start) && Date.parse(p.ts) < Date.parse(w.end));
+      const hit = pts.filter((p) => [-1, 0, 1].some((d) => columnRed(px(p.ts) + d))).length;
+      return { points: pts.length, hit };
+    });
+    return { gaps, inside, gMin: u.scales.g.min, heapMin: u.scales.heap.min };
+  }, [windows, live]);
+  assert.equal(drawn.gMin, 0, 'the goroutine axis starts at zero');
+  assert.equal(drawn.heapMin, 0, 'the heap axis starts at zero');
+  for (const g of drawn.gaps) assert.equal(g.red, 0, `live heap drawn across the gap ${g.from} … ${g.to} (${g.red} of ${g.columns} columns)`);
+  assert.ok(drawn.gaps.some((g) => g.columns > 5), `some gap wide enough to see: ${JSON.stringify(drawn.gaps)}`);
+  const pts = drawn.inside.reduce((n, w) => n + w.points, 0), hit = drawn.inside.reduce((n, w) => n + w.hit, 0);
+  assert.ok(pts > 0 && hit >= 0.8 * pts, `live heap drawn through ${hit} of its ${pts} points inside the windows`);
+  // The legend's time, under the cursor at a sample, is that sample's UTC time.
+  const g0 = rep.series.goroutines[Math.floor(rep.series.goroutines.length / 2)];
+  const at = await page.evaluate((iso) => {
+    const el = document.querySelector('#overview-chart');
+    const u = el.uplot;
+    u.setCursor({ left: u.valToPos(Date.parse(iso) / 1000, 'x'), top: 10 });
+    return el.querySelector('.u-legend .u-series:first-child .u-value').textContent;
+  }, g0.ts);
+  assert.equal(at, new Date(g0.ts).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z'), 'legend time in UTC');
+  await page.locator('#overview-chart').screenshot({ path: `${shots}/overview-chart.png` });
+});
+
+test('ancestry: a heap suspect marks the goroutines that run its allocation path', async () => {
+  const sid = await sample();
+  const rep = await getJSON(`/api/captures/${sid}/report`);
+  const heap = rep.suspects.find((s) => s.kind === 'heap');
+  assert.ok(heap, 'the sample has a heap suspect');
+  const path = new Set(heap.stack.map((f) => f.function));
+  await page.goto(`${base}/#/c/${sid}/ancestry?suspect=${encodeURIComponent(heap.id)}`);
+  await page.waitForSelector('#ancestry-tree');
+  await page.waitForFunction(() => /allocation path/.test(document.querySelector('#ancestry-status').textContent));
+  const marked = await page.locator('#ancestry-tree .row.match .fn').allInnerTexts();
+  assert.ok(marked.length > 0, 'the view is not empty: some goroutines run the path');
+  for (const fn of marked) assert.ok(path.has(fn), `${fn} is on ${heap.id}'s allocation stack`);
+  assert.match(await page.locator('#ancestry-status').innerText(), new RegExp(`^${marked.length} nodes? run this allocation path`));
+  assert.ok((await page.locator('#ancestry-suspect').innerText()).includes(heap.location));
 });
 
 test('downloads: raw artifacts and reports', async () => {

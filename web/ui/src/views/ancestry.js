@@ -26,7 +26,8 @@ export async function ancestryView(main, ctx) {
       search, status,
       h('button', { type: 'button', onclick: () => setAll(true) }, 'expand all'),
       h('button', { type: 'button', onclick: () => setAll(false) }, 'collapse all')),
-    suspect ? h('p', { class: 'chip active', id: 'ancestry-suspect' }, `chain of suspect ${suspect.id}: `, [...new Set([suspect.location, suspect.creator, ...(suspect.ancestry || [])].filter(Boolean))].join(' ← '),
+    suspect && suspect.kind === 'heap' ? h('p', { class: 'chip active', id: 'ancestry-suspect' }, `goroutines running the allocation path of ${suspect.id}: `, allocPath(suspect).join(' ← ')) : null,
+    suspect && suspect.kind !== 'heap' ? h('p', { class: 'chip active', id: 'ancestry-suspect' }, `chain of suspect ${suspect.id}: `, [...new Set([suspect.location, suspect.creator, ...(suspect.ancestry || [])].filter(Boolean))].join(' ← '),
       members ? h('span', { id: 'ancestry-members', 'data-alive': String(members.alive) }, ` · ${fmtNum(members.alive)} of its goroutines alive at ${fmtTime(members.alive_at)}`) : null) : null,
     root));
 
@@ -101,10 +102,13 @@ export async function ancestryView(main, ctx) {
   if (suspect) {
     // Mark the nodes the API says hold the suspect's goroutines, and the
     // chain above them.
+    // A heap suspect has no goroutines of its own: mark the goroutines
+    // whose entry function is on its allocation stack (they run it).
     const held = new Set(((members && members.nodes) || []).map((m) => m.function + '\u0000' + (m.created_by || '')));
-    const fns = new Set([suspect.creator, ...(suspect.ancestry || [])].filter(Boolean));
-    const { n, first } = reveal((node) => held.has(node.function + '\u0000' + (node.created_by || '')) || (!held.size && (fns.has(node.created_by) || fns.has(node.function))));
-    status.textContent = `${n} node${n === 1 ? '' : 's'} on the chain`;
+    const heap = suspect.kind === 'heap';
+    const fns = new Set(heap ? allocPath(suspect) : [suspect.creator, ...(suspect.ancestry || [])].filter(Boolean));
+    const { n, first } = reveal((node) => (heap ? fns.has(node.function) : held.has(node.function + '\u0000' + (node.created_by || '')) || (!held.size && (fns.has(node.created_by) || fns.has(node.function)))));
+    status.textContent = heap ? `${n} node${n === 1 ? '' : 's'} run this allocation path` : `${n} node${n === 1 ? '' : 's'} on the chain`;
     if (first) first.row.scrollIntoView({ block: 'center' });
   } else if (search.value) {
     doSearch();
@@ -112,4 +116,10 @@ export async function ancestryView(main, ctx) {
     topItems.forEach((it) => setOpen(it, true));
   }
   return null;
+}
+
+// allocPath lists the functions of a heap suspect's allocation stack,
+// innermost first, each once.
+function allocPath(s) {
+  return [...new Set((s.stack || []).map((f) => f.function).filter(Boolean))];
 }
