@@ -83,12 +83,15 @@ type StateSegment struct {
 	StackID int64 `json:"stack_id,omitempty"`
 }
 
-// LaneGoroutines returns the goroutines a suspect's state view shows: a
-// sample of its members, then the goroutines that created them, nearest
-// first, each once, with the role of each.
-func LaneGoroutines(s Suspect, tree *AncestryTree) (goids []int64, roles map[int64]string) {
+// LaneGoroutines returns the goroutines a suspect's state view shows: the
+// oldest of its members (goids given in any order; the oldest are the
+// likeliest to be inside a trace window), then the goroutines that created
+// them, nearest first, each once, with the role of each.
+func LaneGoroutines(members []int64, tree *AncestryTree) (goids []int64, roles map[int64]string) {
 	roles = map[int64]string{}
-	for _, g := range s.Goids {
+	sorted := slices.Clone(members)
+	slices.Sort(sorted)
+	for _, g := range sorted {
 		if len(goids) == maxLaneMembers {
 			break
 		}
@@ -113,8 +116,39 @@ func LaneGoroutines(s Suspect, tree *AncestryTree) (goids []int64, roles map[int
 	return goids, roles
 }
 
-// Lanes builds the state view of goids from their transitions (as the
-// trace decoder returns them), cut to the trace windows of the series:
+// GoroutineStates is the state view of goids (roles say why each is
+// drawn) inside the bundle's trace windows: their transitions from src,
+// each lane named by its node of tree. Without a trace window it says so
+// in Note and has no lanes.
+func GoroutineStates(b *bundle.Bundle, mem memory.Allocator, src TransitionSource, goids []int64, roles map[int64]string, tree *AncestryTree) (*StateLanes, error) {
+	var windows []Window
+	for _, w := range traceWindows(b.Manifest, nil) {
+		windows = append(windows, Window{Start: tsTime(w.start), End: tsTime(w.end), Source: bundle.SourceTrace})
+	}
+	sort.Slice(windows, func(i, j int) bool { return windows[i].Start.Before(windows[j].Start) })
+	if len(windows) == 0 {
+		return &StateLanes{Windows: []Window{}, Lanes: []StateLane{}, Stacks: map[string][]Frame{}, Missing: goids,
+			Note: "the bundle has no execution trace: capture with trace windows (capture's default) to see goroutine states"}, nil
+	}
+	trs, err := src(b, goids, windows[0].Start.UnixNano(), windows[len(windows)-1].End.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("goroutine states: %w", err)
+	}
+	entry := map[int64]string{}
+	for _, g := range goids {
+		if n := tree.nodeOf[g]; n != nil {
+			entry[g] = n.Label
+		}
+	}
+	out, err := Lanes(b, mem, trs, goids, roles, windows, entry)
+	if err == nil && len(out.Lanes) == 0 {
+		out.Note = "no trace window saw these goroutines (they were created after the last window, or ran in none)"
+	}
+	return out, err
+}
+
+// Lanes builds the state view of goids from their transitions (as a
+// TransitionSource returns them), cut to the trace windows of the series:
 // a state still open when a window ends ends there. roles and entry name
 // each lane; the stacks the segments name are read from the bundle.
 func Lanes(b *bundle.Bundle, mem memory.Allocator, trs []schema.Transition, goids []int64, roles map[int64]string, windows []Window, entry map[int64]string) (*StateLanes, error) {

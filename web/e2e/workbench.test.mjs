@@ -107,6 +107,64 @@ test('overview: series chart and ranked suspects match the report', async () => 
   await shot('overview-suspect');
 });
 
+test('overview: a suspect\'s goroutine states, lane by lane, as the API answers; hover shows where it blocked', async () => {
+  const rep = await getJSON(`/api/captures/${id}/report`);
+  const s = rep.suspects.find((x) => x.kind === 'goroutine');
+  assert.ok(s, 'the capture has a goroutine suspect');
+  const lv = await getJSON(`/api/captures/${id}/lanes?suspect=${encodeURIComponent(s.id)}`);
+  assert.ok(lv.lanes.length > 0, `lanes of ${s.id}: ${lv.note}`);
+  assert.ok(lv.lanes.some((l) => l.role === 'member'), 'the suspect\'s own goroutines have lanes');
+  assert.ok(lv.lanes.some((l) => l.role === 'creator'), 'the goroutines that created them have lanes');
+  await page.goto(`${base}/#/c/${id}/overview?suspect=${encodeURIComponent(s.id)}`);
+  await page.waitForSelector('#lanes-svg');
+  const drawn = await page.locator('#lanes-svg g.lane').evaluateAll((gs) => gs.map((g) => ({
+    goid: Number(g.dataset.goid),
+    role: g.dataset.role,
+    label: g.querySelector('text').textContent,
+    segs: [...g.querySelectorAll('rect.seg')].map((r) => ({
+      i: Number(r.dataset.index), state: r.dataset.state, reason: r.dataset.reason,
+      fill: r.getAttribute('fill'), x: Number(r.getAttribute('x')), w: Number(r.getAttribute('width')),
+    })),
+  })));
+  assert.deepEqual(drawn.map((d) => d.goid), lv.lanes.map((l) => l.goid), 'one lane per goroutine, in the API\'s order');
+  // Every segment inside a trace window is drawn, in time order, with
+  // the API's state and reason; one colour per state.
+  const inWindow = (t) => lv.windows.some((w) => Date.parse(t) >= Date.parse(w.start) && Date.parse(t) <= Date.parse(w.end));
+  const fills = {};
+  for (const [k, lane] of lv.lanes.entries()) {
+    const want = lane.segments.map((seg, i) => ({ i, ...seg })).filter((seg) => inWindow(seg.start) && inWindow(seg.end));
+    assert.deepEqual(drawn[k].segs.map((d) => [d.i, d.state, d.reason]), want.map((w) => [w.i, w.state, w.reason || '']), `lane of goroutine ${lane.goid}`);
+    assert.equal(drawn[k].role, lane.role);
+    assert.ok(lane.label.startsWith(drawn[k].label.replace(/…$/, '')), `lane label ${drawn[k].label} vs ${lane.label}`);
+    for (const [j, d] of drawn[k].segs.entries()) {
+      fills[d.state] ??= d.fill;
+      assert.equal(d.fill, fills[d.state], `${d.state} drawn in one colour`);
+      if (j > 0) assert.ok(d.x >= drawn[k].segs[j - 1].x, `goroutine ${lane.goid}: segments left to right`);
+    }
+  }
+  const states = Object.keys(fills);
+  assert.ok(states.includes('waiting') && states.includes('running'), `states drawn: ${states}`);
+  assert.equal(new Set(Object.values(fills)).size, states.length, 'each state its own colour');
+  const legend = await page.locator('#lanes-legend span').evaluateAll((ss) => Object.fromEntries(ss.map((x) => [x.textContent, x.querySelector('i').style.background])));
+  const rgb = (hex) => `rgb(${parseInt(hex.slice(1, 3), 16)}, ${parseInt(hex.slice(3, 5), 16)}, ${parseInt(hex.slice(5, 7), 16)})`;
+  for (const st of states) assert.equal(legend[st], rgb(fills[st]), `legend colour of ${st}`);
+  // Hovering a wait with a stack shows the reason and where it blocked.
+  let found = null;
+  for (const lane of lv.lanes) {
+    const i = lane.segments.findIndex((seg) => seg.state === 'waiting' && seg.stack_id && lv.stacks[String(seg.stack_id)]?.length && inWindow(seg.start) && inWindow(seg.end));
+    if (i >= 0) { found = { lane, i, seg: lane.segments[i] }; break; }
+  }
+  assert.ok(found, 'some wait has its blocking stack');
+  await page.locator(`#lanes-svg g.lane[data-goid="${found.lane.goid}"] rect.seg[data-index="${found.i}"]`).hover({ force: true });
+  await page.waitForSelector('#lanes-hover-stack');
+  const what = await page.locator('#lanes-hover-what').innerText();
+  assert.ok(what.includes(`goroutine ${found.lane.goid}`) && what.includes('waiting'), what);
+  if (found.seg.reason) assert.ok(what.includes(found.seg.reason), `${what} names ${found.seg.reason}`);
+  const stackText = await page.locator('#lanes-hover-stack').innerText();
+  for (const f of lv.stacks[String(found.seg.stack_id)]) assert.ok(stackText.includes(f.function), `hover stack shows ${f.function}`);
+  await page.locator('#lanes-panel').screenshot({ path: `${shots}/lanes.png` });
+});
+
 test('flame graph: totals equal the API, search, focus, invert, sandwich, diff, suspect', async () => {
   const rep = await getJSON(`/api/captures/${id}/report`);
   const api = await getJSON(`/api/captures/${id}/flamegraph?profile=goroutine`);

@@ -2,6 +2,7 @@
 // each opening its leak-cause timeline and ancestry chain.
 import { api, h, clear, fmtNum, fmtTime, basename, enc } from '../util.js';
 import { seriesChart } from './chart.js';
+import { lanesPanel } from './lanes.js';
 
 // Every figure is the API's, as the analysis formatted it (display).
 const shown = (s) => s.display || {};
@@ -114,4 +115,5 @@ function suspectDetail(el, ctx, rep, s) {
         h('h3', {}, 'Leak-cause timeline'),
         h('ol', { class: 'events', id: 'suspect-timeline' }, events.map((e) => h('li', { class: e.suspect ? 'mine' : '' },
           h('time', {}, fmtTime(e.ts)), ' ', h('span', { class: `tag ${e.kind || ''}` }, e.kind || 'event'), ' ', e.event)))))));
+  if (s.kind === 'goroutine') el.append(lanesPanel(ctx, s));
 }
