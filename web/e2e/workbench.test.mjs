@@ -367,7 +367,9 @@ test('timeline: lifetimes drawn with series beneath, click-through to a stack', 
       return [...c.getContext('2d').getImageData(Math.round((cx - r.left) * d), Math.round((cy - r.top) * d), 1, 1).data];
     }, [x, box.y + y]);
     const want = colours[bar.verdict];
-    if (!want || px[3] !== 255 || (px[0] === px[1] && px[1] === px[2])) continue; // between bars
+    // Between bars: the white canvas, the lanes' grey-blue band (#f3f5f8)
+    // or text; no bar colour is that unsaturated.
+    if (!want || px[3] !== 255 || Math.max(...px.slice(0, 3)) - Math.min(...px.slice(0, 3)) < 12) continue;
     if (Math.abs(px[0] - want[0]) + Math.abs(px[1] - want[1]) + Math.abs(px[2] - want[2]) < 30) checked++;
     else wrong.push(`goroutine ${goid} (${bar.verdict}) drawn in rgb(${px.slice(0, 3)})`);
   }
