@@ -329,6 +329,7 @@ func stackPath(fr []Frame) string {
 // ("k8s.io/client-go/informers.(*sharedInformerFactory).Start" ->
 // "informers.(*sharedInformerFactory).Start").
 func shortName(fn string) string {
+	fn = FunctionWithoutTypeArgs(fn)
 	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
 		return fn[i+1:]
 	}

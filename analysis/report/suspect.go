@@ -249,8 +249,10 @@ func goidList(g []int64, n int) string {
 	return strings.Join(parts, ", ")
 }
 
-// shortFn drops the import path of a function name.
+// shortFn drops the import path of a function name (and spells type
+// arguments "[...]").
 func shortFn(fn string) string {
+	fn = analysis.FunctionWithoutTypeArgs(fn)
 	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
 		return fn[i+1:]
 	}
