@@ -120,6 +120,20 @@ func profilesOfThisProcess(t *testing.T) *realProfiles {
 	return realData
 }
 
+// stacksOfThisProcess loads the stacks of this process's profiles with a
+// checked allocator, which must hold nothing when the test ends.
+func stacksOfThisProcess(t *testing.T) (*realProfiles, *Stacks, memory.Allocator) {
+	t.Helper()
+	rp := profilesOfThisProcess(t)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	st, err := LoadStacks(rp.bundle, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rp, st, mem
+}
+
 func makeRealProfiles() (*realProfiles, error) {
 	dir, err := os.MkdirTemp("", "flametest")
 	if err != nil {
@@ -452,13 +466,7 @@ func sameAsPprof(t *testing.T, tree *Tree, want map[string]pprofStat) {
 }
 
 func TestMatchesPprof(t *testing.T) {
-	rp := profilesOfThisProcess(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	st, err := LoadStacks(rp.bundle, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rp, st, mem := stacksOfThisProcess(t)
 	cases := []struct{ key, profile, value, pprofType string }{
 		{"heap1", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space"},
 		{"heap2", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space"},
@@ -492,13 +500,7 @@ func TestMatchesPprof(t *testing.T) {
 }
 
 func TestFocusIgnoreDiffInvertMatchPprof(t *testing.T) {
-	rp := profilesOfThisProcess(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	st, err := LoadStacks(rp.bundle, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rp, st, mem := stacksOfThisProcess(t)
 	h1, h2 := rp.parsed["heap1"], rp.parsed["heap2"]
 	inuse := sampleIndex(t, h2, "inuse_space")
 	alpha := regexp.MustCompile("flameLeakAlpha")

@@ -12,13 +12,7 @@ import (
 )
 
 func TestSnapshotSelection(t *testing.T) {
-	rp := profilesOfThisProcess(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	st, err := LoadStacks(rp.bundle, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rp, st, mem := stacksOfThisProcess(t)
 	h1, h2 := rp.parsed["heap1"], rp.parsed["heap2"]
 	ts1, ts2 := rp.ts["heap1"], rp.ts["heap2"]
 	sum := func(p *profile.Profile, typ string) int64 { return sumWhere(p, sampleIndex(t, p, typ), nil) }
@@ -134,13 +128,7 @@ func TestSnapshotSelection(t *testing.T) {
 }
 
 func TestGoroutineDumpSource(t *testing.T) {
-	rp := profilesOfThisProcess(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	st, err := LoadStacks(rp.bundle, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rp, st, mem := stacksOfThisProcess(t)
 	g := rp.parsed["goroutine"]
 	fromDump, err := st.Build(rp.bundle, mem, Query{Source: SourceGoroutines})
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -52,13 +51,7 @@ func samePercent(got, printed float64) bool {
 // -top and -top -cum, on real profiles, plain and focused (shares of the
 // whole profile, as pprof takes them).
 func TestTopTableMatchesPprof(t *testing.T) {
-	rp := profilesOfThisProcess(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	st, err := LoadStacks(rp.bundle, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rp, st, mem := stacksOfThisProcess(t)
 	cases := []struct {
 		key, profile, value, pprofType string
 		focus                          string
@@ -186,13 +179,7 @@ func parsePprofPeek(t *testing.T, out, function string) pprofPeek {
 // TestPeekMatchesPprof: the callers and callees of a function and their
 // edge weights are pprof's -peek, on real profiles.
 func TestPeekMatchesPprof(t *testing.T) {
-	rp := profilesOfThisProcess(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	st, err := LoadStacks(rp.bundle, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rp, st, mem := stacksOfThisProcess(t)
 	cases := []struct{ key, profile, value, pprofType, function string }{
 		{"heap2", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space", thisPackage + ".flameLeakAlpha"},
 		{"heap2", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space", "runtime.mallocgc"},
@@ -248,13 +235,7 @@ var listLine = regexp.MustCompile(`^\s*(\S+)\s+(\S+)\s+(\d+):`)
 
 // TestLinesMatchPprof: flat and cum per source line are pprof's -list.
 func TestLinesMatchPprof(t *testing.T) {
-	rp := profilesOfThisProcess(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	st, err := LoadStacks(rp.bundle, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rp, st, mem := stacksOfThisProcess(t)
 	cases := []struct{ key, profile, value, pprofType, function string }{
 		{"heap2", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space", thisPackage + ".flameLeakAlpha"},
 		{"heap2", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space", thisPackage + ".makeRealProfiles"},
@@ -317,13 +298,7 @@ func TestLinesMatchPprof(t *testing.T) {
 // is pprof's -ignore of those packages; what is left out is said; marked
 // nodes hold only such stacks.
 func TestHideOwnMatchesPprofIgnore(t *testing.T) {
-	rp := profilesOfThisProcess(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	st, err := LoadStacks(rp.bundle, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rp, st, mem := stacksOfThisProcess(t)
 	// The heap profiles were written with MemProfileRate=1, so writing
 	// the first one shows in the second: the capture's own allocations.
 	q := Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, Snapshot: rp.ts["heap2"]}
