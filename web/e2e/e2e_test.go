@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples"
@@ -18,30 +17,7 @@ func TestWorkbench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped with -short")
 	}
-	// Under CI the browser test must run: a missing browser is a failure.
-	skip := t.Skipf
-	if os.Getenv("CI") != "" {
-		skip = t.Fatalf
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node not installed")
-	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		skip("no Chromium at %s (apt-get install -y chromium)", chromium)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	if _, err := os.Stat("node_modules/playwright-core"); err != nil {
-		run(t, ctx, ".", "npm", "ci", "--no-audit", "--no-fund")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "leakscope")
-	run(t, ctx, "../..", "go", "build", "-o", bin, "./cmd/leakscope")
+	ctx, node, chromium, tmp, bin := browserSetup(t)
 
 	// A real capture of a leaky service.
 	root, err := samples.Root()
