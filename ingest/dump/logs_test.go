@@ -1,21 +1,16 @@
 package dump
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // These tests read what real programs write, in the forms users have it:
@@ -157,38 +152,7 @@ func TestRealContainerLogs(t *testing.T) {
 // thread's stack ("goroutine 0") is followed by its register dump with no
 // blank line between.
 func TestRealCrashTraceback(t *testing.T) {
-	prog := buildProg(t)
-	cmd := exec.Command(prog, "wait")
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=crash", "GODEBUG=tracebacklabels=1")
-	pr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// No core file from the abort that ends a crash traceback.
-	unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CORE, &unix.Rlimit{}, nil)
-	var out bytes.Buffer
-	br := bufio.NewReader(pr)
-	for {
-		line, err := br.ReadString('\n')
-		out.WriteString(line)
-		if err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("dumpprog ended before READY: %v\n%s", err, out.Bytes())
-		}
-		if line == "READY\n" {
-			break
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(&out, br)
-	cmd.Wait()
-	data := out.Bytes()
+	data := sigquitAt(t, "crash")
 	if !regexp.MustCompile(`(?m)^\t.*pc=0x[0-9a-f]+\nr[a-z0-9]+ +0x`).Match(data) {
 		t.Fatalf("no register dump right after a stack: not the crash format\n%s", data)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // progPath is the dumpprog binary built by TestMain.
@@ -289,9 +291,17 @@ func TestRealSIGQUIT(t *testing.T) {
 // SIGQUIT and returns everything it wrote to stderr.
 func sigquitTraceback(t *testing.T) []byte {
 	t.Helper()
+	return sigquitAt(t, "all")
+}
+
+// sigquitAt is sigquitTraceback with GOTRACEBACK=gotraceback. At "crash"
+// the runtime ends in an abort (no core file is written) instead of exit
+// status 2.
+func sigquitAt(t *testing.T, gotraceback string) []byte {
+	t.Helper()
 	prog := buildProg(t)
 	cmd := exec.Command(prog, "wait")
-	cmd.Env = append(os.Environ(), "GOTRACEBACK=all", "GODEBUG=tracebacklabels=1")
+	cmd.Env = append(os.Environ(), "GOTRACEBACK="+gotraceback, "GODEBUG=tracebacklabels=1")
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -299,6 +309,7 @@ func sigquitTraceback(t *testing.T) []byte {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CORE, &unix.Rlimit{}, nil)
 	var out bytes.Buffer
 	br := bufio.NewReader(pr)
 	for {
@@ -320,6 +331,9 @@ func sigquitTraceback(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	err = cmd.Wait()
+	if gotraceback == "crash" {
+		return out.Bytes()
+	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 		t.Fatalf("dumpprog after SIGQUIT: %v, want exit status 2\n%s", err, out.Bytes())
 	}
