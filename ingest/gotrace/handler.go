@@ -63,7 +63,7 @@ type gor struct {
 
 // colBatchRows is the most trace_goroutines rows buffered before a batch
 // is written (see flushCols).
-const colBatchRows = 128 * 1024
+const colBatchRows = 32 * 1024
 
 func newHandler(w *bundle.Writer, mem memory.Allocator, source string, opts Options, window int64) *handler {
 	metric := source
@@ -380,6 +380,9 @@ func (h *handler) newGor() *gor {
 // writeGoroutine adds g's row; wall and mono are its end (0: alive).
 func (h *handler) writeGoroutine(goid int64, g *gor, wall, mono int64) {
 	h.gcols.appendRow(goid, g, wall, mono)
+	if h.gcols.len() >= colBatchRows {
+		h.flushCols(false)
+	}
 }
 
 // closeRegions writes the regions still open on g, which ended, with no

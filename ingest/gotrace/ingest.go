@@ -50,8 +50,9 @@ type Options struct {
 	// the user gave), not when it was written.
 	NowIsStart bool
 
-	// Workers is how many generations are decoded at once (0: one per
-	// CPU, at most maxWorkers).
+	// Workers is how many generations are decoded at once, each on two
+	// goroutines (0: one per two CPUs, at least one, at most maxWorkers).
+	// Memory grows with it: each holds a generation of parser state.
 	Workers int
 	// Mem allocates the Arrow buffers ingest builds (nil: the default
 	// allocator).
@@ -72,6 +73,10 @@ const (
 // maxWorkers bounds the generations decoded at once: each holds one
 // generation of parser state, so memory grows with it.
 const maxWorkers = 4
+
+// defaultWorkers is the number of generations decoded at once: each
+// worker keeps two cores busy (parser and reduction, see decoder.read).
+func defaultWorkers() int { return max(1, min(runtime.GOMAXPROCS(0)/2, maxWorkers)) }
 
 // Ingest reads one Go execution trace (one window) from r and adds its
 // rows to the bundle: trace_goroutines, spans, metrics, clock_sync and
@@ -157,7 +162,7 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) err
 	h := newHandler(w, mem, a.Name, opts, window)
 	workers := opts.Workers
 	if workers <= 0 {
-		workers = min(runtime.GOMAXPROCS(0), maxWorkers)
+		workers = defaultWorkers()
 	}
 	stop := pump(f, h, workers)
 	if h.syncs > 0 {
@@ -193,14 +198,15 @@ func pump(f *framer, h *handler, workers int) error {
 	order := make(chan *chunk, workers)
 	quit := make(chan struct{})
 	var frameErr error
+	parts := partsPerWorker(workers)
 	go func() {
 		defer close(order)
 		defer close(work)
-		frameErr = frame(f, work, order, quit)
+		frameErr = frame(f, work, order, quit, parts)
 	}()
 	for range workers {
-		pool := make(chan *part, partsPerWorker)
-		for range partsPerWorker {
+		pool := make(chan *part, parts)
+		for range parts {
 			pool <- &part{pool: pool}
 		}
 		d := newDecoder(pool)
@@ -244,7 +250,7 @@ func pump(f *framer, h *handler, workers int) error {
 // frame hands each complete generation to a worker and, in order, to the
 // merge, and returns why the input ended. An incomplete last generation
 // (cut at a batch boundary) is dropped.
-func frame(f *framer, work, order chan<- *chunk, quit <-chan struct{}) error {
+func frame(f *framer, work, order chan<- *chunk, quit <-chan struct{}, parts int) error {
 	for {
 		c, err := f.next()
 		if c == nil {
@@ -260,7 +266,7 @@ func frame(f *framer, work, order chan<- *chunk, quit <-chan struct{}) error {
 			}
 			return &cutError{c.end, why}
 		}
-		c.parts = make(chan *part, partsPerWorker+1)
+		c.parts = make(chan *part, parts+1)
 		select {
 		case work <- c:
 		case <-quit:

@@ -61,9 +61,22 @@ func run() error {
 	size := flag.Int("size", 220, "size in MB of the generated trace")
 	file := flag.String("file", "", "trace to read instead of the generated one")
 	workers := flag.Int("workers", 0, "generations decoded at once (0: ingest's default)")
-	child := flag.String("child", "", "internal: bare or ingest, in this process")
+	child := flag.String("child", "", "bare or ingest, once, in this process (with -file)")
+	heapProfile := flag.String("heapprofile", "", "with -child: write the heap profile at the peak of the heap to this file")
+	cpuProfile := flag.String("cpuprofile", "", "with -child: write a CPU profile to this file")
 	flag.Parse()
 	if *child != "" {
+		if *cpuProfile != "" {
+			stop, err := profileCPU(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+		if *heapProfile != "" {
+			stop := profilePeak(*heapProfile)
+			defer stop()
+		}
 		return runChild(*child, *file, *workers)
 	}
 	path := *file
