@@ -116,9 +116,10 @@ func checkCreates(t *testing.T, c *captured, ix ebpfIndex) {
 				}
 			}
 			maxDelay = max(maxDelay, e.mono-rc.at)
-			if g, ok := traceRow[goid]; ok {
+			if g, ok := traceRow[goid]; ok && !rc.moved {
 				// Each source's wall offset: what it added to its own
-				// monotonic reading.
+				// monotonic reading (a moved event's reference time is
+				// not its own).
 				wallChecked++
 				maxWallDiff = max(maxWallDiff, abs((e.ts-e.mono)-(g.createdTS-rc.at)))
 			}
