@@ -20,7 +20,7 @@ import (
 )
 
 var (
-	benchPhase = flag.Duration("overhead.phase", 6*time.Second, "length of each overhead benchmark phase; the capture interval")
+	benchPhase = flag.Duration("overhead.phase", DefaultInterval, "length of each overhead benchmark phase; the capture interval")
 	benchConns = flag.Int("overhead.conns", 8, "concurrent keep-alive connections driving /work")
 )
 
@@ -29,10 +29,9 @@ var (
 // capture and once with each source alone and all together, and reports
 // throughput under capture divided by the baseline (1.0 = no cost).
 //
-// Each phase lasts -overhead.phase (default 6 s), which is also the capture
-// interval; the trace and CPU windows are a third of it, the same duty
-// cycle as the defaults (5 s of 15 s). Snapshots are thus taken 2.5 times
-// as often as by default, so their ratio errs on the costly side. Run with
+// Each phase lasts -overhead.phase (default: the default interval, 15 s),
+// which is also the capture interval; the trace and CPU windows keep the
+// defaults' duty cycle (2 s of 15 s), in whole seconds. Run with
 // -benchtime 1x: one iteration runs every phase.
 //
 // The capture runs as a separate process (the re-executed test binary) at
@@ -42,7 +41,7 @@ var (
 func BenchmarkOverhead(b *testing.B) {
 	p := startSample(b, "stable-pool")
 	phase := *benchPhase
-	window := max(time.Second, (phase / 3).Truncate(time.Second))
+	window := max(time.Second, (phase * DefaultTraceWindow / DefaultInterval).Round(time.Second))
 	base := Options{PID: p.PID, URL: p.URL, Duration: phase, Interval: phase, NoSnapshots: true, NoEBPF: true, Nice: DefaultNice}
 	type mode struct {
 		name string
