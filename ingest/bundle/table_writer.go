@@ -37,6 +37,23 @@ type tableWriter struct {
 
 func tablePath(dir, table string) string { return filepath.Join(dir, table+".arrow") }
 
+// lz4Tables are compressed with LZ4, every other table with zstd. They
+// are the tables trace ingest writes by the million rows while it reads:
+// Arrow Go's IPC writer sets up a new zstd encoder, with a 16 MB history
+// and its own tables, for every record batch it compresses, so with zstd
+// these two cost ingest about 20 % more CPU and 60 MB more peak memory
+// than with LZ4, for tables 2.5 times smaller (docs/DESIGN.md, "Speed and
+// memory"). Readers handle both codecs.
+var lz4Tables = map[string]bool{schema.TableTraceGoroutines: true, schema.TableSpans: true}
+
+// codecOf is the IPC compression of table.
+func codecOf(table string) ipc.Option {
+	if lz4Tables[table] {
+		return ipc.WithLZ4()
+	}
+	return ipc.WithZstd()
+}
+
 // newTableWriter starts the table in dir; with a staging directory stage,
 // it writes there, after a copy of what dir's table holds.
 func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWriter, error) {
@@ -57,7 +74,7 @@ func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWrite
 		return nil, fmt.Errorf("create table %s: %w", table, err)
 	}
 	tw.f = f
-	tw.w = ipc.NewWriter(f, ipc.WithSchema(sc), ipc.WithZstd(), ipc.WithAllocator(writerMem(mem)))
+	tw.w = ipc.NewWriter(f, ipc.WithSchema(sc), codecOf(table), ipc.WithAllocator(writerMem(mem)))
 	tw.b = array.NewRecordBuilder(mem, sc)
 	if exists {
 		n, err := copyTable(orig, tw.w, sc, mem)
