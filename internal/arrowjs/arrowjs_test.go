@@ -34,7 +34,7 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	states := []string{"chan send", "select", "chan receive", "IO wait"}
-	var goidSum, waitSum, heapSum int64
+	var goidSum, waitSum, heapSum, spanIDSum int64
 	const n = 150_000 // more than one batch, so dictionaries are replaced
 	for i := 1; i <= n; i++ {
 		sid, err := w.StackID([]bundle.StackFrame{
@@ -53,6 +53,12 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 			s.Set(schema.ColInuseSpace, int64(i*8))
 			heapSum += int64(i * 8)
 			w.Append(s)
+		}
+		if i%10 == 0 {
+			// spans is compressed with LZ4, the other tables with zstd.
+			sp := schema.Span{ID: int64(i), Kind: schema.SpanRegion, Name: fmt.Sprintf("region%d", i/10%5), Goid: g.Goid, StartTS: g.SnapshotTS, EndTS: g.SnapshotTS + int64(i)}
+			w.Append(sp)
+			spanIDSum += sp.ID
 		}
 		if i%1000 == 0 {
 			w.Flush() // many batches, like a live capture
@@ -95,6 +101,13 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 	}
 	if d := got["goroutines"].Distinct["state"]; d != len(states) {
 		t.Errorf("JS decoded %d distinct states, want %d", d, len(states))
+	}
+	if got["spans"].Rows != n/10 {
+		t.Errorf("JS read %d span rows, want %d", got["spans"].Rows, n/10)
+	}
+	check("spans", "span_id", spanIDSum)
+	if d := got["spans"].Distinct["name"]; d != 5 {
+		t.Errorf("JS decoded %d distinct span names, want 5", d)
 	}
 	if got["stacks"].Rows != 7 || got["frames"].Rows != 8 {
 		t.Errorf("JS read %d stacks and %d frames, want 7 and 8", got["stacks"].Rows, got["frames"].Rows)

@@ -4,19 +4,20 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { tableFromIPC, compressionRegistry, CompressionType } from "apache-arrow";
-import { decompress } from "fzstd";
+import { decompress as zstdDecompress } from "fzstd";
+import lz4 from "lz4js";
 
-compressionRegistry.set(CompressionType.ZSTD, {
-  encode: null,
-  // Copy into a fresh buffer: typed-array views of 64-bit columns need an
-  // 8-byte-aligned offset, which fzstd's output does not promise.
-  decode: (data) => {
-    const raw = decompress(data);
-    const aligned = new Uint8Array(new ArrayBuffer((raw.length + 7) & ~7));
-    aligned.set(raw);
-    return aligned.subarray(0, raw.length);
-  },
-});
+// Copy into a fresh buffer: typed-array views of 64-bit columns need an
+// 8-byte-aligned offset, which neither decoder's output promises.
+const aligned = (raw) => {
+  const out = new Uint8Array(new ArrayBuffer((raw.length + 7) & ~7));
+  out.set(raw);
+  return out.subarray(0, raw.length);
+};
+
+// zstd for most tables, LZ4 frames for the high-volume trace tables.
+compressionRegistry.set(CompressionType.ZSTD, { encode: null, decode: (data) => aligned(zstdDecompress(data)) });
+compressionRegistry.set(CompressionType.LZ4_FRAME, { encode: null, decode: (data) => aligned(lz4.decompress(data)) });
 
 const dir = process.argv[2];
 const out = {};
