@@ -95,7 +95,7 @@ bench:
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
 	$(GO) test -run '^$$' -bench Million -benchtime 20x ./web/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./capture/probe/
-	$(GO) test -run '^$$' -bench Overhead -benchtime 1x -timeout 20m ./capture/
+	$(GO) test -run '^$$' -bench Overhead -benchtime 3x -timeout 30m ./capture/
 
 ## accuracy: run every sample, analyse it and print precision and recall
 ## (make test runs the same test and checks the README's claim about it);
