@@ -148,6 +148,49 @@ func TestAnalyzeHealthyService(t *testing.T) {
 	}
 }
 
+// TestAnalyzeGroupGoneAtLastSnapshot: a group that grew in chan send for
+// five snapshots and has no goroutine left at the sixth drained: it is
+// neither stuck nor leaking, so it is no suspect (it once read "0
+// goroutines ... are stuck"), while a group still growing beside it is.
+func TestAnalyzeGroupGoneAtLastSnapshot(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	s := newSynth(t, mem)
+	serve := s.stack("runtime.gopark", "p.go", 1, "internal/poll.runtime_pollWait", "n.go", 3, "main.main", "/src/m.go", 12)
+	drained := s.stack("runtime.gopark", "p.go", 1, "runtime.chansend1", "c.go", 2, "main.flush", "/src/f.go", 30)
+	leak := s.stack("runtime.gopark", "p.go", 1, "runtime.chansend1", "c.go", 2, "main.leak", "/src/l.go", 40)
+	for snap := 0; snap < 6; snap++ {
+		s.add(schema.Goroutine{SnapshotTS: ts(snap), Goid: 1, State: "IO wait", StackID: serve, Source: "d"})
+		for i := 0; i < 20*(snap+1); i++ {
+			s.add(schemaG(ts(snap), int64(1000+i), "chan send", leak, "main.handle", int64(snap-i/20)))
+			if snap < 5 {
+				s.add(schemaG(ts(snap), int64(5000+i), "chan send", drained, "main.batch", int64(snap-i/20)))
+			}
+		}
+	}
+	rep, err := analysis.Analyze(s.open(), mem, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawLeak bool
+	for _, sus := range rep.Suspects {
+		switch sus.Location {
+		case "main.flush":
+			t.Errorf("drained group is a suspect: %s %s, %d goroutines at the last snapshot", sus.Verdict, sus.Pattern, sus.Count)
+		case "main.leak":
+			sawLeak = true
+		}
+	}
+	if !sawLeak {
+		t.Errorf("the growing group is no suspect: %+v", rep.Suspects)
+	}
+	for _, inc := range rep.Incidents {
+		if inc.Goroutines == 0 && len(inc.Suspects) > 0 && !strings.HasPrefix(inc.Suspects[0], "H") {
+			t.Errorf("incident %s names no goroutine: %s", inc.ID, inc.Summary)
+		}
+	}
+}
+
 func TestAnalyzeEmptyBundle(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)

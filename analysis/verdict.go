@@ -56,7 +56,9 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 	})
 	for _, x := range all {
 		switch {
-		case reported(x.sc.score, minScore) && x.cause == nil:
+		case reported(x.sc.score, minScore) && x.cause == nil && lastCount(x.s) > 0:
+			// A group with no goroutine left at the last snapshot is
+			// neither stuck nor leaking, whatever it did before.
 			v.goroutines = append(v.goroutines, x)
 		case lookAlike(x) != nil:
 			v.lookAlikes = append(v.lookAlikes, x)

@@ -8,8 +8,8 @@ import (
 
 // Default capture settings.
 const (
-	DefaultDuration    = 60 * time.Second
-	DefaultInterval    = 15 * time.Second
+	DefaultDuration = 60 * time.Second
+	DefaultInterval = 15 * time.Second
 	// The trace and CPU windows run 2 s of every 15 s interval: a duty
 	// cycle of 13 %, which keeps each source's cost on a busy service
 	// under 2 % (BenchmarkOverhead; see docs/DESIGN.md).

@@ -94,16 +94,16 @@
 // A generation (about a second of the program) carries its own string
 // and stack tables and every live goroutine's status, so it can be read
 // on its own. One goroutine (the framer) reads only batch headers and cuts
-// the input into generations; Options.Workers goroutines (one per CPU, at
-// most four) decode generations with x/exp/trace at once, each reducing
-// its generation to a few steps per goroutine life (its first event, its
-// end, what the row needs), varint-encoded in parts they hand over as they
-// fill; this goroutine merges the parts in trace order into rows; and a
-// sink goroutine interns stacks and writes (zstd-compresses) batches. A
-// file is read where it lies (workers read their generation's byte range);
-// a stream is buffered a few generations at a time. Batches are large and
-// few: arrow's IPC writer sets up a new zstd encoder, with a 16 MB
-// history, for every batch it compresses. gotrace_bench_test.go compares
+// the input into generations; Options.Workers workers (one per two CPUs,
+// at most four) decode generations with x/exp/trace at once, each on two
+// goroutines: one runs the parser and copies its events into batches, the
+// other reduces them to a few steps per goroutine life (its first event,
+// its end, what the row needs), varint-encoded in parts handed over as
+// they fill; this goroutine merges the parts in trace order into rows; and
+// a sink goroutine interns stacks and writes batches (trace_goroutines
+// and spans LZ4-compressed, see bundle's lz4Tables). A file is read where
+// it lies (workers read their generation's byte range); a stream is
+// buffered a few generations at a time. gotrace_bench_test.go compares
 // Ingest with a bare x/exp/trace loop on a 220 MB trace of
 // testdata/bigprog; see its comments for the commands.
 //

@@ -122,9 +122,8 @@ const spanBatchRows = 64 * 1024
 
 // flushCols hands each table's buffered rows to the sink once they fill a
 // batch, or all of them when force is set. There is no time limit: a
-// trace is ingested in seconds, and arrow's IPC writer sets up a new zstd
-// encoder (with a 16 MB history) for every batch it compresses, so a batch
-// a second per table would cost more than the rows.
+// trace is ingested in seconds, and a batch costs its compressor's set-up
+// (see bundle's lz4Tables).
 func (h *handler) flushCols(force bool) {
 	if n := h.gcols.len(); n > 0 && (force || n >= colBatchRows) && h.err == nil {
 		rec, b, err := h.gcols.record()
