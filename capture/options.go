@@ -10,9 +10,9 @@ import (
 const (
 	DefaultDuration = 60 * time.Second
 	DefaultInterval = 15 * time.Second
-	// The trace and CPU windows run 2 s of every 15 s interval: a duty
-	// cycle of 13 %, which keeps each source's cost on a busy service
-	// under 2 % (BenchmarkOverhead; see docs/DESIGN.md).
+	// The trace and CPU windows run 2 s of every 15 s interval, a duty
+	// cycle of 13 %: at 5 s of 15 s each cost a busy service about 4 % of
+	// its CPU (BenchmarkOverhead; see docs/DESIGN.md).
 	DefaultTraceWindow = 2 * time.Second
 	DefaultCPUWindow   = 2 * time.Second
 	// DefaultClockSyncEvery is how often a (monotonic, wall) pair is taken.
