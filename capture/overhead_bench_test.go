@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/benchstat"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -101,18 +101,8 @@ func BenchmarkOverhead(b *testing.B) {
 		ratios["ratio_baseline_drift"] = append(ratios["ratio_baseline_drift"], prev.reqPerSec/first.reqPerSec)
 	}
 	for name, v := range ratios {
-		b.ReportMetric(medianOf(v), name)
+		b.ReportMetric(benchstat.Median(v), name)
 	}
-}
-
-// medianOf returns the median of v.
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // load is what one phase of load measured.

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/exp/trace"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/benchstat"
 )
 
 // The benchmarks need a large trace. It is generated once by
@@ -181,22 +181,13 @@ func BenchmarkIngest(b *testing.B) {
 		b.Logf("pair %d: bare %v (%v CPU), ingest %v (%v CPU): ratio %.3f", i+1, bareWall.Round(time.Millisecond), bareCPU.Round(time.Millisecond),
 			wall.Round(time.Millisecond), cpu.Round(time.Millisecond), ratios[len(ratios)-1])
 	}
-	b.ReportMetric(median(bareRates), "bare-events/s")
-	b.ReportMetric(median(rates), "events/s")
-	b.ReportMetric(median(ratios), "ingest-ratio")
-	b.ReportMetric(median(cpuRatios), "cpu-ratio")
-	b.ReportMetric(min(1, float64(runtime.GOMAXPROCS(0))*median(cpuRatios)), "cpu-ceiling")
-	b.ReportMetric(median(firsts), "first-rows-s")
+	b.ReportMetric(benchstat.Median(bareRates), "bare-events/s")
+	b.ReportMetric(benchstat.Median(rates), "events/s")
+	b.ReportMetric(benchstat.Median(ratios), "ingest-ratio")
+	b.ReportMetric(benchstat.Median(cpuRatios), "cpu-ratio")
+	b.ReportMetric(min(1, float64(runtime.GOMAXPROCS(0))*benchstat.Median(cpuRatios)), "cpu-ceiling")
+	b.ReportMetric(benchstat.Median(firsts), "first-rows-s")
 	b.ReportMetric(float64(tables)/float64(st.Size()), "tables/trace")
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // tableBytes sums the sizes of a bundle's tables.

@@ -38,6 +38,7 @@ import (
 
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/gotrace"
+	"github.com/leakscope/leakscope/internal/benchstat"
 )
 
 func main() {
@@ -117,7 +118,7 @@ func run() error {
 			i+1, order[0], b.Wall, float64(b.Events)/b.Wall/1e6, b.CPU, b.RSSMB, in.Wall, float64(in.Events)/in.Wall/1e6, in.CPU, in.RSSMB, ratio, b.CPU/in.CPU)
 	}
 	fmt.Printf("median of %d pairs: ingest-ratio %.3f (min %.3f, max %.3f); cpu-ratio %.3f (bare CPU / ingest CPU; on N cores ingest can reach at most N times it)\n",
-		len(ratios), median(ratios), slices.Min(ratios), slices.Max(ratios), median(cpuRatios))
+		len(ratios), benchstat.Median(ratios), slices.Min(ratios), slices.Max(ratios), benchstat.Median(cpuRatios))
 	fmt.Printf("peak RSS: ingest %.0f MB, bare %.0f MB: rss-ratio %.2f; tables %.1f MB = %.3f of the trace\n",
 		ingestRSS, bareRSS, ingestRSS/bareRSS, mb(tables), float64(tables)/float64(st.Size()))
 	fmt.Printf("load average after: %s\n", loadAvg())
@@ -254,16 +255,6 @@ func loadAvg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
