@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -92,7 +93,8 @@ func TestCaptureLeakySample(t *testing.T) {
 
 	// The same goroutines in the trace windows, with the same parents.
 	var inTrace, traceMismatch int
-	traceCreated := map[int64][2]int64{} // goid -> created_ts, created_mono_ns
+	traceCreated := map[int64][2]int64{} // goid -> created_ts, its monotonic time
+	mono := bundletest.TraceMono(t, b, mem)
 	readRows(t, b, schema.TableTraceGoroutines, mem, func(rec arrow.Record, i int) {
 		goid := i64At(col(t, rec, schema.ColGoid), i)
 		parent := i64At(col(t, rec, schema.ColParentGoid), i)
@@ -100,7 +102,9 @@ func TestCaptureLeakySample(t *testing.T) {
 		if !ok || parent == 0 {
 			return
 		}
-		traceCreated[goid] = [2]int64{i64At(col(t, rec, schema.ColCreatedTS), i), i64At(col(t, rec, schema.ColCreatedMonoNS), i)}
+		created := i64At(col(t, rec, schema.ColCreatedTS), i)
+		m, _ := mono(created)
+		traceCreated[goid] = [2]int64{created, m}
 		if parent == want {
 			inTrace++
 		} else {

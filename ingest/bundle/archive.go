@@ -472,11 +472,13 @@ func Validate(dir string) (m Manifest, err error) {
 	return b.Manifest, nil
 }
 
-// checkSchema requires got to start with the columns of want, by name and
+// checkSchema requires got, without the columns its table no longer has
+// ([schema.Removed]), to start with the columns of want, by name and
 // type, in order (readers may take columns by position; extra columns may
 // follow). Columns added to the table later ([schema.Added]) may be
 // missing from the end of an older bundle's table.
 func checkSchema(got, want *arrow.Schema) error {
+	got = withoutRemoved(got, schema.TableOf(want))
 	if n := got.NumFields(); n < want.NumFields() && !schema.Added(want.Field(n)) {
 		return fmt.Errorf("has %d columns, want at least %d", got.NumFields(), want.NumFields())
 	}

@@ -102,7 +102,7 @@ func copyTable(path string, w *ipc.Writer, sc *arrow.Schema, mem memory.Allocato
 // writeWidened writes rec to w, widened to sc when rec predates columns
 // added since.
 func writeWidened(w *ipc.Writer, rec arrow.Record, sc *arrow.Schema, mem memory.Allocator) error {
-	if int(rec.NumCols()) >= sc.NumFields() {
+	if int(rec.NumCols()) >= sc.NumFields() && keptFields(rec.Schema(), schema.TableOf(sc)) == nil {
 		return w.Write(rec)
 	}
 	wide, err := widen(rec, sc, mem)
@@ -113,12 +113,15 @@ func writeWidened(w *ipc.Writer, rec arrow.Record, sc *arrow.Schema, mem memory.
 	return w.Write(wide)
 }
 
-// widen returns rec with the columns of sc it lacks appended as nulls.
-// Only columns added later ([schema.Added]) may be missing.
+// widen returns rec without the columns its table no longer has and with
+// the columns of sc it lacks appended as nulls. Only columns added later
+// ([schema.Added]) may be missing.
 func widen(rec arrow.Record, sc *arrow.Schema, mem memory.Allocator) (arrow.Record, error) {
 	if err := checkSchema(rec.Schema(), sc); err != nil {
 		return nil, err
 	}
+	rec = dropRemoved(rec, schema.TableOf(sc))
+	defer rec.Release()
 	cols := append([]arrow.Array(nil), rec.Columns()...)
 	n := int(rec.NumRows())
 	var made []arrow.Array

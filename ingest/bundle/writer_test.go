@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,4 +296,95 @@ func TestRecordFlushes(t *testing.T) {
 		t.Errorf("last flush %v, before the flush at %v", m.LastFlush, before)
 	}
 	w.Close()
+}
+
+// TestOlderTraceGoroutines reads and extends a trace_goroutines table
+// written before schema 2 dropped its monotonic-time columns (a committed
+// sample bundle): readers get the current columns, in order, with the
+// stored values, and a transaction that adds a row rewrites the table
+// without the dropped columns.
+func TestOlderTraceGoroutines(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	dir := filepath.Join(t.TempDir(), "old.lsb")
+	if err := os.CopyFS(dir, os.DirFS("../../samples/bundles/operator-sim.lsb")); err != nil {
+		t.Fatal(err)
+	}
+	path := tablePath(dir, schema.TableTraceGoroutines)
+	stored := storedColumns(t, path, mem)
+	if !slices.Contains(stored, schema.ColCreatedMonoNS) {
+		t.Fatalf("the sample's trace_goroutines has columns %v: not an older table", stored)
+	}
+	if _, err := Validate(dir); err != nil {
+		t.Fatalf("older bundle refused: %v", err)
+	}
+	want := schema.TraceGoroutinesSchema
+	rows, goids := traceGoids(t, dir, mem, want)
+	if rows == 0 {
+		t.Fatal("no trace goroutine rows")
+	}
+	w, err := Create(dir, Manifest{}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(schema.TraceGoroutine{Goid: 1 << 40, CreatedTS: 2e18, StartFunction: "main.f", LastState: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := storedColumns(t, path, mem); !slices.Equal(got, fieldNames(want)) {
+		t.Errorf("rewritten table has columns %v, want %v", got, fieldNames(want))
+	}
+	rows2, goids2 := traceGoids(t, dir, mem, want)
+	if rows2 != rows+1 || goids2 != goids+1<<40 {
+		t.Errorf("after adding a row: %d rows, goid sum %d; want %d, %d", rows2, goids2, rows+1, goids+1<<40)
+	}
+}
+
+// storedColumns returns the column names of the table file at path as
+// stored.
+func storedColumns(t *testing.T, path string, mem memory.Allocator) []string {
+	t.Helper()
+	var names []string
+	err := readStream(path, nil, mem, func(rec arrow.Record) error {
+		names = fieldNames(rec.Schema())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func fieldNames(sc *arrow.Schema) []string {
+	var names []string
+	for _, f := range sc.Fields() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// traceGoids reads trace_goroutines, checks every record has want's
+// columns in order, and returns the rows and the sum of their goids.
+func traceGoids(t *testing.T, dir string, mem memory.Allocator, want *arrow.Schema) (rows, sum int64) {
+	t.Helper()
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.ReadTable(schema.TableTraceGoroutines, mem, func(rec arrow.Record) error {
+		if got := fieldNames(rec.Schema()); !slices.Equal(got, fieldNames(want)) {
+			t.Fatalf("read columns %v, want %v", got, fieldNames(want))
+		}
+		for _, g := range rec.Column(0).(*array.Int64).Int64Values() {
+			sum += g
+		}
+		rows += rec.NumRows()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, sum
 }

@@ -174,23 +174,23 @@ type goroutineCols struct {
 }
 
 type goroutineBatch struct {
-	goid, parent, created, ended, createdMono, endedMono, creation, last []int64
-	start, state, reason                                                 []int32
-	valid                                                                [7][]byte
+	goid, parent, created, ended, creation, last []int64
+	start, state, reason                         []int32
+	valid                                        [5][]byte
 }
 
 func newGoroutineBatch() *goroutineBatch {
 	n := colBatchRows
 	return &goroutineBatch{
 		goid: make([]int64, 0, n), parent: make([]int64, 0, n), created: make([]int64, 0, n), ended: make([]int64, 0, n),
-		createdMono: make([]int64, 0, n), endedMono: make([]int64, 0, n), creation: make([]int64, 0, n), last: make([]int64, 0, n),
+		creation: make([]int64, 0, n), last: make([]int64, 0, n),
 		start: make([]int32, 0, n), state: make([]int32, 0, n), reason: make([]int32, 0, n),
 	}
 }
 
 func (b *goroutineBatch) reset() {
 	b.goid, b.parent, b.created, b.ended = b.goid[:0], b.parent[:0], b.created[:0], b.ended[:0]
-	b.createdMono, b.endedMono, b.creation, b.last = b.createdMono[:0], b.endedMono[:0], b.creation[:0], b.last[:0]
+	b.creation, b.last = b.creation[:0], b.last[:0]
 	b.start, b.state, b.reason = b.start[:0], b.state[:0], b.reason[:0]
 }
 
@@ -205,16 +205,14 @@ func newGoroutineCols(mem memory.Allocator) *goroutineCols {
 	}
 }
 
-// appendRow adds the row of goroutine goid; endWall and endMono are its
-// end (0: alive at the end of the trace).
-func (c *goroutineCols) appendRow(goid int64, g *gor, endWall, endMono int64) {
+// appendRow adds the row of goroutine goid; endWall is its end (0: alive
+// at the end of the trace).
+func (c *goroutineCols) appendRow(goid int64, g *gor, endWall int64) {
 	b := c.cur
 	b.goid = append(b.goid, goid)
 	b.parent = append(b.parent, g.parent)
 	b.created = append(b.created, g.createdWall)
 	b.ended = append(b.ended, endWall)
-	b.createdMono = append(b.createdMono, g.createdMono)
-	b.endedMono = append(b.endedMono, endMono)
 	b.creation = append(b.creation, g.creationStack)
 	b.start = append(b.start, c.start.id(g.startFunc))
 	b.state = append(b.state, stateID(g.state))
@@ -244,13 +242,11 @@ func (c *goroutineCols) record() (arrow.Record, *goroutineBatch, error) {
 		schema.ColParentGoid:      opt(0, i64, b.parent),
 		schema.ColCreatedTS:       opt(1, schema.Timestamp, b.created),
 		schema.ColEndedTS:         opt(2, schema.Timestamp, b.ended),
-		schema.ColCreatedMonoNS:   opt(3, i64, b.createdMono),
-		schema.ColEndedMonoNS:     opt(4, i64, b.endedMono),
-		schema.ColCreationStackID: opt(5, i64, b.creation),
+		schema.ColCreationStackID: opt(3, i64, b.creation),
 		schema.ColStartFunction:   dictArray(c.start, b.start),
 		schema.ColLastState:       dictArray(c.state, b.state),
 		schema.ColLastReason:      dictArray(c.reason, b.reason),
-		schema.ColLastStackID:     opt(6, i64, b.last),
+		schema.ColLastStackID:     opt(4, i64, b.last),
 	})
 	return rec, b, err
 }

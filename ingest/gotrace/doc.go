@@ -72,7 +72,7 @@
 // a process, so the rows of one goroutine in several windows describe the
 // same goroutine. Analysis merges trace_goroutines rows by goid:
 //
-//   - created_ts, created_mono_ns, parent_goid, creation_stack_id: from the
+//   - created_ts, parent_goid, creation_stack_id: from the
 //     row that has them (only the window that saw the creation does; in
 //     later windows they are null);
 //   - start_function: the first non-empty one, preferring the row with a

@@ -90,7 +90,7 @@ func TestIngestProgram(t *testing.T) {
 	ended := append(slices.Clone(sum.Enders), sum.Spawner)
 	for _, id := range ended {
 		g := one(id)
-		if g.ParentGoid != sum.Main || g.EndedTS == 0 || g.EndedTS < g.CreatedTS || !inRange(g.EndedTS) || g.LastState != "notexist" || g.EndedMonoNS <= g.CreatedMonoNS {
+		if g.ParentGoid != sum.Main || g.EndedTS == 0 || g.EndedTS < g.CreatedTS || !inRange(g.EndedTS) || g.LastState != "notexist" {
 			t.Errorf("ended goroutine %d: %+v", id, g)
 		}
 	}
@@ -224,14 +224,14 @@ func mergeWindows(rows []schema.TraceGoroutine) map[int64]schema.TraceGoroutine 
 			continue
 		}
 		if m.CreatedTS == 0 && r.CreatedTS != 0 {
-			m.CreatedTS, m.CreatedMonoNS, m.ParentGoid, m.CreationStackID = r.CreatedTS, r.CreatedMonoNS, r.ParentGoid, r.CreationStackID
+			m.CreatedTS, m.ParentGoid, m.CreationStackID = r.CreatedTS, r.ParentGoid, r.CreationStackID
 			m.StartFunction = r.StartFunction
 		}
 		if m.StartFunction == "" {
 			m.StartFunction = r.StartFunction
 		}
 		if r.EndedTS != 0 {
-			m.EndedTS, m.EndedMonoNS = r.EndedTS, r.EndedMonoNS
+			m.EndedTS = r.EndedTS
 		}
 		// rows come in window order: the later row has the last state.
 		if r.LastReason != "" || r.LastState != "waiting" {

@@ -50,15 +50,13 @@ type handler struct {
 type gor struct {
 	parent        int64
 	createdWall   int64
-	createdMono   int64
 	creationStack int64
 	startFunc     string
 	state         trace.GoState
 	reason        string
 	lastStack     int64
-	// wall and monotonic time of the end of a dormant cgo goroutine
-	endWall, endMono int64
-	regions          []region // open regions, innermost last
+	endWall       int64    // wall time of the end of a dormant cgo goroutine
+	regions       []region // open regions, innermost last
 }
 
 // colBatchRows is the most trace_goroutines rows buffered before a batch
@@ -286,7 +284,7 @@ func (h *handler) startLife(s *lifeStart) {
 	}
 	if g := h.dormant[s.goid]; g != nil && created {
 		delete(h.dormant, s.goid)
-		g.endWall, g.endMono = 0, 0
+		g.endWall = 0
 		g.state = s.firstTo
 		if s.firstStack != 0 {
 			g.lastStack = h.genIDs[s.firstStack]
@@ -299,7 +297,6 @@ func (h *handler) startLife(s *lifeStart) {
 	if created {
 		g.parent = s.parent
 		g.createdWall = h.clk.wall(s.ts)
-		g.createdMono = h.clk.mono(s.ts)
 		g.creationStack = h.genIDs[s.creationStack]
 	}
 	h.live.put(s.goid, g)
@@ -337,7 +334,7 @@ func (h *handler) endLife(e *lifeEnd) {
 	switch {
 	case e.flags&lifeEnded == 0:
 	case e.flags&lifeEndSyscall != 0:
-		g.endWall, g.endMono = h.clk.wall(e.ts), h.clk.mono(e.ts)
+		g.endWall = h.clk.wall(e.ts)
 		h.closeRegions(g)
 		h.live.remove(e.goid)
 		h.dormant[e.goid] = g
@@ -351,9 +348,9 @@ func (h *handler) endLife(e *lifeEnd) {
 // (or, with ts 0, is still alive at the end of the trace) and forgets it.
 func (h *handler) endGoroutine(goid int64, g *gor, ts int64) {
 	if ts != 0 {
-		h.writeGoroutine(goid, g, h.clk.wall(ts), h.clk.mono(ts))
+		h.writeGoroutine(goid, g, h.clk.wall(ts))
 	} else {
-		h.writeGoroutine(goid, g, 0, 0)
+		h.writeGoroutine(goid, g, 0)
 	}
 	h.closeRegions(g)
 	h.live.remove(goid)
@@ -376,9 +373,9 @@ func (h *handler) newGor() *gor {
 	return g
 }
 
-// writeGoroutine adds g's row; wall and mono are its end (0: alive).
-func (h *handler) writeGoroutine(goid int64, g *gor, wall, mono int64) {
-	h.gcols.appendRow(goid, g, wall, mono)
+// writeGoroutine adds g's row; end is its wall time of end (0: alive).
+func (h *handler) writeGoroutine(goid int64, g *gor, end int64) {
+	h.gcols.appendRow(goid, g, end)
 	if h.gcols.len() >= colBatchRows {
 		h.flushCols(false)
 	}
@@ -401,7 +398,7 @@ func (h *handler) finish() {
 	}
 	h.live.each(func(goid int64, g *gor) { h.endGoroutine(goid, g, 0) })
 	for goid, g := range h.dormant {
-		h.writeGoroutine(goid, g, g.endWall, g.endMono)
+		h.writeGoroutine(goid, g, g.endWall)
 	}
 	for id, t := range h.tasks {
 		h.writeTask(id, t, 0)

@@ -173,7 +173,6 @@ func readTables(t *testing.T, dir string, mem memory.Allocator) *tables {
 			out.goroutines = append(out.goroutines, schema.TraceGoroutine{
 				Goid: c.i64(schema.ColGoid, i), ParentGoid: c.i64(schema.ColParentGoid, i),
 				CreatedTS: c.ts(schema.ColCreatedTS, i), EndedTS: c.ts(schema.ColEndedTS, i),
-				CreatedMonoNS: c.i64(schema.ColCreatedMonoNS, i), EndedMonoNS: c.i64(schema.ColEndedMonoNS, i),
 				CreationStackID: c.i64(schema.ColCreationStackID, i), StartFunction: c.str(schema.ColStartFunction, i),
 				LastState: c.str(schema.ColLastState, i), LastReason: c.str(schema.ColLastReason, i),
 				LastStackID: c.i64(schema.ColLastStackID, i),

@@ -125,8 +125,9 @@ const (
 	ColLastState       = "last_state"
 	ColLastReason      = "last_reason"
 	ColLastStackID     = "last_stack_id"
-	ColCreatedMonoNS   = "created_mono_ns"
-	ColEndedMonoNS     = "ended_mono_ns"
+	// Removed in schema 2 (see Removed); older bundles have them.
+	ColCreatedMonoNS = "created_mono_ns"
+	ColEndedMonoNS   = "ended_mono_ns"
 )
 
 // TraceGoroutinesSchema: one row per goroutine seen in a trace.
@@ -135,8 +136,6 @@ var TraceGoroutinesSchema = schemaOf(TableTraceGoroutines,
 	field(ColParentGoid, arrow.PrimitiveTypes.Int64, true),
 	field(ColCreatedTS, Timestamp, true),
 	field(ColEndedTS, Timestamp, true),
-	field(ColCreatedMonoNS, arrow.PrimitiveTypes.Int64, true),
-	field(ColEndedMonoNS, arrow.PrimitiveTypes.Int64, true),
 	field(ColCreationStackID, arrow.PrimitiveTypes.Int64, true),
 	field(ColStartFunction, DictString, false),
 	field(ColLastState, DictString, false),

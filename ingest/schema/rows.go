@@ -87,8 +87,6 @@ type TraceGoroutine struct {
 	ParentGoid      int64
 	CreatedTS       int64
 	EndedTS         int64
-	CreatedMonoNS   int64
-	EndedMonoNS     int64
 	CreationStackID int64
 	StartFunction   string
 	LastState       string
@@ -285,13 +283,11 @@ func (r TraceGoroutine) AppendTo(b *array.RecordBuilder) {
 	optI64(b, 1, r.ParentGoid)
 	optTS(b, 2, r.CreatedTS)
 	optTS(b, 3, r.EndedTS)
-	optI64(b, 4, r.CreatedMonoNS)
-	optI64(b, 5, r.EndedMonoNS)
-	optI64(b, 6, r.CreationStackID)
-	dict(b, 7, r.StartFunction)
-	dict(b, 8, r.LastState)
-	dict(b, 9, r.LastReason)
-	optI64(b, 10, r.LastStackID)
+	optI64(b, 4, r.CreationStackID)
+	dict(b, 5, r.StartFunction)
+	dict(b, 6, r.LastState)
+	dict(b, 7, r.LastReason)
+	optI64(b, 8, r.LastStackID)
 }
 
 // Table implements [Row].

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"slices"
+
 	"github.com/apache/arrow/go/v15/arrow"
 )
 
@@ -91,12 +93,35 @@ func Added(f arrow.Field) bool {
 	return f.Metadata.FindKey(addedKey) >= 0
 }
 
+// removed lists, per table, the columns older bundles have and the table
+// no longer does.
+var removed = map[string][]string{
+	// Schema 2: the monotonic times repeat created_ts and ended_ts less
+	// the generation's offsets, which trace_generations holds.
+	TableTraceGoroutines: {ColCreatedMonoNS, ColEndedMonoNS},
+}
+
+// Removed reports whether column name was dropped from table: an older
+// bundle's table may still hold it, and readers leave it out.
+func Removed(table, name string) bool { return slices.Contains(removed[table], name) }
+
+const tableKey = "leakscope.table"
+
+// TableOf returns the table a schema of this package describes.
+func TableOf(sc *arrow.Schema) string {
+	md := sc.Metadata()
+	if i := md.FindKey(tableKey); i >= 0 {
+		return md.Values()[i]
+	}
+	return ""
+}
+
 func schemaOf(table string, fields ...arrow.Field) *arrow.Schema {
-	md := arrow.NewMetadata([]string{"leakscope.table", "leakscope.schema_version"}, []string{table, SchemaVersion})
+	md := arrow.NewMetadata([]string{tableKey, "leakscope.schema_version"}, []string{table, SchemaVersion})
 	return arrow.NewSchema(fields, &md)
 }
 
 // SchemaVersion is bumped whenever a column is removed or changes type.
 // Adding a column keeps the version: columns are only added at the end of
 // a table, marked [Added], and readers look columns up by name.
-const SchemaVersion = "1"
+const SchemaVersion = "2"

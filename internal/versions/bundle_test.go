@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -146,10 +147,19 @@ func readCapture(t *testing.T, dir string) *captured {
 		c.samples = append(c.samples, sample{ts: r.int(schema.ColSnapshotTS), profile: r.str(schema.ColProfile),
 			stack: stacks[r.int(schema.ColStackID)], count: r.int(schema.ColCount), allocObject: r.int(schema.ColAllocObjects)})
 	})
+	// Monotonic times are the wall times less their generation's offsets.
+	mono := bundletest.TraceMono(t, b, mem)
+	monoOf := func(wall int64) int64 {
+		if m, ok := mono(wall); ok && wall != 0 {
+			return m
+		}
+		return 0
+	}
 	each(schema.TableTraceGoroutines, func(r row) {
-		c.traceGs = append(c.traceGs, traceG{goid: r.int(schema.ColGoid), parent: r.int(schema.ColParentGoid),
-			createdTS: r.int(schema.ColCreatedTS), createdMono: r.int(schema.ColCreatedMonoNS),
-			endedTS: r.int(schema.ColEndedTS), endedMono: r.int(schema.ColEndedMonoNS)})
+		g := traceG{goid: r.int(schema.ColGoid), parent: r.int(schema.ColParentGoid),
+			createdTS: r.int(schema.ColCreatedTS), endedTS: r.int(schema.ColEndedTS)}
+		g.createdMono, g.endedMono = monoOf(g.createdTS), monoOf(g.endedTS)
+		c.traceGs = append(c.traceGs, g)
 	})
 	each(schema.TableEBPFEvents, func(r row) {
 		c.ebpf = append(c.ebpf, ebpfEvent{ts: r.int(schema.ColTS), mono: r.int(schema.ColMonoNS), kind: r.str(schema.ColKind),

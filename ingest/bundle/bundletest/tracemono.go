@@ -1,0 +1,43 @@
+package bundletest
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// TraceMono returns a function giving CLOCK_MONOTONIC of a wall time of
+// the bundle's trace windows, as trace ingest mapped it: wall time less
+// the wall offset plus the monotonic offset of the generation
+// (trace_generations) whose range holds it, else of the last generation
+// that starts before it. ok is false before every generation.
+func TraceMono(t testing.TB, b *bundle.Bundle, mem memory.Allocator) func(wall int64) (mono int64, ok bool) {
+	t.Helper()
+	type gen struct{ start, end, wallOff, monoOff int64 }
+	var gens []gen
+	err := b.ReadTable(schema.TableTraceGenerations, mem, func(rec arrow.Record) error {
+		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
+		start, end := col(schema.ColStartTS).(*array.Timestamp), col(schema.ColEndTS).(*array.Timestamp)
+		wallOff, monoOff := col(schema.ColWallOffsetNS).(*array.Int64), col(schema.ColMonoOffsetNS).(*array.Int64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			gens = append(gens, gen{int64(start.Value(i)), int64(end.Value(i)), wallOff.Value(i), monoOff.Value(i)})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read %s: %v", schema.TableTraceGenerations, err)
+	}
+	sort.Slice(gens, func(i, j int) bool { return gens[i].start < gens[j].start })
+	return func(wall int64) (int64, bool) {
+		i := sort.Search(len(gens), func(i int) bool { return gens[i].start > wall }) - 1
+		if i < 0 {
+			return 0, false
+		}
+		return wall - gens[i].wallOff + gens[i].monoOff, true
+	}
+}
