@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -42,27 +41,6 @@ func startSample(t testing.TB, name string, args ...string) *samples.Process {
 		cancel()
 	})
 	return p
-}
-
-// stackFuncs maps every stack id of the bundle to its function names,
-// leaf first.
-func stackFuncs(t testing.TB, b *bundle.Bundle, mem memory.Allocator) map[int64][]string {
-	t.Helper()
-	frames := map[int64]string{}
-	if err := b.Frames(mem, func(f schema.Frame) { frames[f.ID] = f.Function }); err != nil {
-		t.Fatal(err)
-	}
-	out := map[int64][]string{}
-	if err := b.Stacks(mem, func(s schema.Stack) {
-		fns := make([]string, len(s.FrameIDs))
-		for i, id := range s.FrameIDs {
-			fns[i] = frames[id]
-		}
-		out[s.ID] = fns
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func hasFunc(fns []string, sub string) bool {

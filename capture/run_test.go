@@ -71,7 +71,7 @@ func TestCaptureLeakySample(t *testing.T) {
 
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	stacks := stackFuncs(t, b, mem)
+	stacks := bundletest.StackFunctions(t, b, mem)
 
 	// Leaked goroutines in the last dump: goid -> creator goid.
 	dumped := map[int64]int64{}

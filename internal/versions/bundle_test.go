@@ -106,7 +106,7 @@ func readCapture(t *testing.T, dir string) *captured {
 	c := &captured{dir: dir, b: b, m: b.Manifest}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	stacks := stackFunctions(t, b, mem)
+	stacks := bundletest.StackFunctions(t, b, mem)
 	each := func(table string, fn func(r row)) {
 		err := b.ReadTable(table, mem, func(rec arrow.Record) error {
 			for i := range int(rec.NumRows()) {
@@ -179,26 +179,6 @@ func readCapture(t *testing.T, dir string) *captured {
 		c.raw = append(c.raw, rt)
 	}
 	return c
-}
-
-// stackFunctions maps every stack id to its function names, leaf first.
-func stackFunctions(t *testing.T, b *bundle.Bundle, mem memory.Allocator) map[int64][]string {
-	t.Helper()
-	fn := map[int64]string{}
-	if err := b.Frames(mem, func(f schema.Frame) { fn[f.ID] = f.Function }); err != nil {
-		t.Fatal(err)
-	}
-	out := map[int64][]string{}
-	if err := b.Stacks(mem, func(s schema.Stack) {
-		names := make([]string, len(s.FrameIDs))
-		for i, id := range s.FrameIDs {
-			names[i] = fn[id]
-		}
-		out[s.ID] = names
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // has reports whether a stack holds the function name.

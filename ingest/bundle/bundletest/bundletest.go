@@ -173,3 +173,24 @@ func Corrupt(t testing.TB, dir, table string, d Damage) {
 		t.Fatal(err)
 	}
 }
+
+// StackFunctions returns the function names of every stack of b, by
+// stack id, innermost first.
+func StackFunctions(t testing.TB, b *bundle.Bundle, mem memory.Allocator) map[int64][]string {
+	t.Helper()
+	names := map[int64]string{}
+	if err := b.Frames(mem, func(f schema.Frame) { names[f.ID] = f.Function }); err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64][]string{}
+	if err := b.Stacks(mem, func(s schema.Stack) {
+		fns := make([]string, len(s.FrameIDs))
+		for i, id := range s.FrameIDs {
+			fns[i] = names[id]
+		}
+		out[s.ID] = fns
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
