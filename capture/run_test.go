@@ -93,7 +93,7 @@ func TestCaptureLeakySample(t *testing.T) {
 
 	// The same goroutines in the trace windows, with the same parents.
 	var inTrace, traceMismatch int
-	traceCreated := map[int64][2]int64{} // goid -> created_ts, its monotonic time
+	traceCreated := map[int64][3]int64{} // goid -> created_ts, its monotonic time and that time's slack
 	mono := bundletest.TraceMono(t, b, mem)
 	readRows(t, b, schema.TableTraceGoroutines, mem, func(rec arrow.Record, i int) {
 		goid := i64At(col(t, rec, schema.ColGoid), i)
@@ -103,8 +103,8 @@ func TestCaptureLeakySample(t *testing.T) {
 			return
 		}
 		created := i64At(col(t, rec, schema.ColCreatedTS), i)
-		m, _ := mono(created)
-		traceCreated[goid] = [2]int64{created, m}
+		m, slack, _ := mono(created)
+		traceCreated[goid] = [3]int64{created, m, slack}
 		if parent == want {
 			inTrace++
 		} else {
@@ -163,7 +163,7 @@ func TestCaptureLeakySample(t *testing.T) {
 			d := time.Duration(i64At(col(t, rec, schema.ColTS), i) - tc[0]).Abs()
 			allowed := spread
 			if tc[1] != 0 {
-				allowed += time.Duration(i64At(col(t, rec, schema.ColMonoNS), i) - tc[1]).Abs()
+				allowed += time.Duration(i64At(col(t, rec, schema.ColMonoNS), i)-tc[1]).Abs() + time.Duration(tc[2])
 			}
 			clockChecked++
 			if d-allowed > worst-worstAllowed || clockChecked == 1 {

@@ -50,6 +50,9 @@ type traceG struct {
 	goid, parent           int64
 	createdTS, createdMono int64
 	endedTS, endedMono     int64
+	// createdSlack bounds createdMono's error: the creation's wall time
+	// lies where two generations' mappings overlap (bundletest.TraceMono).
+	createdSlack int64
 }
 
 type ebpfEvent struct {
@@ -149,16 +152,17 @@ func readCapture(t *testing.T, dir string) *captured {
 	})
 	// Monotonic times are the wall times less their generation's offsets.
 	mono := bundletest.TraceMono(t, b, mem)
-	monoOf := func(wall int64) int64 {
-		if m, ok := mono(wall); ok && wall != 0 {
-			return m
+	monoOf := func(wall int64) (int64, int64) {
+		if m, slack, ok := mono(wall); ok && wall != 0 {
+			return m, slack
 		}
-		return 0
+		return 0, 0
 	}
 	each(schema.TableTraceGoroutines, func(r row) {
 		g := traceG{goid: r.int(schema.ColGoid), parent: r.int(schema.ColParentGoid),
 			createdTS: r.int(schema.ColCreatedTS), endedTS: r.int(schema.ColEndedTS)}
-		g.createdMono, g.endedMono = monoOf(g.createdTS), monoOf(g.endedTS)
+		g.createdMono, g.createdSlack = monoOf(g.createdTS)
+		g.endedMono, _ = monoOf(g.endedTS)
 		c.traceGs = append(c.traceGs, g)
 	})
 	each(schema.TableEBPFEvents, func(r row) {

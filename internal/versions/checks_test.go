@@ -173,7 +173,7 @@ func checkTrace(t *testing.T, c *captured, toolchain string) {
 			g, ok := created[goid]
 			// With clock snapshots (Go 1.25+) ingest maps trace time
 			// through each snapshot's monotonic reading.
-			if !ok || g.parent != parentOf(rc) || !createdAt(g.createdMono, rc, rt.monoSkew) {
+			if !ok || g.parent != parentOf(rc) || !createdAt(g.createdMono, rc, rt.monoSkew+g.createdSlack) {
 				if bad++; bad <= 5 {
 					t.Errorf("window %d: goroutine %d created by %d at %d; ingested as %+v (found %v)", i, goid, rc.parent, rc.at, g, ok)
 				}

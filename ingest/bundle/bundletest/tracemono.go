@@ -15,8 +15,11 @@ import (
 // the bundle's trace windows, as trace ingest mapped it: wall time less
 // the wall offset plus the monotonic offset of the generation
 // (trace_generations) whose range holds it, else of the last generation
-// that starts before it. ok is false before every generation.
-func TraceMono(t testing.TB, b *bundle.Bundle, mem memory.Allocator) func(wall int64) (mono int64, ok bool) {
+// that starts before it. Adjacent generations' wall ranges can overlap by
+// the drift between their clock snapshots; a time in both could belong to
+// either, and slack is then how far the two mappings differ. ok is false
+// before every generation.
+func TraceMono(t testing.TB, b *bundle.Bundle, mem memory.Allocator) func(wall int64) (mono, slack int64, ok bool) {
 	t.Helper()
 	type gen struct{ start, end, wallOff, monoOff int64 }
 	var gens []gen
@@ -33,11 +36,25 @@ func TraceMono(t testing.TB, b *bundle.Bundle, mem memory.Allocator) func(wall i
 		t.Fatalf("read %s: %v", schema.TableTraceGenerations, err)
 	}
 	sort.Slice(gens, func(i, j int) bool { return gens[i].start < gens[j].start })
-	return func(wall int64) (int64, bool) {
+	return func(wall int64) (int64, int64, bool) {
 		i := sort.Search(len(gens), func(i int) bool { return gens[i].start > wall }) - 1
 		if i < 0 {
-			return 0, false
+			return 0, 0, false
 		}
-		return wall - gens[i].wallOff + gens[i].monoOff, true
+		g := gens[i]
+		mono := wall - g.wallOff + g.monoOff
+		var slack int64
+		for j := i - 1; j >= 0 && gens[j].end >= wall; j-- {
+			other := wall - gens[j].wallOff + gens[j].monoOff
+			slack = max(slack, abs(other-mono))
+		}
+		return mono, slack, true
 	}
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
