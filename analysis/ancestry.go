@@ -113,7 +113,9 @@ func creatorOfCreationStack(fr []Frame) string {
 }
 
 // addEBPF adds goroutines seen by eBPF probes; a goroutine no dump or
-// trace names takes its creator from the go statement eBPF saw.
+// trace names takes its creator from the go statement eBPF saw. Without
+// dumps, one seen created and not exit is alive when the probes stayed
+// attached from its creation to the end.
 func (p *population) addEBPF(eg map[int64]*ebpfG, st *stackTable) {
 	if len(eg) == 0 {
 		return
@@ -132,7 +134,7 @@ func (p *population) addEBPF(eg map[int64]*ebpfG, st *stackTable) {
 				r.creatorFn = creatorOfCreationStack(fr)
 			}
 		}
-		if g.ended == 0 && g.created != 0 && p.aliveAt == 0 {
+		if g.ended == 0 && g.created != 0 && g.lost == 0 && p.aliveAt == 0 {
 			r.alive = true
 		}
 	}

@@ -626,7 +626,11 @@ type Bar struct {
 	Goid  int64      `json:"goid,omitempty"`
 	Start time.Time  `json:"start"`
 	End   *time.Time `json:"end"` // nil: still alive / never ended
-	State string     `json:"state,omitempty"`
+	// EndUnknown says End is when the eBPF probes that saw the goroutine
+	// created were detached (see the probe_windows table), not its exit:
+	// it may have lived on.
+	EndUnknown bool   `json:"end_unknown,omitempty"`
+	State      string `json:"state,omitempty"`
 	// Parent is the creator goid (goroutines) or the parent span id.
 	Parent int64 `json:"parent,omitempty"`
 	// CreatedIn is the function that ran the go statement, for a

@@ -42,6 +42,10 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		state      string
 		parent     int64
 		creation   int64 // creation stack (trace or eBPF), for an unknown entry
+		// lost is when the eBPF probes that saw it created were detached,
+		// for one no source saw end; endUnknown marks an end taken from it.
+		lost       int64
+		endUnknown bool
 	}
 	goroutines := map[int64]*life{}
 	// Dumps give presence between snapshots: from the first snapshot that
@@ -111,6 +115,9 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 		if l.creation == 0 {
 			l.creation = g.stack
 		}
+		if g.lost != 0 && !inDumps[goid] {
+			l.lost = g.lost
+		}
 	}
 	// Alive means alive at the last dump when there are dumps: a dump
 	// lists every goroutine, so one the traces or eBPF saw but no later
@@ -125,6 +132,13 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 			if i := sort.Search(n, func(i int) bool { return d.snapshots[i] > l.start }); i < n {
 				l.end = d.snapshots[i]
 			}
+		}
+	}
+	// One seen only by eBPF probes detached after its creation is last
+	// known alive when they were.
+	for _, l := range goroutines {
+		if l.end == 0 && l.lost != 0 {
+			l.end, l.endUnknown = l.lost, true
 		}
 	}
 	alive := map[int64]bool{}
@@ -192,7 +206,7 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 			bar = Bar{ID: fmt.Sprintf("%s%d", s.kind, s.id), Kind: s.kind, Name: s.name, Goid: s.goid, Start: tsTime(c.start), Parent: s.parent}
 		} else {
 			l := goroutines[c.id]
-			bar = Bar{ID: fmt.Sprintf("g%d", c.id), Kind: "goroutine", Name: l.name, Goid: c.id, Start: tsTime(c.start), State: l.state, Parent: l.parent}
+			bar = Bar{ID: fmt.Sprintf("g%d", c.id), Kind: "goroutine", Name: l.name, Goid: c.id, Start: tsTime(c.start), State: l.state, Parent: l.parent, EndUnknown: l.endUnknown}
 			if l.name == "" && l.creation != 0 {
 				if fr := st.framesOf(l.creation); len(fr) > 0 {
 					bar.CreatedIn = creatorOfCreationStack(fr)

@@ -75,15 +75,22 @@ func readTraceGoroutines(b *bundle.Bundle, mem memory.Allocator) (map[int64]*tra
 	return out, nil
 }
 
-// ebpfG is one goroutine seen by the eBPF probes.
+// ebpfG is one goroutine seen by the eBPF probes. lost is, for one seen
+// created and not exit, when the probes were detached after it (see
+// probeCoverage.lostAfter): it may have exited unseen after that.
 type ebpfG struct {
-	parent, created, ended, stack int64
+	parent, created, ended, stack, lost int64
 }
 
-// readEBPFGoroutines reads go_create and go_exit events.
+// readEBPFGoroutines reads go_create and go_exit events and the windows
+// of the probes.
 func readEBPFGoroutines(b *bundle.Bundle, mem memory.Allocator) (map[int64]*ebpfG, error) {
+	cov, err := readProbeCoverage(b, mem)
+	if err != nil {
+		return nil, err
+	}
 	out := map[int64]*ebpfG{}
-	err := b.ReadTable(schema.TableEBPFEvents, mem, func(rec arrow.Record) error {
+	err = b.ReadTable(schema.TableEBPFEvents, mem, func(rec arrow.Record) error {
 		c := cols{rec}
 		ts, kind, goid, parent, stack := c.i64(schema.ColTS), c.str(schema.ColKind), c.i64(schema.ColGoid), c.i64(schema.ColParentGoid), c.i64(schema.ColStackID)
 		for r := 0; r < int(rec.NumRows()); r++ {
@@ -110,6 +117,11 @@ func readEBPFGoroutines(b *bundle.Bundle, mem memory.Allocator) (map[int64]*ebpf
 	})
 	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read ebpf events: %w", err)
+	}
+	for _, g := range out {
+		if g.ended == 0 && g.created != 0 {
+			g.lost = cov.lostAfter(g.created)
+		}
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/leakscope/leakscope/capture/probe"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -28,6 +29,8 @@ type tracer interface {
 	Frames(pcs []uint64) []bundle.StackFrame
 	// Frame symbolises one PC (retAddr: pc is a return address).
 	Frame(pc uint64, retAddr bool) (bundle.StackFrame, bool)
+	// SetAttached attaches or detaches a probe group.
+	SetAttached(group string, on bool) error
 	Close() error
 }
 
@@ -51,6 +54,19 @@ type ebpfSource struct {
 	stacks  map[string]int64
 	keyBuf  []byte
 	stackEr int64
+
+	// The goroutine probes' budget (ebpfbudget.go); budgetLoop alone uses
+	// the first four, winMu guards the rest.
+	budgetDone  chan struct{}
+	lastHits    int64
+	lastCPU     time.Duration
+	windowed    bool // the probes were detached for part of an interval
+	winMu       sync.Mutex
+	share       float64 // latest estimate of their cost while attached
+	windowStart int64   // monotonic start of the open window, 0 when detached
+	windows     int64   // windows recorded
+	attachedNS  int64   // their total length
+	setErr      bool
 }
 
 // startEBPF attaches the tracer unless disabled; when it cannot, it says so
@@ -71,6 +87,7 @@ func (c *capturer) startEBPF(ctx context.Context) {
 		unavailable("no --pid given (eBPF probes the target process by pid)")
 		return
 	}
+	attachStart := monoNow()
 	t, err := attachTracer(c.opts.PID)
 	if err != nil {
 		why := err.Error()
@@ -85,15 +102,21 @@ func (c *capturer) startEBPF(ctx context.Context) {
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e := &ebpfSource{c: c, t: t, cancel: cancel, done: make(chan struct{}),
-		byKind: map[string]int64{}, stacks: map[string]int64{}}
+		byKind: map[string]int64{}, stacks: map[string]int64{},
+		budgetDone: make(chan struct{}), windowStart: attachStart}
 	c.ebpf = e
 	c.w.Update(func(m *bundle.Manifest) {
 		s := m.Source(bundle.SourceEBPF)
 		s.Settings = t.Settings()
+		s.Settings["goroutine_budget"] = budgetSettings(c.opts.EBPFBudget)
 	})
 	go func() {
 		defer close(e.done)
 		e.runErr = t.Run(rctx, e.event)
+	}()
+	go func() {
+		defer close(e.budgetDone)
+		e.budgetLoop(rctx)
 	}()
 	// The run context ends the tracer too, after the HTTP sources finish.
 	go func() {
@@ -185,10 +208,15 @@ func (e *ebpfSource) stats() EBPFStats {
 	return EBPFStats{Events: e.events.Load(), Dropped: e.t.Dropped(), ByKind: maps.Clone(e.byKind)}
 }
 
-// close stops the event stream and detaches the probes.
+// close stops the event stream, records the goroutine probes' last window
+// and detaches the probes.
 func (e *ebpfSource) close() {
 	e.cancel()
+	<-e.budgetDone
 	<-e.done
+	e.winMu.Lock()
+	e.endWindow(true)
+	e.winMu.Unlock()
 	e.t.Close()
 }
 
@@ -197,6 +225,11 @@ func (e *ebpfSource) finish(m *bundle.Manifest, gone string) {
 	st := e.stats()
 	s := m.Source(bundle.SourceEBPF)
 	s.Counters = map[string]int64{"events": st.Events, "dropped": st.Dropped}
+	e.winMu.Lock()
+	s.Counters["goroutine_probe_windows"] = e.windows
+	s.Counters["goroutine_probes_attached_ms"] = e.attachedNS / 1e6
+	s.Counters["goroutine_probe_cost_ppm"] = int64(e.share * 1e6)
+	e.winMu.Unlock()
 	for k, n := range st.ByKind {
 		s.Counters[k] = n
 	}

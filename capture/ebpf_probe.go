@@ -73,4 +73,6 @@ func (p *probeTracer) Frame(pc uint64, retAddr bool) (bundle.StackFrame, bool) {
 	return p.sym.Frame(pc, retAddr)
 }
 
+func (p *probeTracer) SetAttached(group string, on bool) error { return p.t.SetAttached(group, on) }
+
 func (p *probeTracer) Close() error { return p.t.Close() }

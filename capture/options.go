@@ -47,6 +47,11 @@ type Options struct {
 	NoSnapshots bool
 	// NoEBPF disables the eBPF tracer.
 	NoEBPF bool
+	// EBPFBudget is the share of the target's CPU the eBPF goroutine
+	// probes may cost it (0: [DefaultEBPFBudget]; 1 or more: no limit).
+	// Above it they are attached for the first part of each interval
+	// only, and the bundle's probe_windows table says when.
+	EBPFBudget float64
 	// ClockSyncEvery is the period of clock_sync pairs (default 5 s).
 	ClockSyncEvery time.Duration
 
@@ -63,6 +68,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Interval == 0 {
 		o.Interval = DefaultInterval
+	}
+	if o.EBPFBudget == 0 {
+		o.EBPFBudget = DefaultEBPFBudget
 	}
 	if o.ClockSyncEvery == 0 {
 		o.ClockSyncEvery = DefaultClockSyncEvery
@@ -86,6 +94,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("bad duration %v", o.Duration)
 	case o.Nice < 0 || o.Nice > 19:
 		return fmt.Errorf("nice %d is outside 0..19", o.Nice)
+	case o.EBPFBudget < 0:
+		return fmt.Errorf("eBPF budget %g is negative", o.EBPFBudget)
 	case o.Interval < time.Second:
 		return fmt.Errorf("interval %v is shorter than 1s", o.Interval)
 	}

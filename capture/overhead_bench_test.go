@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +23,7 @@ import (
 var (
 	benchPhase = flag.Duration("overhead.phase", DefaultInterval, "length of each overhead benchmark phase; the capture interval")
 	benchConns = flag.Int("overhead.conns", 8, "concurrent keep-alive connections driving /work")
+	benchModes = flag.String("overhead.modes", "", "comma-separated modes to run (snapshots,cpu,trace,ebpf,all); empty runs every mode")
 )
 
 // BenchmarkOverhead drives the stable-pool sample's /work endpoint over
@@ -58,6 +59,9 @@ func BenchmarkOverhead(b *testing.B) {
 		{"all", with(func(o *Options) {
 			o.NoSnapshots, o.NoEBPF, o.CPUWindow, o.TraceWindow = false, false, window, window
 		})},
+	}
+	if *benchModes != "" {
+		modes = slices.DeleteFunc(modes, func(m mode) bool { return !slices.Contains(strings.Split(*benchModes, ","), m.name) })
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *benchConns, DisableCompression: true}}
 	defer client.CloseIdleConnections()
@@ -164,21 +168,11 @@ func drive(b *testing.B, c *http.Client, p *samples.Process, d time.Duration) lo
 	return load{reqPerSec: reqs / time.Since(start).Seconds(), cpuPerReq: cpu.Seconds() / reqs}
 }
 
-// procCPU reads the user plus system CPU time of process pid (all threads,
-// including time spent in uprobe handlers) from /proc/PID/stat.
+// procCPU is processCPU, failing b on error.
 func procCPU(b *testing.B, pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := processCPU(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	// After "pid (comm) ", fields start at state (3); utime is 14, stime 15.
-	ut, err1 := strconv.ParseInt(f[14-3], 10, 64)
-	st, err2 := strconv.ParseInt(f[15-3], 10, 64)
-	if err1 != nil || err2 != nil {
-		b.Fatalf("parse /proc/%d/stat: %q", pid, s)
-	}
-	const clkTck = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / clkTck
+	return d
 }

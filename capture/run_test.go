@@ -32,6 +32,7 @@ func TestCaptureLeakySample(t *testing.T) {
 	sum, err := Run(context.Background(), Options{
 		PID: p.PID, Out: out, Duration: 20 * time.Second, Interval: 5 * time.Second,
 		TraceWindow: 3 * time.Second, CPUWindow: 2 * time.Second,
+		EBPFBudget: 1, // the probes attached throughout: the test compares their creations with the trace's
 	}, &syncWriter{w: &log})
 	t.Logf("progress:\n%s", log.String())
 	if err != nil {

@@ -1,5 +1,7 @@
 package probe
 
+import "github.com/leakscope/leakscope/ingest/schema"
+
 // BinaryInfo describes the traced binary and how it was probed, for the
 // capture manifest.
 type BinaryInfo struct {
@@ -82,3 +84,13 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// Probe groups, as [Tracer.SetAttached] names them.
+const (
+	// GroupGoroutines is the go_create and go_exit probes.
+	GroupGoroutines = schema.ProbesGoroutines
+	// GroupAlloc is the alloc probe.
+	GroupAlloc = "alloc"
+	// GroupGC is the gc_start and gc_end probes.
+	GroupGC = "gc"
+)

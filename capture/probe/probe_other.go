@@ -33,3 +33,11 @@ func (t *Tracer) Symbolizer() *Symbolizer { return nil }
 
 // Close does nothing.
 func (t *Tracer) Close() error { return nil }
+
+// SetAttached returns an error wrapping ErrNotSupported.
+func (t *Tracer) SetAttached(group string, on bool) error {
+	return fmt.Errorf("set probes: %w", ErrNotSupported)
+}
+
+// Attached reports false.
+func (t *Tracer) Attached(group string) bool { return false }

@@ -29,11 +29,15 @@ type Tracer struct {
 	events *ebpf.Map
 	drops  *ebpf.Map
 	progs  []*ebpf.Program
-	links  []link.Link
-	rd     *ringbuf.Reader
-	bias   uint64            // PIE load bias, 0 when unknown
-	leaf   map[uint64]uint64 // in-frame return site PC -> its RET's PC
-	wakeAt int               // see progConfig.wakeAt
+	ex     *link.Executable
+	// groups holds each probe group's uprobes; groupMu guards their links,
+	// which SetAttached closes and re-creates.
+	groups  map[string]*probeGroup
+	groupMu sync.Mutex
+	rd      *ringbuf.Reader
+	bias    uint64            // PIE load bias, 0 when unknown
+	leaf    map[uint64]uint64 // in-frame return site PC -> its RET's PC
+	wakeAt  int               // see progConfig.wakeAt
 
 	counts     [numKinds]atomic.Int64
 	stackErrs  atomic.Int64
@@ -46,6 +50,7 @@ type Tracer struct {
 
 // probeSpec says where one program goes.
 type probeSpec struct {
+	group  string // GroupGoroutines, GroupAlloc or GroupGC
 	kind   uint32
 	symbol string
 	ret    bool // at every RET, else after the prologue
@@ -98,12 +103,13 @@ func Attach(pid int, opts Options) (_ *Tracer, err error) {
 	if err != nil {
 		return nil, classify("create drop counters", err)
 	}
-	ex, err := link.OpenExecutable(exe)
+	t.ex, err = link.OpenExecutable(exe)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", exe, err)
 	}
+	t.groups = map[string]*probeGroup{}
 	for _, p := range probeSet(opts) {
-		if err := t.attach(ex, p, opts); err != nil {
+		if err := t.attach(p, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -119,16 +125,16 @@ func probeSet(opts Options) []probeSpec {
 	var ps []probeSpec
 	if opts.Goroutines {
 		ps = append(ps,
-			probeSpec{kind: kindGoCreate, symbol: "runtime.newproc1", ret: true, body: goCreateBody, stack: opts.CreateStacks},
-			probeSpec{kind: kindGoExit, symbol: "runtime.gdestroy", body: goExitBody})
+			probeSpec{group: GroupGoroutines, kind: kindGoCreate, symbol: "runtime.newproc1", ret: true, body: goCreateBody, stack: opts.CreateStacks},
+			probeSpec{group: GroupGoroutines, kind: kindGoExit, symbol: "runtime.gdestroy", body: goExitBody})
 	}
 	if opts.Alloc {
-		ps = append(ps, probeSpec{kind: kindAlloc, symbol: "runtime.profilealloc", body: allocBody, stack: true})
+		ps = append(ps, probeSpec{group: GroupAlloc, kind: kindAlloc, symbol: "runtime.profilealloc", body: allocBody, stack: true})
 	}
 	if opts.GC {
 		ps = append(ps,
-			probeSpec{kind: kindGCStart, symbol: "runtime.(*gcControllerState).startCycle", body: gcBody},
-			probeSpec{kind: kindGCEnd, symbol: "runtime.gcMarkTermination", body: gcBody})
+			probeSpec{group: GroupGC, kind: kindGCStart, symbol: "runtime.(*gcControllerState).startCycle", body: gcBody},
+			probeSpec{group: GroupGC, kind: kindGCEnd, symbol: "runtime.gcMarkTermination", body: gcBody})
 	}
 	return ps
 }
@@ -141,7 +147,7 @@ type probeSite struct {
 }
 
 // attach loads the program of p and puts it on every location of p.
-func (t *Tracer) attach(ex *link.Executable, p probeSpec, opts Options) error {
+func (t *Tracer) attach(p probeSpec, opts Options) error {
 	fn, err := t.bin.Func(p.symbol)
 	if err != nil {
 		return fmt.Errorf("locate probe: %v: %w", err, ErrNotSupported)
@@ -183,11 +189,10 @@ func (t *Tracer) attach(ex *link.Executable, p probeSpec, opts Options) error {
 			progs[s.inFrame] = prog
 			t.progs = append(t.progs, prog)
 		}
-		l, err := ex.Uprobe("", prog, &link.UprobeOptions{Address: fn.FileOffset, Offset: s.off, PID: t.pid})
-		if err != nil {
-			return classify(fmt.Sprintf("attach uprobe %s+%#x", p.symbol, s.off), err)
+		u := uprobe{prog: prog, symbol: p.symbol, fileOffset: fn.FileOffset, off: s.off}
+		if err := t.group(p.group).add(t, u); err != nil {
+			return err
 		}
-		t.links = append(t.links, l)
 		t.info.Probes = append(t.info.Probes, ProbeInfo{Kind: kindNames[p.kind], Symbol: p.symbol, Offset: s.off, FileOffset: fn.FileOffset + s.off})
 		if s.inFrame {
 			if t.leaf == nil {
@@ -331,9 +336,11 @@ func (t *Tracer) Close() error {
 		final := t.Stats()
 		t.closed.Store(&final)
 		var errs []error
-		for _, l := range t.links {
-			errs = append(errs, l.Close())
+		t.groupMu.Lock()
+		for _, g := range t.groups {
+			errs = append(errs, g.detach())
 		}
+		t.groupMu.Unlock()
 		if t.rd != nil {
 			errs = append(errs, t.rd.Close())
 		}

@@ -63,6 +63,7 @@ GET /status shows the watched processes and the spool.`, stderr)
 	fs.DurationVar(&traceWin, "trace-window", traceWin, "trace window per capture interval, whole seconds (0 = no trace)")
 	fs.DurationVar(&cpuWin, "cpu-window", cpuWin, "CPU profile window per capture interval, whole seconds (0 = none)")
 	fs.BoolVar(&cfg.Capture.NoEBPF, "no-ebpf", false, "do not attach eBPF probes")
+	budget := ebpfBudgetFlag(fs)
 	fs.StringVar(&cfg.SpoolDir, "spool", "/var/lib/leakscope/spool", "spool `directory` for captures waiting for upload")
 	fs.Var(&maxSpool, "spool-max", "largest spool size in `bytes` (suffixes K, M, G)")
 	fs.StringVar(&cfg.UploadTo, "to", "", "workbench base `URL` to upload captures to (empty: keep them in the spool)")
@@ -96,6 +97,9 @@ GET /status shows the watched processes and the spool.`, stderr)
 	fit := max(1e9, (captureInterval / 3).Truncate(1e9))
 	cfg.Capture.TraceWindow, cfg.Capture.CPUWindow = min(traceWin, fit), min(cpuWin, fit)
 	cfg.Capture.Nice = capture.DefaultNice
+	if cfg.Capture.EBPFBudget, err = budget(); err != nil {
+		return usagef("agent: %v", err)
+	}
 	cfg.Capture.Out, cfg.Capture.URL = "placeholder", "placeholder"
 	if err := cfg.Capture.Validate(); err != nil || captureDuration <= 0 {
 		return usagef("agent: capture settings: %v", orDuration(err))

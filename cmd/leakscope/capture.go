@@ -35,6 +35,7 @@ bundle is recorded into NAME.lsb beside it and packed at the end.`, stderr)
 	fs.DurationVar(&o.TraceWindow, "trace-window", capture.DefaultTraceWindow, "runtime/trace window per interval, whole seconds (0 = no trace)")
 	fs.DurationVar(&o.CPUWindow, "cpu-window", capture.DefaultCPUWindow, "CPU profile window per interval, whole seconds (0 = no CPU profile)")
 	fs.BoolVar(&o.NoEBPF, "no-ebpf", false, "do not attach eBPF probes")
+	budget := ebpfBudgetFlag(fs)
 	fs.IntVar(&o.Nice, "nice", capture.DefaultNice, "nice value to capture at, so the target wins CPU contention (0 = unchanged)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -59,6 +60,9 @@ bundle is recorded into NAME.lsb beside it and packed at the end.`, stderr)
 	}
 	if !set["cpu-window"] && o.CPUWindow > o.Interval-time.Second {
 		o.CPUWindow = fit
+	}
+	if o.EBPFBudget, err = budget(); err != nil {
+		return usagef("capture: %v", err)
 	}
 	o.Tool = "leakscope " + version()
 	if err := o.Validate(); err != nil {
@@ -104,4 +108,17 @@ func packCapture(sum *capture.Summary, archive string) error {
 		sum.BundleBytes = st.Size()
 	}
 	return nil
+}
+
+// ebpfBudgetFlag defines --ebpf-budget on fs; the function it returns
+// gives the budget as a share of the target's CPU once fs is parsed.
+func ebpfBudgetFlag(fs *flag.FlagSet) func() (float64, error) {
+	pct := fs.Float64("ebpf-budget", 100*capture.DefaultEBPFBudget,
+		"percent of the target's CPU the eBPF goroutine probes may cost; above it they are attached for the first part of each interval only (100 = always attached)")
+	return func() (float64, error) {
+		if *pct <= 0 {
+			return 0, fmt.Errorf("--ebpf-budget %g must be above 0 (percent of the target's CPU)", *pct)
+		}
+		return *pct / 100, nil
+	}
 }

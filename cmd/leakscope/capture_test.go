@@ -20,6 +20,7 @@ func TestCaptureUploadUsage(t *testing.T) {
 		{[]string{"capture", "--url", "http://127.0.0.1:1", "-o", "x", "--trace-window", "1500ms"}, "whole number of seconds"},
 		{[]string{"capture", "--url", "http://127.0.0.1:1", "-o", "x", "--interval", "2s", "--cpu-window", "3s"}, "longer than the interval"},
 		{[]string{"capture", "--url", "http://127.0.0.1:1", "-o", "x", "extra"}, "unexpected argument"},
+		{[]string{"capture", "--url", "http://127.0.0.1:1", "-o", "x", "--ebpf-budget", "0"}, "must be above 0"},
 		{[]string{"upload", "--to", "http://127.0.0.1:1"}, "need exactly one BUNDLE"},
 		{[]string{"upload", "b.lsb"}, "need --to URL"},
 	} {

@@ -242,6 +242,30 @@ var EBPFEventsSchema = schemaOf(TableEBPFEvents,
 	field(ColStackID, arrow.PrimitiveTypes.Int64, true),
 )
 
+// Columns of the probe_windows table.
+const (
+	ColProbes      = "probes"
+	ColStartMonoNS = "start_mono_ns"
+	ColEndMonoNS   = "end_mono_ns"
+	ColToEnd       = "to_end"
+)
+
+// ProbesGoroutines names the go_create and go_exit probes in probe_windows.
+const ProbesGoroutines = "goroutines"
+
+// ProbeWindowsSchema: one row per time a set of eBPF probes was attached,
+// from attaching to detaching; to_end says the probes stayed attached
+// until the capture ended. A bundle without the table, or with eBPF events
+// but no row, had its probes attached throughout.
+var ProbeWindowsSchema = schemaOf(TableProbeWindows,
+	field(ColProbes, DictString, false),
+	field(ColStartTS, Timestamp, false),
+	field(ColEndTS, Timestamp, false),
+	field(ColStartMonoNS, arrow.PrimitiveTypes.Int64, false),
+	field(ColEndMonoNS, arrow.PrimitiveTypes.Int64, false),
+	field(ColToEnd, arrow.FixedWidthTypes.Boolean, false),
+)
+
 // ClockSyncSchema: (monotonic, wall) clock pairs taken during a capture.
 var ClockSyncSchema = schemaOf(TableClockSync,
 	field(ColMonoNS, arrow.PrimitiveTypes.Int64, false),

@@ -147,6 +147,14 @@ type ClockSync struct {
 	Source string
 }
 
+// ProbeWindow is one row of the probe_windows table.
+type ProbeWindow struct {
+	Probes             string
+	StartTS, EndTS     int64
+	StartMono, EndMono int64
+	ToEnd              bool
+}
+
 // Row is implemented by every row struct: it appends itself to a record
 // builder made from its table's schema.
 type Row interface {
@@ -360,6 +368,19 @@ func (r ClockSync) AppendTo(b *array.RecordBuilder) {
 	i64(b, 0, r.MonoNS)
 	ts(b, 1, r.TS)
 	dict(b, 2, r.Source)
+}
+
+// Table implements [Row].
+func (ProbeWindow) Table() string { return TableProbeWindows }
+
+// AppendTo implements [Row].
+func (r ProbeWindow) AppendTo(b *array.RecordBuilder) {
+	dict(b, 0, r.Probes)
+	ts(b, 1, r.StartTS)
+	ts(b, 2, r.EndTS)
+	i64(b, 3, r.StartMono)
+	i64(b, 4, r.EndMono)
+	boolean(b, 5, r.ToEnd)
 }
 
 // Table implements [Row].

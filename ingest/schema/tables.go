@@ -23,6 +23,11 @@ const (
 	// TableTraceGenerations indexes the generations of each raw trace, so
 	// that one goroutine's transitions can be decoded later from raw/.
 	TableTraceGenerations = "trace_generations"
+	// TableProbeWindows lists when the eBPF goroutine probes were attached:
+	// a capture detaches them between windows to stay within its CPU
+	// budget, so a goroutine the probes saw created and not exit may have
+	// exited in a gap.
+	TableProbeWindows = "probe_windows"
 )
 
 // Column names shared by several tables.
@@ -63,6 +68,7 @@ var Schemas = map[string]*arrow.Schema{
 	TableRaces:            RacesSchema,
 	TableSourceCode:       SourceCodeSchema,
 	TableTraceGenerations: TraceGenerationsSchema,
+	TableProbeWindows:     ProbeWindowsSchema,
 }
 
 // TableNames lists every table in a stable order (dictionaries first).
@@ -70,6 +76,7 @@ var TableNames = []string{
 	TableFrames, TableStacks, TableSamples, TableGoroutines,
 	TableTraceGoroutines, TableTraceTransitions, TableSpans,
 	TableMetrics, TableEBPFEvents, TableClockSync, TableRaces, TableSourceCode, TableTraceGenerations,
+	TableProbeWindows,
 }
 
 func field(name string, t arrow.DataType, nullable bool) arrow.Field {

@@ -1,0 +1,139 @@
+package capture
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+func TestWindowFor(t *testing.T) {
+	const interval, measure = 15 * time.Second, time.Second
+	for _, c := range []struct {
+		name   string
+		budget float64
+		hits   int64
+		cpu    time.Duration
+		want   time.Duration
+	}{
+		{"within budget", 0.01, 2000, time.Second, interval},                    // 8 ms of 1 s
+		{"no limit", 1, 1e6, time.Second, interval},                             // 4 s of 1 s
+		{"idle target, under the floor", 0.01, 400, 0, interval},                // 1.6 ms
+		{"idle target, over the floor", 0.01, 5000, 0, 1500 * time.Millisecond}, // 20 ms, 2 allowed
+		{"worst-case service", 0.01, 26000, 910 * time.Millisecond, 1300 * time.Millisecond},
+		{"hotter still: the measure alone", 0.001, 26000, 910 * time.Millisecond, measure},
+	} {
+		got := windowFor(interval, measure, c.budget, c.hits, c.cpu)
+		if got.length != c.want {
+			t.Errorf("%s: window %v, want %v (estimated share %.3f)", c.name, got.length, c.want, got.share)
+		}
+	}
+}
+
+// TestCaptureProbeWindows captures a service creating a goroutine per
+// request under a budget it exceeds: the goroutine probes are attached for
+// the first part of each interval only, each time is a probe_windows row,
+// and every go_create and go_exit event lies in one.
+func TestCaptureProbeWindows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("captures a live process for 7 s")
+	}
+	if !isRoot() {
+		t.Skip("needs root for eBPF")
+	}
+	t.Parallel()
+	p := startSample(t, "stable-pool")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var load sync.WaitGroup
+	defer load.Wait()
+	for range 4 {
+		load.Go(func() {
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/work", nil)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	const interval = 2 * time.Second
+	out := filepath.Join(t.TempDir(), "c.lsb")
+	var log strings.Builder
+	_, err := Run(context.Background(), Options{PID: p.PID, URL: p.URL, Out: out, Duration: 7 * time.Second, Interval: interval,
+		NoSnapshots: true, EBPFBudget: 0.0001}, &syncWriter{w: &log})
+	stop()
+	t.Logf("progress:\n%s", log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := source(t, b.Manifest, bundle.SourceEBPF)
+	if src.Status != bundle.StatusComplete {
+		t.Skipf("ebpf source %s: %s", src.Status, src.Detail)
+	}
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	type window struct {
+		start, end int64
+		toEnd      bool
+	}
+	var windows []window
+	readRows(t, b, schema.TableProbeWindows, mem, func(rec arrow.Record, i int) {
+		windows = append(windows, window{i64At(col(t, rec, schema.ColStartMonoNS), i), i64At(col(t, rec, schema.ColEndMonoNS), i),
+			col(t, rec, schema.ColToEnd).(*array.Boolean).Value(i)})
+	})
+	sort.Slice(windows, func(i, j int) bool { return windows[i].start < windows[j].start })
+	t.Logf("windows %+v; counters %v", windows, src.Counters)
+	if len(windows) < 3 || int64(len(windows)) != src.Counters["goroutine_probe_windows"] {
+		t.Fatalf("%d probe windows in 7 s of %v intervals (manifest says %d), want one per interval", len(windows), interval, src.Counters["goroutine_probe_windows"])
+	}
+	// The first window starts before the tracer loads (which may take
+	// longer than an interval); the others when an interval starts.
+	for i, w := range windows {
+		if w.toEnd || i > 0 && (w.end-w.start >= int64(interval) || w.start < windows[i-1].end) {
+			t.Errorf("window %d: %+v: want shorter than the interval, after the one before, and not to the end", i, w)
+		}
+	}
+	seen := make([]int, len(windows))
+	var outside int
+	readRows(t, b, schema.TableEBPFEvents, mem, func(rec arrow.Record, i int) {
+		kind := col(t, rec, schema.ColKind).(*array.Dictionary)
+		k := kind.Dictionary().(*array.String).Value(kind.GetValueIndex(i))
+		if k != schema.EventGoCreate && k != schema.EventGoExit {
+			return
+		}
+		mono := i64At(col(t, rec, schema.ColMonoNS), i)
+		j := sort.Search(len(windows), func(j int) bool { return windows[j].end >= mono })
+		if j == len(windows) || mono < windows[j].start {
+			outside++
+			return
+		}
+		seen[j]++
+	})
+	if outside > 0 {
+		t.Errorf("%d goroutine events outside every probe window", outside)
+	}
+	for i, n := range seen[:len(seen)-1] {
+		if n == 0 {
+			t.Errorf("window %d saw no goroutine event under load", i)
+		}
+	}
+}
