@@ -173,7 +173,7 @@ export async function timelineView(main, ctx) {
     if (j >= starts.length || starts[j] > t + tol) return;
     showBar(bars[j]);
   };
-  const VERDICT = { suspect: (b) => `in suspect ${b.suspect}`, healthy: () => 'healthy: alive at the end, in no suspect', ended: () => 'ended' };
+  const VERDICT = { suspect: (b) => `in suspect ${b.suspect}`, healthy: () => 'healthy: alive at the end, in no suspect', ended: (b) => (b.end_unknown ? 'last seen: the eBPF probes were detached here, so it may have lived on' : 'ended') };
   const showBar = async (b) => {
     const group = (lv.groups || [])[b.group];
     clear(info).append(h('span', { id: 'timeline-bar', 'data-id': b.id, 'data-goid': b.goid ? String(b.goid) : null, 'data-verdict': b.verdict || null },
