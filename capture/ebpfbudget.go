@@ -23,9 +23,8 @@ const probeHitCost = 4 * time.Microsecond
 
 // probeWindow is the goroutine probes' part of one interval.
 type probeWindow struct {
-	measure time.Duration // from the interval start, the probes attached
-	length  time.Duration // attached from the interval start; >= interval: throughout
-	share   float64       // estimated cost while attached, of the target's CPU
+	length time.Duration // attached for, from attaching; the interval: throughout
+	share  float64       // estimated cost while attached, of the target's CPU
 }
 
 // probeFloor is the probes' cost always allowed, in CPU time per second:
@@ -40,7 +39,7 @@ const probeFloor = 2 * time.Millisecond
 // that is more; the window is as long as keeps them within it, at least
 // measure, and the whole interval when that fits.
 func windowFor(interval, measure time.Duration, budget float64, hits int64, cpu time.Duration) probeWindow {
-	w := probeWindow{measure: measure, length: interval}
+	w := probeWindow{length: interval}
 	cost := float64(hits) * float64(probeHitCost)
 	w.share = cost / float64(max(cpu, 10*time.Millisecond)) // one clock tick of /proc/PID/stat
 	allowed := max(budget*float64(cpu), float64(probeFloor)*measure.Seconds())
