@@ -134,15 +134,13 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 			}
 		}
 	}
-	// One seen only by eBPF probes detached after its creation is last
-	// known alive when they were.
-	for _, l := range goroutines {
+	alive := map[int64]bool{}
+	for goid, l := range goroutines {
+		// One seen only by eBPF probes detached after its creation is
+		// last known alive when they were.
 		if l.end == 0 && l.lost != 0 {
 			l.end, l.endUnknown = l.lost, true
 		}
-	}
-	alive := map[int64]bool{}
-	for goid, l := range goroutines {
 		if l.end == 0 || aliveAt != 0 && l.end > aliveAt {
 			alive[goid] = true
 		}
