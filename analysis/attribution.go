@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/leakscope/leakscope/analysis/flame"
 )
 
 // Bases of an origin: where the creation stack that names the user's
@@ -329,7 +331,7 @@ func stackPath(fr []Frame) string {
 // ("k8s.io/client-go/informers.(*sharedInformerFactory).Start" ->
 // "informers.(*sharedInformerFactory).Start").
 func shortName(fn string) string {
-	fn = FunctionWithoutTypeArgs(fn)
+	fn = flame.WithoutTypeArgs(fn)
 	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
 		return fn[i+1:]
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -125,7 +126,7 @@ func gorootSrc(f Frame) string {
 
 // of classifies a frame.
 func (c *codeIndex) of(fn, file string) codeOf {
-	pkg := packagePath(fn)
+	pkg := flame.PackageOf(fn)
 	for _, p := range c.user {
 		if strings.HasPrefix(p, "/") && strings.HasPrefix(file, p) || !strings.HasPrefix(p, "/") && underPath(pkg, strings.TrimSuffix(p, "/")) {
 			return codeOf{owner: OwnerUser}
@@ -199,49 +200,6 @@ func frameCode(f Frame) codeOf {
 // inside it.
 func underPath(pkg, mod string) bool {
 	return mod != "" && (pkg == mod || strings.HasPrefix(pkg, mod+"/"))
-}
-
-// FunctionWithoutTypeArgs writes the type arguments of an instantiated
-// generic function name as "[...]", as goroutine dumps do: profiles and
-// traces spell them out ("pkg.(*T[go.shape.struct { F other/pkg.X }]).M"),
-// and the slashes inside them are not the function's package path.
-func FunctionWithoutTypeArgs(fn string) string {
-	if strings.IndexByte(fn, '[') < 0 {
-		return fn
-	}
-	var b strings.Builder
-	depth := 0
-	for _, r := range fn {
-		switch {
-		case r == '[':
-			if depth == 0 {
-				b.WriteString("[...")
-			}
-			depth++
-		case r == ']' && depth > 0:
-			depth--
-			if depth == 0 {
-				b.WriteByte(']')
-			}
-		case depth == 0:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// packagePath returns the import path of a function symbol name
-// ("k8s.io/client-go/tools/cache.(*Reflector).Run.func1" ->
-// "k8s.io/client-go/tools/cache"; "gopkg.in/yaml%2ev3.Unmarshal" ->
-// "gopkg.in/yaml.v3").
-func packagePath(fn string) string {
-	fn = FunctionWithoutTypeArgs(fn)
-	slash := strings.LastIndexByte(fn, '/')
-	dot := strings.IndexByte(fn[slash+1:], '.')
-	if dot < 0 {
-		return fn
-	}
-	return strings.ReplaceAll(fn[:slash+1+dot], "%2e", ".")
 }
 
 // moduleCacheModule returns the module path of a file in a module cache

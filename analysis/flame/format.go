@@ -39,14 +39,45 @@ func FormatValue(v int64, unit string) string {
 	return fmt.Sprint(v)
 }
 
-// PackageOf returns the package path of a Go function name:
+// PackageOf returns the import path of the package of a Go function name:
 // "github.com/a/b.(*T).M" gives "github.com/a/b", "runtime.gopark" gives
-// "runtime". A name without a package gives itself.
+// "runtime", "gopkg.in/yaml%2ev3.Unmarshal" gives "gopkg.in/yaml.v3"; the
+// slashes inside type arguments ("lib.Map[github.com/me/app.T].Get") are
+// not the function's. A name without a package gives itself.
 func PackageOf(function string) string {
-	slash := strings.LastIndexByte(function, '/')
-	dot := strings.IndexByte(function[slash+1:], '.')
+	fn := WithoutTypeArgs(function)
+	slash := strings.LastIndexByte(fn, '/')
+	dot := strings.IndexByte(fn[slash+1:], '.')
 	if dot < 0 {
-		return function
+		return fn
 	}
-	return function[:slash+1+dot]
+	return strings.ReplaceAll(fn[:slash+1+dot], "%2e", ".")
+}
+
+// WithoutTypeArgs writes the type arguments of an instantiated generic
+// function name as "[...]", as goroutine dumps do: profiles and traces
+// spell them out ("pkg.(*T[go.shape.struct { F other/pkg.X }]).M").
+func WithoutTypeArgs(fn string) string {
+	if strings.IndexByte(fn, '[') < 0 {
+		return fn
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range fn {
+		switch {
+		case r == '[':
+			if depth == 0 {
+				b.WriteString("[...")
+			}
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+			if depth == 0 {
+				b.WriteByte(']')
+			}
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -252,7 +252,7 @@ func goidList(g []int64, n int) string {
 // shortFn drops the import path of a function name (and spells type
 // arguments "[...]").
 func shortFn(fn string) string {
-	fn = analysis.FunctionWithoutTypeArgs(fn)
+	fn = flame.WithoutTypeArgs(fn)
 	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
 		return fn[i+1:]
 	}
