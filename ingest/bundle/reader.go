@@ -114,13 +114,13 @@ func readBatches(r io.Reader, size int64, path string, want *arrow.Schema, mem m
 		return fail(fmt.Errorf("read schema: %w", err))
 	}
 	defer rd.Release()
-	table := ""
+	var rm remover
 	if want != nil {
 		if err := checkSchema(rd.Schema(), want); err != nil {
 			msgs.corrupt = err
 			return fail(fmt.Errorf("columns are not the table's: %w", err))
 		}
-		table = schema.TableOf(want)
+		rm = newRemover(rd.Schema(), schema.TableOf(want))
 	}
 	for rd.Next() {
 		rec := rd.Record()
@@ -128,7 +128,7 @@ func readBatches(r io.Reader, size int64, path string, want *arrow.Schema, mem m
 			msgs.corrupt = err
 			return fail(fmt.Errorf("batch %d: %w", batches+1, err))
 		}
-		if err := callWithoutRemoved(rec, table, fn); err != nil {
+		if err := rm.call(rec, fn); err != nil {
 			return err
 		}
 		batches++

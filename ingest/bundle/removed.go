@@ -43,28 +43,43 @@ func keptFields(sc *arrow.Schema, table string) []int {
 	return keep
 }
 
-// dropRemoved returns rec without the columns table no longer has; the
-// caller releases the result (rec itself, retained, when nothing is
-// dropped).
-func dropRemoved(rec arrow.Record, table string) arrow.Record {
-	keep := keptFields(rec.Schema(), table)
+// remover takes, out of the records of one stream, the columns its table
+// no longer has; it is worked out once per stream from the stream's schema.
+// The zero remover has nothing to take out.
+type remover struct {
+	keep []int         // indexes of the columns kept; nil: all of them
+	sc   *arrow.Schema // the schema of the records it returns
+}
+
+// newRemover returns the remover of a stream of schema sc of table.
+func newRemover(sc *arrow.Schema, table string) remover {
+	keep := keptFields(sc, table)
 	if keep == nil {
+		return remover{}
+	}
+	return remover{keep: keep, sc: withoutRemoved(sc, table)}
+}
+
+// drop returns rec without the removed columns; the caller releases the
+// result (rec itself, retained, when nothing is removed).
+func (r remover) drop(rec arrow.Record) arrow.Record {
+	if r.keep == nil {
 		rec.Retain()
 		return rec
 	}
-	cols := make([]arrow.Array, len(keep))
-	for i, j := range keep {
+	cols := make([]arrow.Array, len(r.keep))
+	for i, j := range r.keep {
 		cols[i] = rec.Column(j)
 	}
-	return array.NewRecord(withoutRemoved(rec.Schema(), table), cols, rec.NumRows())
+	return array.NewRecord(r.sc, cols, rec.NumRows())
 }
 
-// callWithoutRemoved calls fn with rec less the columns table no longer has.
-func callWithoutRemoved(rec arrow.Record, table string, fn func(arrow.Record) error) error {
-	if keptFields(rec.Schema(), table) == nil {
+// call calls fn with rec less the removed columns.
+func (r remover) call(rec arrow.Record, fn func(arrow.Record) error) error {
+	if r.keep == nil {
 		return fn(rec)
 	}
-	r := dropRemoved(rec, table)
-	defer r.Release()
-	return fn(r)
+	out := r.drop(rec)
+	defer out.Release()
+	return fn(out)
 }

@@ -120,7 +120,7 @@ func widen(rec arrow.Record, sc *arrow.Schema, mem memory.Allocator) (arrow.Reco
 	if err := checkSchema(rec.Schema(), sc); err != nil {
 		return nil, err
 	}
-	rec = dropRemoved(rec, schema.TableOf(sc))
+	rec = newRemover(rec.Schema(), schema.TableOf(sc)).drop(rec)
 	defer rec.Release()
 	cols := append([]arrow.Array(nil), rec.Columns()...)
 	n := int(rec.NumRows())
