@@ -71,9 +71,10 @@ func (g *probeGroup) detach() error {
 // GroupAlloc or GroupGC) without reloading their programs; a detached probe
 // costs the traced process nothing. It does nothing when the group is
 // already so, or was not enabled in [Options]. Events of the group are
-// those that happened while it was attached: a caller that records
-// coverage takes its start after SetAttached(true) returns and its end
-// before calling SetAttached(false).
+// those that happened while it was attached: a time taken before
+// SetAttached(true) and one taken after SetAttached(false) returns bound
+// every one of them (capture's probe_windows are taken so); at the edges,
+// while the uprobes are being attached or closed, some may be missed.
 func (t *Tracer) SetAttached(group string, on bool) error {
 	t.groupMu.Lock()
 	defer t.groupMu.Unlock()

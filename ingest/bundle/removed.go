@@ -13,7 +13,11 @@ import (
 
 // withoutRemoved returns sc without the columns table no longer has.
 func withoutRemoved(sc *arrow.Schema, table string) *arrow.Schema {
-	keep := keptFields(sc, table)
+	return keeping(sc, keptFields(sc, table))
+}
+
+// keeping returns sc with only the columns keep indexes (all when nil).
+func keeping(sc *arrow.Schema, keep []int) *arrow.Schema {
 	if keep == nil {
 		return sc
 	}
@@ -57,7 +61,7 @@ func newRemover(sc *arrow.Schema, table string) remover {
 	if keep == nil {
 		return remover{}
 	}
-	return remover{keep: keep, sc: withoutRemoved(sc, table)}
+	return remover{keep: keep, sc: keeping(sc, keep)}
 }
 
 // drop returns rec without the removed columns; the caller releases the
