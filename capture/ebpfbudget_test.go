@@ -87,7 +87,7 @@ func TestCaptureProbeWindows(t *testing.T) {
 	}
 	src := source(t, b.Manifest, bundle.SourceEBPF)
 	if src.Status != bundle.StatusComplete {
-		t.Skipf("ebpf source %s: %s", src.Status, src.Detail)
+		t.Fatalf("ebpf source %s as root: %s", src.Status, src.Detail)
 	}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
