@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakscope/leakscope/internal/killpoint"
+	"github.com/leakscope/leakscope/ingest/killpoint"
 )
 
 // childEnv makes the test binary, run as a child, ingest one file and exit

@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/killpoint"
 	"github.com/leakscope/leakscope/ingest/schema"
-	"github.com/leakscope/leakscope/internal/killpoint"
 )
 
 // batchRows is the number of buffered rows that triggers a batch write

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/leakscope/leakscope/ingest/killpoint"
 	"github.com/leakscope/leakscope/ingest/schema"
-	"github.com/leakscope/leakscope/internal/killpoint"
 )
 
 // Adding to an existing bundle is a transaction. Everything it writes —
