@@ -201,7 +201,7 @@ func (s *Spool) Usage() (int64, int, error) {
 	}
 	var total int64
 	for _, e := range entries {
-		total += dirSize(filepath.Join(s.Dir, e.Name))
+		total += bundle.DirSize(filepath.Join(s.Dir, e.Name))
 	}
 	return total, len(entries), nil
 }
@@ -220,7 +220,7 @@ func (s *Spool) Enforce() ([]string, error) {
 	sizes := map[string]int64{}
 	var total int64
 	for _, e := range entries {
-		sizes[e.Name] = dirSize(filepath.Join(s.Dir, e.Name))
+		sizes[e.Name] = bundle.DirSize(filepath.Join(s.Dir, e.Name))
 		total += sizes[e.Name]
 	}
 	// Uploaded entries first, each group oldest first (Entries' order).
@@ -253,20 +253,6 @@ func filter(es []*Entry, keep func(*Entry) bool) []*Entry {
 		}
 	}
 	return out
-}
-
-// dirSize sums the sizes of the regular files under dir.
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // safeName keeps a file-name-safe form of an executable name.

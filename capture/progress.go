@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
 // progress writes the live status line and one-off notices. On a terminal
@@ -93,7 +95,7 @@ func (c *capturer) statusLine() string {
 		rate := float64(st.Events) / max(time.Since(c.start).Seconds(), 1e-3)
 		fmt.Fprintf(&b, " ebpf %d ev (%.0f/s, %d dropped)", st.Events, rate, st.Dropped)
 	}
-	fmt.Fprintf(&b, " bundle %s", humanBytes(dirSize(c.w.Dir())))
+	fmt.Fprintf(&b, " bundle %s", humanBytes(bundle.DirSize(c.w.Dir())))
 	return b.String()
 }
 

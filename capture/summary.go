@@ -3,8 +3,6 @@ package capture
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -199,7 +197,7 @@ func (c *capturer) summary(reason string) Summary {
 	for _, a := range m.Artifacts {
 		s.RawBytes += a.Size
 	}
-	s.BundleBytes = dirSize(c.w.Dir())
+	s.BundleBytes = bundle.DirSize(c.w.Dir())
 	c.mu.Lock()
 	for k, v := range c.stats {
 		s.Endpoints[k] = EndpointStats(*v)
@@ -210,18 +208,4 @@ func (c *capturer) summary(reason string) Summary {
 		s.EBPF = &st
 	}
 	return s
-}
-
-// dirSize is the total size of the regular files under dir.
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -110,7 +110,7 @@ func (c *capture) Digest() (string, error) {
 
 // Size returns the bytes the capture's files take.
 func (c *capture) Size() int64 {
-	n, _ := c.size.get(func() (int64, error) { return dirSize(c.b.Dir), nil })
+	n, _ := c.size.get(func() (int64, error) { return bundle.DirSize(c.b.Dir), nil })
 	return n
 }
 

@@ -114,7 +114,7 @@ func (s *Store) load() error {
 			continue
 		}
 		s.caps[name] = newCapture(name, b, s)
-		s.used += dirSize(b.Dir)
+		s.used += bundle.DirSize(b.Dir)
 	}
 	return nil
 }
@@ -131,20 +131,6 @@ func (s *Store) Used() (used, quota int64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.used, s.quota
-}
-
-// dirSize adds up the sizes of the files under dir.
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // Seed installs every top-level NAME.lsb directory of fsys as capture
@@ -202,7 +188,7 @@ func (s *Store) install(id string, fill func(tmp string) error) error {
 	}
 	s.mu.Lock()
 	s.caps[id] = newCapture(id, b, s)
-	s.used += dirSize(dst)
+	s.used += bundle.DirSize(dst)
 	s.mu.Unlock()
 	return nil
 }
@@ -264,7 +250,7 @@ func (s *Store) Add(r io.Reader) (id string, existed bool, err error) {
 		return "", false, err
 	}
 	c := newCapture(id, b, s)
-	size := dirSize(dst)
+	size := bundle.DirSize(dst)
 	// One upload at a time decides whether it is new, so that two copies
 	// of one bundle sent at once are not both kept.
 	s.addMu.Lock()
@@ -405,7 +391,7 @@ func (s *Store) Delete(id string) error {
 	c.use.Lock() // wait for readers; no new ones can find c
 	defer c.use.Unlock()
 	trash := filepath.Join(s.dir, ".deleted-"+id+"-"+newID())
-	size := dirSize(c.b.Dir)
+	size := bundle.DirSize(c.b.Dir)
 	if err := os.Rename(c.b.Dir, trash); err != nil {
 		return fmt.Errorf("delete capture %s: %w", id, err)
 	}
