@@ -4,18 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/leakscope/leakscope/internal/golden"
+
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
-
-var update = flag.Bool("update", false, "update the golden files under testdata/")
 
 const (
 	smallT1 = int64(1_700_000_000_000_000_000)
@@ -93,23 +92,6 @@ func smallBundle(t *testing.T, mem memory.Allocator) *bundle.Bundle {
 	return b
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test -update after checking):\n%s", name, got)
-	}
-}
-
 func TestSmallTree(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
@@ -142,12 +124,12 @@ func TestSmallTree(t *testing.T) {
 	}
 	js.Write(enc)
 	js.WriteByte('\n')
-	golden(t, "small.json", js.Bytes())
+	golden.Check(t, "small.json", js.Bytes())
 	var svg bytes.Buffer
 	if err := SVG(tree, &svg, SVGOptions{Width: 600}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small.svg", svg.Bytes())
+	golden.Check(t, "small.svg", svg.Bytes())
 
 	// Round trip through JSON.
 	var back Tree
@@ -197,7 +179,7 @@ func TestSmallDiffAndUnknownStack(t *testing.T) {
 	if err := SVG(tree, &svg, SVGOptions{Width: 600, Title: "heap growth"}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small_diff.svg", svg.Bytes())
+	golden.Check(t, "small_diff.svg", svg.Bytes())
 
 	// Widths by change: every stack's change counts by its size, growth
 	// (main.leak +61440) and shrink (main.alloc -512, json -1048) alike.
@@ -261,7 +243,7 @@ func TestFallbackToDump(t *testing.T) {
 	if err := SVG(inv, &svg, SVGOptions{Width: 400}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small_inverted.svg", svg.Bytes())
+	golden.Check(t, "small_inverted.svg", svg.Bytes())
 }
 
 func TestTruncatedSamples(t *testing.T) {

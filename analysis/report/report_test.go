@@ -3,12 +3,12 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leakscope/leakscope/internal/golden"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
@@ -16,8 +16,6 @@ import (
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -76,25 +74,6 @@ func leakBundle(t *testing.T, mem memory.Allocator) *bundle.Bundle {
 	return b
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output; run go test -update and review the diff", path)
-	}
-}
-
 func TestRender(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
@@ -136,7 +115,7 @@ func TestRender(t *testing.T) {
 		if c.html && (strings.Contains(out, "<script") || strings.Contains(out, "http://") && !strings.Contains(out, "http://www.w3.org/2000/svg")) {
 			t.Errorf("%s is not self-contained", c.name)
 		}
-		golden(t, c.name, buf.Bytes())
+		golden.Check(t, c.name, buf.Bytes())
 	}
 }
 
@@ -151,7 +130,7 @@ func TestJSON(t *testing.T) {
 	if err := report.JSON(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.json", buf.Bytes())
+	golden.Check(t, "report.json", buf.Bytes())
 	var back analysis.Report
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
