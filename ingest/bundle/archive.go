@@ -289,106 +289,137 @@ func extract(r io.Reader, dir string, lim Limits) error {
 	}
 	defer closeFn()
 	tr := tar.NewReader(dr)
-	var (
-		prefix   string // the archive's top-level directory, if any
-		prefixed = -1   // -1 unknown, 0 entries at root, 1 under prefix
-		files    int
-		total    int64
-		seen     = map[string]bool{}
-		rawMade  bool
-	)
+	x := &extractor{dir: dir, lim: lim, prefixed: -1, seen: map[string]bool{}}
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w: read entry %d: %w", ErrArchive, files+1, err)
+			return fmt.Errorf("%w: read entry %d: %w", ErrArchive, x.files+1, err)
 		}
 		if hdr.Typeflag == tar.TypeXGlobalHeader {
 			continue
 		}
-		files++
-		if files > lim.MaxFiles {
-			return fmt.Errorf("%w: %w: more than %d entries", ErrArchive, ErrTooLarge, lim.MaxFiles)
-		}
-		name, err := entryName(hdr.Name)
-		if err != nil {
+		if err := x.entry(hdr, tr); err != nil {
 			return err
 		}
-		if name == "" {
-			continue // "." or "./"
-		}
-		first, rest, _ := strings.Cut(name, "/")
-		if prefixed < 0 {
-			if first == RawDir || allowedRootFile(first) {
-				prefixed = 0
-			} else {
-				prefixed, prefix = 1, first
-			}
-		}
-		if prefixed == 1 {
-			if first != prefix {
-				return fmt.Errorf("%w: %q is outside the archive's top directory %q", ErrArchive, hdr.Name, prefix)
-			}
-			name = rest
-			if name == "" {
-				if hdr.Typeflag != tar.TypeDir {
-					return fmt.Errorf("%w: %q: top-level entry is not a directory", ErrArchive, hdr.Name)
-				}
-				continue
-			}
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if name != RawDir {
-				return fmt.Errorf("%w: %q: unexpected directory (a bundle holds only %s/)", ErrArchive, hdr.Name, RawDir)
-			}
-			if !rawMade {
-				if err := os.Mkdir(filepath.Join(dir, RawDir), 0o755); err != nil {
-					return fmt.Errorf("unpack: %w", err)
-				}
-				rawMade = true
-			}
-			continue
-		case tar.TypeReg, tar.TypeRegA:
-		case tar.TypeSymlink, tar.TypeLink:
-			return fmt.Errorf("%w: %q is a link (to %q); links are not allowed", ErrArchive, hdr.Name, hdr.Linkname)
-		default:
-			return fmt.Errorf("%w: %q is a special file (tar type %q); only regular files are allowed", ErrArchive, hdr.Name, string(hdr.Typeflag))
-		}
-		dirPart, base, inRaw := strings.Cut(name, "/")
-		switch {
-		case !inRaw && allowedRootFile(name):
-		case inRaw && dirPart == RawDir && validRawName(base):
-			if !rawMade {
-				if err := os.Mkdir(filepath.Join(dir, RawDir), 0o755); err != nil {
-					return fmt.Errorf("unpack: %w", err)
-				}
-				rawMade = true
-			}
-		default:
-			return fmt.Errorf("%w: %q is not a bundle file (expected %s, TABLE.arrow or %s/NAME)", ErrArchive, hdr.Name, ManifestFile, RawDir)
-		}
-		if seen[name] {
-			return fmt.Errorf("%w: %q appears twice", ErrArchive, hdr.Name)
-		}
-		seen[name] = true
-		if hdr.Size < 0 || hdr.Size > lim.MaxBytes-total {
-			return fmt.Errorf("%w: %w: unpacked, it holds more than %s (at %q)", ErrArchive, ErrTooLarge, sizeText(lim.MaxBytes), hdr.Name)
-		}
-		if name == ManifestFile && hdr.Size > maxManifestBytes {
-			return fmt.Errorf("%w: %s is %d bytes (limit %d)", ErrArchive, ManifestFile, hdr.Size, maxManifestBytes)
-		}
-		n, err := writeEntry(filepath.Join(dir, filepath.FromSlash(name)), tr, hdr.Size)
-		total += n
-		if err != nil {
-			return fmt.Errorf("%w: %q: %w", ErrArchive, hdr.Name, err)
-		}
 	}
-	if !seen[ManifestFile] {
+	if !x.seen[ManifestFile] {
 		return fmt.Errorf("%w: no %s in the archive", ErrArchive, ManifestFile)
 	}
+	return nil
+}
+
+// extractor is what extract learns while it walks an archive's entries.
+type extractor struct {
+	dir      string // where the bundle is unpacked
+	lim      Limits
+	prefix   string // the archive's top-level directory, if any
+	prefixed int    // -1 unknown, 0 entries at root, 1 under prefix
+	files    int    // entries counted against lim.MaxFiles
+	total    int64  // bytes written, counted against lim.MaxBytes
+	seen     map[string]bool
+	rawMade  bool
+}
+
+// entry checks one archive entry and, for a bundle file, writes it from r.
+func (x *extractor) entry(hdr *tar.Header, r io.Reader) error {
+	x.files++
+	if x.files > x.lim.MaxFiles {
+		return fmt.Errorf("%w: %w: more than %d entries", ErrArchive, ErrTooLarge, x.lim.MaxFiles)
+	}
+	name, err := x.bundleName(hdr)
+	if err != nil || name == "" {
+		return err
+	}
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		if name != RawDir {
+			return fmt.Errorf("%w: %q: unexpected directory (a bundle holds only %s/)", ErrArchive, hdr.Name, RawDir)
+		}
+		return x.makeRaw()
+	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeSymlink, tar.TypeLink:
+		return fmt.Errorf("%w: %q is a link (to %q); links are not allowed", ErrArchive, hdr.Name, hdr.Linkname)
+	default:
+		return fmt.Errorf("%w: %q is a special file (tar type %q); only regular files are allowed", ErrArchive, hdr.Name, string(hdr.Typeflag))
+	}
+	if err := x.admitFile(hdr, name); err != nil {
+		return err
+	}
+	n, err := writeEntry(filepath.Join(x.dir, filepath.FromSlash(name)), r, hdr.Size)
+	x.total += n
+	if err != nil {
+		return fmt.Errorf("%w: %q: %w", ErrArchive, hdr.Name, err)
+	}
+	return nil
+}
+
+// bundleName returns the entry's cleaned name inside the bundle, without the
+// archive's top-level directory (which the first entry decides), or "" for
+// the archive root or that top directory itself.
+func (x *extractor) bundleName(hdr *tar.Header) (string, error) {
+	name, err := entryName(hdr.Name)
+	if err != nil || name == "" {
+		return name, err // "" is "." or "./"
+	}
+	first, rest, _ := strings.Cut(name, "/")
+	if x.prefixed < 0 {
+		if first == RawDir || allowedRootFile(first) {
+			x.prefixed = 0
+		} else {
+			x.prefixed, x.prefix = 1, first
+		}
+	}
+	if x.prefixed == 0 {
+		return name, nil
+	}
+	if first != x.prefix {
+		return "", fmt.Errorf("%w: %q is outside the archive's top directory %q", ErrArchive, hdr.Name, x.prefix)
+	}
+	if rest == "" && hdr.Typeflag != tar.TypeDir {
+		return "", fmt.Errorf("%w: %q: top-level entry is not a directory", ErrArchive, hdr.Name)
+	}
+	return rest, nil
+}
+
+// admitFile refuses a regular file that is not a bundle file, appears twice
+// or would take the archive over its limits, and makes raw/ for a raw
+// artifact.
+func (x *extractor) admitFile(hdr *tar.Header, name string) error {
+	dirPart, base, inRaw := strings.Cut(name, "/")
+	switch {
+	case !inRaw && allowedRootFile(name):
+	case inRaw && dirPart == RawDir && validRawName(base):
+		if err := x.makeRaw(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: %q is not a bundle file (expected %s, TABLE.arrow or %s/NAME)", ErrArchive, hdr.Name, ManifestFile, RawDir)
+	}
+	if x.seen[name] {
+		return fmt.Errorf("%w: %q appears twice", ErrArchive, hdr.Name)
+	}
+	x.seen[name] = true
+	if hdr.Size < 0 || hdr.Size > x.lim.MaxBytes-x.total {
+		return fmt.Errorf("%w: %w: unpacked, it holds more than %s (at %q)", ErrArchive, ErrTooLarge, sizeText(x.lim.MaxBytes), hdr.Name)
+	}
+	if name == ManifestFile && hdr.Size > maxManifestBytes {
+		return fmt.Errorf("%w: %s is %d bytes (limit %d)", ErrArchive, ManifestFile, hdr.Size, maxManifestBytes)
+	}
+	return nil
+}
+
+// makeRaw creates the bundle's raw/ directory the first time it is needed.
+func (x *extractor) makeRaw() error {
+	if x.rawMade {
+		return nil
+	}
+	if err := os.Mkdir(filepath.Join(x.dir, RawDir), 0o755); err != nil {
+		return fmt.Errorf("unpack: %w", err)
+	}
+	x.rawMade = true
 	return nil
 }
 

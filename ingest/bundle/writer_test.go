@@ -19,15 +19,37 @@ func TestWriteRead(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	dir := filepath.Join(t.TempDir(), "b.lsb")
+	sid := writeHundredGoroutines(t, dir, mem)
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGoidSum(t, b, mem)
+
+	// Adding to the bundle keeps old rows and dictionaries.
+	checkReopenKeepsRows(t, b, sid, mem)
+
+	// An aborted writer leaves the bundle as it was.
+	checkAbortLeavesBundle(t, b, mem)
+}
+
+// leafStack is the one stack TestWriteRead's goroutines share.
+var leafStack = []StackFrame{{Function: "main.leaf", File: "a.go", Line: 3}, {Function: "main.main", File: "a.go", Line: 9}}
+
+// writeHundredGoroutines creates the bundle dir with 100 goroutines (goids
+// 1..100) on leafStack, checks the stack is interned once as id 1, and
+// returns that id.
+func writeHundredGoroutines(t *testing.T, dir string, mem memory.Allocator) int64 {
+	t.Helper()
 	w, err := Create(dir, NewManifest("id1", "test"), mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid, err := w.StackID([]StackFrame{{Function: "main.leaf", File: "a.go", Line: 3}, {Function: "main.main", File: "a.go", Line: 9}})
+	sid, err := w.StackID(leafStack)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid2, _ := w.StackID([]StackFrame{{Function: "main.leaf", File: "a.go", Line: 3}, {Function: "main.main", File: "a.go", Line: 9}})
+	sid2, _ := w.StackID(leafStack)
 	if sid != sid2 || sid != 1 {
 		t.Fatalf("stack ids %d %d, want 1 1", sid, sid2)
 	}
@@ -37,12 +59,15 @@ func TestWriteRead(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return sid
+}
+
+// checkGoidSum reads the goroutines table back and checks the goids sum to
+// 1+…+100 and every state survived the dictionary.
+func checkGoidSum(t *testing.T, b *Bundle, mem memory.Allocator) {
+	t.Helper()
 	var sum int64
-	err = b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
 		g := rec.Column(1).(*array.Int64)
 		st := NewStrings(rec.Column(2))
 		for i := 0; i < g.Len(); i++ {
@@ -56,13 +81,18 @@ func TestWriteRead(t *testing.T) {
 	if err != nil || sum != 5050 {
 		t.Fatalf("sum %d err %v", sum, err)
 	}
+}
 
-	// Adding to the bundle keeps old rows and dictionaries.
-	w, err = Create(dir, Manifest{}, mem)
+// checkReopenKeepsRows reopens b's directory for writing, checks the stack
+// dictionary gives leafStack its old id sid, appends one goroutine and
+// checks the old rows are still there.
+func checkReopenKeepsRows(t *testing.T, b *Bundle, sid int64, mem memory.Allocator) {
+	t.Helper()
+	w, err := Create(b.Dir, Manifest{}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid3, _ := w.StackID([]StackFrame{{Function: "main.leaf", File: "a.go", Line: 3}, {Function: "main.main", File: "a.go", Line: 9}})
+	sid3, _ := w.StackID(leafStack)
 	if sid3 != sid {
 		t.Fatalf("reopened stack id %d, want %d", sid3, sid)
 	}
@@ -81,14 +111,18 @@ func TestWriteRead(t *testing.T) {
 	if rows[schema.TableGoroutines] != 101 || rows[schema.TableStacks] != 1 || rows[schema.TableFrames] != 2 {
 		t.Fatalf("rows %v", rows)
 	}
+}
 
-	// An aborted writer leaves the bundle as it was.
-	w, _ = Create(dir, Manifest{}, mem)
+// checkAbortLeavesBundle writes rows with a writer it then aborts and checks
+// b still has its 101 goroutines and no metrics table.
+func checkAbortLeavesBundle(t *testing.T, b *Bundle, mem memory.Allocator) {
+	t.Helper()
+	w, _ := Create(b.Dir, Manifest{}, mem)
 	w.Append(schema.Goroutine{SnapshotTS: 3e18, Goid: 7, State: "select"})
 	w.Append(schema.Metric{TS: 3e18, Name: "x", Value: 1})
 	w.Flush()
 	w.Abort()
-	tables, _ = b.Tables(mem)
+	tables, _ := b.Tables(mem)
 	for _, ti := range tables {
 		if ti.Name == schema.TableGoroutines && ti.Rows != 101 {
 			t.Fatalf("after abort goroutines has %d rows", ti.Rows)
