@@ -90,56 +90,99 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if err != nil {
 		return a, err
 	}
-	kind := src.kind
-	if kind == KindUnknown {
+	if src.kind == KindUnknown {
 		src.close()
 		return a, src.unknown()
 	}
-	m := opts.Manifest
-	if m.FormatVersion == 0 {
-		m = bundle.NewManifest(newID(), "leakscope")
-	}
-	w, err := bundle.Begin(dir, m, mem)
-	if err != nil {
-		src.close()
-		return a, err
-	}
-	raw, rel, err := w.CreateRaw(name)
-	if err != nil {
-		src.close()
-		w.Abort()
-		return a, err
-	}
-	a.Name = rel
-	tee, err := src.attach(raw)
-	if err != nil {
-		src.close()
-		raw.Close()
-		os.Remove(raw.Name())
-		w.Abort()
+	ad := &addition{src: src, mem: mem}
+	if err := ad.begin(dir, name, opts.Manifest, &a); err != nil {
 		return a, err
 	}
 	if a.TimeBasis == "" {
 		a.TimeBasis = bundle.TimeGiven
 	}
+	if err := ad.settle(&a, ad.parse(&a)); err != nil {
+		os.Remove(ad.raw.Name())
+		ad.w.Abort()
+		return a, err
+	}
+	return a, ad.commit(a)
+}
+
+// addition is one file being added to a bundle: its content, the
+// transaction that adds it, and the copy of the original under raw/.
+type addition struct {
+	src *content
+	mem memory.Allocator
+	w   *bundle.Writer
+	raw *os.File
+	tee io.Reader // the content, copied into raw as it is read
+}
+
+// begin opens the transaction on dir (a new bundle gets manifest m, or a
+// fresh one when m is zero) and the raw copy named name, and sets a.Name to
+// the copy's bundle-relative name. On error it undoes what it started, the
+// content included.
+func (ad *addition) begin(dir, name string, m bundle.Manifest, a *bundle.Artifact) error {
+	if m.FormatVersion == 0 {
+		m = bundle.NewManifest(newID(), "leakscope")
+	}
+	w, err := bundle.Begin(dir, m, ad.mem)
+	if err != nil {
+		ad.src.close()
+		return err
+	}
+	raw, rel, err := w.CreateRaw(name)
+	if err != nil {
+		ad.src.close()
+		w.Abort()
+		return err
+	}
+	a.Name = rel
+	tee, err := ad.src.attach(raw)
+	if err != nil {
+		ad.src.close()
+		raw.Close()
+		os.Remove(raw.Name())
+		w.Abort()
+		return err
+	}
+	ad.w, ad.raw, ad.tee = w, raw, tee
+	return nil
+}
+
+// parse reads the content into the bundle's tables with the parser for its
+// kind, placing a's time where the kind needs it distinct or the content
+// carries its own.
+func (ad *addition) parse(a *bundle.Artifact) error {
+	w, tee := ad.w, ad.tee
 	have := w.Manifest().Artifacts
-	switch kind {
+	var err error
+	switch ad.src.kind {
 	case KindPprof:
-		err = profiles.IngestWith(w, tee, &a, profiles.Options{Taken: func(p string, t time.Time) bool {
+		err = profiles.IngestWith(w, tee, a, profiles.Options{Taken: func(p string, t time.Time) bool {
 			return timeTaken(have, bundle.SourcePprof, p, t) != ""
 		}})
 	case KindDump:
-		distinctTime(&a, have, bundle.SourceDump, "")
-		err = dump.Ingest(w, tee, &a)
+		distinctTime(a, have, bundle.SourceDump, "")
+		err = dump.Ingest(w, tee, a)
 	case KindLog:
-		distinctTime(&a, have, bundle.SourceDump, "")
-		err = logError(dump.Ingest(w, tee, &a))
+		distinctTime(a, have, bundle.SourceDump, "")
+		err = logError(dump.Ingest(w, tee, a))
 	case KindTrace:
-		err = gotrace.Ingest(w, tee, &a, gotrace.Options{Now: a.Time, NowIsStart: traceTimeIsStart(a.TimeBasis)})
+		err = gotrace.Ingest(w, tee, a, gotrace.Options{Now: a.Time, NowIsStart: traceTimeIsStart(a.TimeBasis)})
 		if err == nil && traceClock(w) == gotrace.ClockSnapshot {
 			a.TimeBasis, a.TimeDetail = bundle.TimeContent, "the trace's own clock snapshots"
 		}
 	}
+	return err
+}
+
+// settle finishes the raw copy after parse returned err, snapshots the
+// source lines, marks a truncated when the content was cut short, and
+// refuses content the bundle already holds. It returns the first error.
+func (ad *addition) settle(a *bundle.Artifact, err error) error {
+	src := ad.src
 	if ferr := src.finish(); err == nil {
 		// The whole original is kept, even where the parser stopped early.
 		err = ferr
@@ -147,14 +190,14 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if err == nil {
 		// Quote the code as it is now, not as it is when a report is
 		// written later.
-		_, err = srclines.Snapshot(w, mem, srclines.Options{Source: "ingest"})
+		_, err = srclines.Snapshot(ad.w, ad.mem, srclines.Options{Source: "ingest"})
 	}
-	if cerr := raw.Close(); err == nil {
+	if cerr := ad.raw.Close(); err == nil {
 		err = cerr
 	}
 	if cut := src.cutShort(); cut != "" {
 		switch {
-		case kind == KindPprof:
+		case src.kind == KindPprof:
 			err = fmt.Errorf("corrupt or truncated %s stream: it ends early, and a profile must be whole", src.compression)
 		case err == nil:
 			a.Status = bundle.StatusTruncated
@@ -163,26 +206,24 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	}
 	if err == nil {
 		a.SHA256 = src.sum()
-		err = duplicate(w.Manifest(), a)
+		err = duplicate(ad.w.Manifest(), *a)
 	}
-	if err != nil {
-		os.Remove(raw.Name())
-		w.Abort()
-		return a, err
-	}
-	w.Update(func(m *bundle.Manifest) {
+	return err
+}
+
+// commit records a in the manifest (with its source's truncation and the
+// bundle's time span) and closes the transaction.
+func (ad *addition) commit(a bundle.Artifact) error {
+	ad.w.Update(func(m *bundle.Manifest) {
 		m.Artifacts = append(m.Artifacts, a)
-		src := m.Source(sourceOf(kind))
+		src := m.Source(sourceOf(ad.src.kind))
 		if a.Status == bundle.StatusTruncated {
 			src.Status = bundle.StatusTruncated
 			src.Detail = a.Name + ": " + a.Detail
 		}
 		m.Widen(a.Time)
 	})
-	if err := w.Close(); err != nil {
-		return a, err
-	}
-	return a, nil
+	return ad.w.Close()
 }
 
 func joinDetail(a, b string) string {
