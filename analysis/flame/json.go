@@ -59,8 +59,25 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 	if t.Root == nil {
 		return fmt.Errorf("encode flame tree: no root")
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	b := make([]byte, 0, 512)
+	e := &jsonEncoder{bw: bufio.NewWriterSize(w, 64<<10), b: make([]byte, 0, 512), diff: t.Diff()}
+	e.b = t.appendHeader(e.b)
+	e.b = append(e.b, `,"root":`...)
+	if err := e.node(t.Root); err != nil {
+		return fmt.Errorf("encode flame tree: %w", err)
+	}
+	e.b = append(e.b, '}')
+	if _, err := e.bw.Write(e.b); err != nil {
+		return fmt.Errorf("encode flame tree: %w", err)
+	}
+	if err := e.bw.Flush(); err != nil {
+		return fmt.Errorf("encode flame tree: %w", err)
+	}
+	return nil
+}
+
+// appendHeader appends the envelope's opening brace and every field before
+// "root".
+func (t *Tree) appendHeader(b []byte) []byte {
 	b = append(b, `{"profile":`...)
 	b = appendString(b, t.Profile)
 	b = append(b, `,"sample_type":`...)
@@ -97,69 +114,73 @@ func (t *Tree) WriteJSON(w io.Writer) error {
 		b = strconv.AppendInt(b, h.BaseTotal, 10)
 		b = append(b, '}')
 	}
-	b = append(b, `,"root":`...)
-	diff := t.Diff()
-	var node func(n *Node) error
-	node = func(n *Node) error {
-		b = append(b, `{"n":`...)
-		b = appendString(b, n.Name)
-		if n.File != "" {
-			b = append(b, `,"f":`...)
-			b = appendString(b, n.File)
-		}
-		if n.Line != 0 {
-			b = append(b, `,"ln":`...)
-			b = strconv.AppendInt(b, n.Line, 10)
-		}
-		b = append(b, `,"v":`...)
-		if diff {
-			b = strconv.AppendInt(b, n.Total+n.BaseTotal, 10)
-			b = append(b, `,"d":`...)
-		}
-		b = strconv.AppendInt(b, n.Total, 10)
-		b = append(b, `,"s":`...)
-		b = strconv.AppendInt(b, n.Self, 10)
-		if diff {
-			b = append(b, `,"b":`...)
-			b = strconv.AppendInt(b, n.BaseTotal, 10)
-			b = append(b, `,"a":`...)
-			b = strconv.AppendInt(b, n.AbsDelta, 10)
-		}
-		if n.Own {
-			b = append(b, `,"o":1`...)
-		}
-		if len(n.Children) > 0 {
-			b = append(b, `,"c":[`...)
-			for i, c := range n.Children {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				if err := node(c); err != nil {
-					return err
-				}
+	return b
+}
+
+// jsonEncoder streams a tree's nodes: b collects the encoding and goes to
+// bw whenever it passes 32 KiB.
+type jsonEncoder struct {
+	bw   *bufio.Writer
+	b    []byte
+	diff bool // the tree is a diff: nodes carry "d", "b" and "a"
+}
+
+// node appends n and, depth first, its children.
+func (e *jsonEncoder) node(n *Node) error {
+	e.appendFields(n)
+	if len(n.Children) > 0 {
+		e.b = append(e.b, `,"c":[`...)
+		for i, c := range n.Children {
+			if i > 0 {
+				e.b = append(e.b, ',')
 			}
-			b = append(b, ']')
-		}
-		b = append(b, '}')
-		if len(b) > 32<<10 {
-			if _, err := bw.Write(b); err != nil {
+			if err := e.node(c); err != nil {
 				return err
 			}
-			b = b[:0]
 		}
-		return nil
+		e.b = append(e.b, ']')
 	}
-	if err := node(t.Root); err != nil {
-		return fmt.Errorf("encode flame tree: %w", err)
-	}
-	b = append(b, '}')
-	if _, err := bw.Write(b); err != nil {
-		return fmt.Errorf("encode flame tree: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("encode flame tree: %w", err)
+	e.b = append(e.b, '}')
+	if len(e.b) > 32<<10 {
+		if _, err := e.bw.Write(e.b); err != nil {
+			return err
+		}
+		e.b = e.b[:0]
 	}
 	return nil
+}
+
+// appendFields appends n's opening brace and its own keys, all but "c".
+func (e *jsonEncoder) appendFields(n *Node) {
+	b := e.b
+	b = append(b, `{"n":`...)
+	b = appendString(b, n.Name)
+	if n.File != "" {
+		b = append(b, `,"f":`...)
+		b = appendString(b, n.File)
+	}
+	if n.Line != 0 {
+		b = append(b, `,"ln":`...)
+		b = strconv.AppendInt(b, n.Line, 10)
+	}
+	b = append(b, `,"v":`...)
+	if e.diff {
+		b = strconv.AppendInt(b, n.Total+n.BaseTotal, 10)
+		b = append(b, `,"d":`...)
+	}
+	b = strconv.AppendInt(b, n.Total, 10)
+	b = append(b, `,"s":`...)
+	b = strconv.AppendInt(b, n.Self, 10)
+	if e.diff {
+		b = append(b, `,"b":`...)
+		b = strconv.AppendInt(b, n.BaseTotal, 10)
+		b = append(b, `,"a":`...)
+		b = strconv.AppendInt(b, n.AbsDelta, 10)
+	}
+	if n.Own {
+		b = append(b, `,"o":1`...)
+	}
+	e.b = b
 }
 
 // appendString appends s as a JSON string: quotes, backslashes and control

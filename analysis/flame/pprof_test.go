@@ -134,50 +134,76 @@ func stacksOfThisProcess(t *testing.T) (*realProfiles, *Stacks, memory.Allocator
 	return rp, st, mem
 }
 
+// makeRealProfiles profiles this test process (heap, allocs, goroutine,
+// block, mutex and CPU) and ingests the profiles into one bundle.
 func makeRealProfiles() (*realProfiles, error) {
 	dir, err := os.MkdirTemp("", "flametest")
 	if err != nil {
 		return nil, err
 	}
 	rp := &realProfiles{dir: dir, files: map[string]string{}, ts: map[string]int64{}, parsed: map[string]*profile.Profile{}}
-	write := func(key, name string, debugWrite func(f *os.File) error) error {
-		path := filepath.Join(dir, key+".pb.gz")
-		f, err := os.Create(path)
-		if err != nil {
-			return err
+	for _, write := range []func(*realProfiles) error{writeHeapProfiles, writeGoroutineProfile, writeContentionProfiles, writeCPUProfile} {
+		if err := write(rp); err != nil {
+			return nil, err
 		}
-		if err := debugWrite(f); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s profile: %w", name, err)
-		}
-		rp.files[key] = path
-		return f.Close()
 	}
-	lookup := func(name string) func(f *os.File) error {
-		return func(f *os.File) error { return pprof.Lookup(name).WriteTo(f, 0) }
+	bdir := filepath.Join(dir, "b.lsb")
+	if err := ingestRealProfiles(rp, bdir); err != nil {
+		return nil, err
 	}
+	rp.bundle, err = bundle.Open(bdir)
+	return rp, err
+}
 
-	// Heap: two snapshots, Beta allocated only before the second.
+// write creates the profile file key.pb.gz in rp.dir with debugWrite and
+// records its path; name is the profile's kind, for the error.
+func (rp *realProfiles) write(key, name string, debugWrite func(f *os.File) error) error {
+	path := filepath.Join(rp.dir, key+".pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := debugWrite(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s profile: %w", name, err)
+	}
+	rp.files[key] = path
+	return f.Close()
+}
+
+// lookupProfile returns a debugWrite for [realProfiles.write] that writes
+// the runtime profile name in protobuf form.
+func lookupProfile(name string) func(f *os.File) error {
+	return func(f *os.File) error { return pprof.Lookup(name).WriteTo(f, 0) }
+}
+
+// writeHeapProfiles writes two heap snapshots, Beta allocated only before
+// the second, and the allocs profile.
+func writeHeapProfiles(rp *realProfiles) error {
 	old := runtime.MemProfileRate
 	runtime.MemProfileRate = 1
 	flameLeakAlpha(300)
 	runtime.GC()
 	runtime.GC()
-	if err := write("heap1", "heap", lookup("heap")); err != nil {
-		return nil, err
+	if err := rp.write("heap1", "heap", lookupProfile("heap")); err != nil {
+		return err
 	}
 	flameLeakBeta(500)
 	runtime.GC()
 	runtime.GC()
-	if err := write("heap2", "heap", lookup("heap")); err != nil {
-		return nil, err
+	if err := rp.write("heap2", "heap", lookupProfile("heap")); err != nil {
+		return err
 	}
-	if err := write("allocs", "allocs", lookup("allocs")); err != nil {
-		return nil, err
+	if err := rp.write("allocs", "allocs", lookupProfile("allocs")); err != nil {
+		return err
 	}
 	runtime.MemProfileRate = old
+	return nil
+}
 
-	// Goroutines parked in two distinctive functions.
+// writeGoroutineProfile writes the goroutine profile while goroutines are
+// parked in two distinctive functions.
+func writeGoroutineProfile(rp *realProfiles) error {
 	stop := make(chan struct{})
 	var started sync.WaitGroup
 	for i := 0; i < 37; i++ {
@@ -191,15 +217,16 @@ func makeRealProfiles() (*realProfiles, error) {
 	started.Wait()
 	if err := waitParked(map[string]int64{"flameParkedRecv": 37, "flameParkedSelect": 11}); err != nil {
 		close(stop)
-		return nil, err
+		return err
 	}
-	err = write("goroutine", "goroutine", lookup("goroutine"))
+	err := rp.write("goroutine", "goroutine", lookupProfile("goroutine"))
 	close(stop)
-	if err != nil {
-		return nil, err
-	}
+	return err
+}
 
-	// Block and mutex contention.
+// writeContentionProfiles writes the block and mutex profiles after
+// blocking on a channel and contending on a mutex.
+func writeContentionProfiles(rp *realProfiles) error {
 	runtime.SetBlockProfileRate(1)
 	prevFrac := runtime.SetMutexProfileFraction(1)
 	ch := make(chan struct{})
@@ -214,15 +241,15 @@ func makeRealProfiles() (*realProfiles, error) {
 	wg.Wait()
 	runtime.SetBlockProfileRate(0)
 	runtime.SetMutexProfileFraction(prevFrac)
-	if err := write("block", "block", lookup("block")); err != nil {
-		return nil, err
+	if err := rp.write("block", "block", lookupProfile("block")); err != nil {
+		return err
 	}
-	if err := write("mutex", "mutex", lookup("mutex")); err != nil {
-		return nil, err
-	}
+	return rp.write("mutex", "mutex", lookupProfile("mutex"))
+}
 
-	// CPU: a short profile of a busy function.
-	if err := write("cpu", "cpu", func(f *os.File) error {
+// writeCPUProfile writes a short CPU profile of a busy function.
+func writeCPUProfile(rp *realProfiles) error {
+	return rp.write("cpu", "cpu", func(f *os.File) error {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
@@ -231,50 +258,46 @@ func makeRealProfiles() (*realProfiles, error) {
 		flameSpinCPU(300 * time.Millisecond)
 		pprof.StopCPUProfile()
 		return nil
-	}); err != nil {
-		return nil, err
-	}
+	})
+}
 
-	// Ingest everything into one bundle with the real pprof ingest.
+// ingestRealProfiles ingests every profile of rp into the bundle bdir with
+// the real pprof ingest, keeps each one parsed by pprof, and adds a
+// goroutine "dump" made from the goroutine profile: one goroutines row per
+// goroutine, real stacks, made-up goids.
+func ingestRealProfiles(rp *realProfiles, bdir string) error {
 	mem := memory.NewGoAllocator()
-	bdir := filepath.Join(dir, "b.lsb")
 	w, err := bundle.Create(bdir, bundle.NewManifest("flametest", "test"), mem)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, key := range []string{"heap1", "heap2", "allocs", "goroutine", "block", "mutex", "cpu"} {
 		f, err := os.Open(rp.files[key])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a := &bundle.Artifact{Name: key + ".pb.gz"}
 		err = profiles.Ingest(w, f, a)
 		f.Close()
 		if err != nil {
 			w.Abort()
-			return nil, fmt.Errorf("ingest %s: %w", key, err)
+			return fmt.Errorf("ingest %s: %w", key, err)
 		}
 		rp.ts[key] = a.Time.UnixNano()
 		f, _ = os.Open(rp.files[key])
 		p, err := profile.Parse(f)
 		f.Close()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rp.parsed[key] = p
 	}
-	// A goroutine "dump" from the goroutine profile: one goroutines row
-	// per goroutine, real stacks, made-up goids.
 	rp.goids, err = writeDumpRows(w, rp.parsed["goroutine"], rp.ts["goroutine"])
 	if err != nil {
 		w.Abort()
-		return nil, err
+		return err
 	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	rp.bundle, err = bundle.Open(bdir)
-	return rp, err
+	return w.Close()
 }
 
 // waitParked waits until the goroutine profile shows at least the given
@@ -501,91 +524,123 @@ func TestMatchesPprof(t *testing.T) {
 
 func TestFocusIgnoreDiffInvertMatchPprof(t *testing.T) {
 	rp, st, mem := stacksOfThisProcess(t)
-	h1, h2 := rp.parsed["heap1"], rp.parsed["heap2"]
-	inuse := sampleIndex(t, h2, "inuse_space")
-	alpha := regexp.MustCompile("flameLeakAlpha")
-	beta := regexp.MustCompile("flameLeakBeta")
-	base := Query{Profile: schema.ProfileHeap, Snapshot: rp.ts["heap2"]}
+	h2 := rp.parsed["heap2"]
+	c := heapChecks{
+		rp: rp, st: st, mem: mem, h1: rp.parsed["heap1"], h2: h2,
+		inuse: sampleIndex(t, h2, "inuse_space"),
+		alpha: regexp.MustCompile("flameLeakAlpha"),
+		beta:  regexp.MustCompile("flameLeakBeta"),
+		base:  Query{Profile: schema.ProfileHeap, Snapshot: rp.ts["heap2"]},
+	}
+	t.Run("focus", c.focus)
+	t.Run("ignore", c.ignore)
+	t.Run("diff", c.diff)
+	t.Run("invert", c.invert)
+}
 
-	t.Run("focus", func(t *testing.T) {
-		q := base
-		q.Focus = []string{"flameLeakAlpha"}
-		tree, err := st.Build(rp.bundle, mem, q)
-		if err != nil {
-			t.Fatal(err)
+// heapChecks is what the heap focus, ignore, diff and invert checks share:
+// the two heap snapshots as pprof parses them, their inuse_space index, the
+// two leak functions and the query of the second snapshot.
+type heapChecks struct {
+	rp          *realProfiles
+	st          *Stacks
+	mem         memory.Allocator
+	h1, h2      *profile.Profile
+	inuse       int
+	alpha, beta *regexp.Regexp
+	base        Query
+}
+
+// focus: focusing on Alpha keeps exactly its samples, as pprof -focus.
+func (c heapChecks) focus(t *testing.T) {
+	q := c.base
+	q.Focus = []string{"flameLeakAlpha"}
+	tree, err := c.st.Build(c.rp.bundle, c.mem, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sumWhere(c.h2, c.inuse, func(s *profile.Sample) bool { return anyFrame(s, c.alpha) })
+	if tree.Total() != want || want < 300*8192 {
+		t.Fatalf("focus total %d, want %d (at least the 300 live 8 KiB buffers)", tree.Total(), want)
+	}
+	sameAsPprof(t, tree, pprofTop(t, "-sample_index=inuse_space", "-unit=B", "-focus=flameLeakAlpha", c.rp.files["heap2"]))
+}
+
+// ignore: ignoring both leak functions drops their samples, as pprof
+// -ignore.
+func (c heapChecks) ignore(t *testing.T) {
+	q := c.base
+	q.Ignore = []string{"flameLeakAlpha", "flameLeakBeta"}
+	tree, err := c.st.Build(c.rp.bundle, c.mem, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sumWhere(c.h2, c.inuse, func(s *profile.Sample) bool { return !anyFrame(s, c.alpha) && !anyFrame(s, c.beta) })
+	all := sumWhere(c.h2, c.inuse, nil)
+	if tree.Total() != want || want >= all {
+		t.Fatalf("ignore total %d, want %d (less than all %d)", tree.Total(), want, all)
+	}
+	sameAsPprof(t, tree, pprofTop(t, "-sample_index=inuse_space", "-unit=B", "-ignore=flameLeakAlpha|flameLeakBeta", c.rp.files["heap2"]))
+}
+
+// diff: the second snapshot against the first is pprof -diff_base, and
+// Beta's change is all of its new value.
+func (c heapChecks) diff(t *testing.T) {
+	h1, h2, inuse := c.h1, c.h2, c.inuse
+	q := c.base
+	q.Base = c.rp.ts["heap1"]
+	tree, err := c.st.Build(c.rp.bundle, c.mem, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sumWhere(h2, inuse, nil) - sumWhere(h1, inuse, nil)
+	if tree.Total() != want || tree.Root.BaseTotal != sumWhere(h1, inuse, nil) {
+		t.Fatalf("diff total %d base %d, want %d and %d", tree.Total(), tree.Root.BaseTotal, want, sumWhere(h1, inuse, nil))
+	}
+	// Beta only allocated between the two snapshots: its change is
+	// all of its new value.
+	q.Focus = []string{"flameLeakBeta"}
+	bt, err := c.st.Build(c.rp.bundle, c.mem, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBeta := sumWhere(h2, inuse, func(s *profile.Sample) bool { return anyFrame(s, c.beta) })
+	if bt.Total() != wantBeta || wantBeta < 500*3000 {
+		t.Fatalf("beta growth %d, want %d", bt.Total(), wantBeta)
+	}
+	sameAsPprof(t, tree, pprofTop(t, "-sample_index=inuse_space", "-unit=B", "-diff_base="+c.rp.files["heap1"], c.rp.files["heap2"]))
+}
+
+// invert: the inverted tree's roots are the leaves, each with what pprof's
+// samples hold under it.
+func (c heapChecks) invert(t *testing.T) {
+	h2, inuse := c.h2, c.inuse
+	q := c.base
+	q.Invert = true
+	inv, err := c.st.Build(c.rp.bundle, c.mem, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Total() != sumWhere(h2, inuse, nil) {
+		t.Fatalf("inverted total %d, want %d", inv.Total(), sumWhere(h2, inuse, nil))
+	}
+	byLeaf := map[string]int64{}
+	for _, s := range h2.Sample {
+		if v := s.Value[inuse]; v != 0 {
+			byLeaf[s.Location[0].Line[0].Function.Name] += v
 		}
-		want := sumWhere(h2, inuse, func(s *profile.Sample) bool { return anyFrame(s, alpha) })
-		if tree.Total() != want || want < 300*8192 {
-			t.Fatalf("focus total %d, want %d (at least the 300 live 8 KiB buffers)", tree.Total(), want)
+	}
+	got := map[string]int64{}
+	for _, c := range inv.Root.Children {
+		got[c.Name] = c.Total
+	}
+	for name, v := range byLeaf {
+		if got[name] != v {
+			t.Errorf("leaf %s: %d, want %d", name, got[name], v)
 		}
-		sameAsPprof(t, tree, pprofTop(t, "-sample_index=inuse_space", "-unit=B", "-focus=flameLeakAlpha", rp.files["heap2"]))
-	})
-	t.Run("ignore", func(t *testing.T) {
-		q := base
-		q.Ignore = []string{"flameLeakAlpha", "flameLeakBeta"}
-		tree, err := st.Build(rp.bundle, mem, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := sumWhere(h2, inuse, func(s *profile.Sample) bool { return !anyFrame(s, alpha) && !anyFrame(s, beta) })
-		all := sumWhere(h2, inuse, nil)
-		if tree.Total() != want || want >= all {
-			t.Fatalf("ignore total %d, want %d (less than all %d)", tree.Total(), want, all)
-		}
-		sameAsPprof(t, tree, pprofTop(t, "-sample_index=inuse_space", "-unit=B", "-ignore=flameLeakAlpha|flameLeakBeta", rp.files["heap2"]))
-	})
-	t.Run("diff", func(t *testing.T) {
-		q := base
-		q.Base = rp.ts["heap1"]
-		tree, err := st.Build(rp.bundle, mem, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := sumWhere(h2, inuse, nil) - sumWhere(h1, inuse, nil)
-		if tree.Total() != want || tree.Root.BaseTotal != sumWhere(h1, inuse, nil) {
-			t.Fatalf("diff total %d base %d, want %d and %d", tree.Total(), tree.Root.BaseTotal, want, sumWhere(h1, inuse, nil))
-		}
-		// Beta only allocated between the two snapshots: its change is
-		// all of its new value.
-		q.Focus = []string{"flameLeakBeta"}
-		bt, err := st.Build(rp.bundle, mem, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantBeta := sumWhere(h2, inuse, func(s *profile.Sample) bool { return anyFrame(s, beta) })
-		if bt.Total() != wantBeta || wantBeta < 500*3000 {
-			t.Fatalf("beta growth %d, want %d", bt.Total(), wantBeta)
-		}
-		sameAsPprof(t, tree, pprofTop(t, "-sample_index=inuse_space", "-unit=B", "-diff_base="+rp.files["heap1"], rp.files["heap2"]))
-	})
-	t.Run("invert", func(t *testing.T) {
-		q := base
-		q.Invert = true
-		inv, err := st.Build(rp.bundle, mem, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if inv.Total() != sumWhere(h2, inuse, nil) {
-			t.Fatalf("inverted total %d, want %d", inv.Total(), sumWhere(h2, inuse, nil))
-		}
-		byLeaf := map[string]int64{}
-		for _, s := range h2.Sample {
-			if v := s.Value[inuse]; v != 0 {
-				byLeaf[s.Location[0].Line[0].Function.Name] += v
-			}
-		}
-		got := map[string]int64{}
-		for _, c := range inv.Root.Children {
-			got[c.Name] = c.Total
-		}
-		for name, v := range byLeaf {
-			if got[name] != v {
-				t.Errorf("leaf %s: %d, want %d", name, got[name], v)
-			}
-		}
-		if len(got) != len(byLeaf) {
-			t.Errorf("%d leaves, want %d", len(got), len(byLeaf))
-		}
-		sameAsPprof(t, inv, pprofTop(t, "-sample_index=inuse_space", "-unit=B", rp.files["heap2"]))
-	})
+	}
+	if len(got) != len(byLeaf) {
+		t.Errorf("%d leaves, want %d", len(got), len(byLeaf))
+	}
+	sameAsPprof(t, inv, pprofTop(t, "-sample_index=inuse_space", "-unit=B", c.rp.files["heap2"]))
 }

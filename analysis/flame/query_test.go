@@ -13,118 +13,160 @@ import (
 
 func TestSnapshotSelection(t *testing.T) {
 	rp, st, mem := stacksOfThisProcess(t)
-	h1, h2 := rp.parsed["heap1"], rp.parsed["heap2"]
-	ts1, ts2 := rp.ts["heap1"], rp.ts["heap2"]
-	sum := func(p *profile.Profile, typ string) int64 { return sumWhere(p, sampleIndex(t, p, typ), nil) }
+	c := snapshotChecks{
+		rp: rp, st: st, mem: mem,
+		h1: rp.parsed["heap1"], h2: rp.parsed["heap2"],
+		ts1: rp.ts["heap1"], ts2: rp.ts["heap2"],
+	}
+	t.Run("latest by default", c.latestByDefault)
+	t.Run("instant range sums", c.instantRangeSums)
+	t.Run("cumulative range subtracts", c.cumulativeRangeSubtracts)
+	t.Run("missing snapshots", c.missingSnapshots)
+	t.Run("bad queries", c.badQueries)
+	t.Run("snapshots listed", c.snapshotsListed)
+}
 
-	t.Run("latest by default", func(t *testing.T) {
-		tree, err := st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap})
-		if err != nil {
-			t.Fatal(err)
+// snapshotChecks is what the snapshot selection checks share: this
+// process's bundle, its two heap snapshots as pprof parses them and their
+// times.
+type snapshotChecks struct {
+	rp       *realProfiles
+	st       *Stacks
+	mem      memory.Allocator
+	h1, h2   *profile.Profile
+	ts1, ts2 int64
+}
+
+// sum is the total of sample type typ over all of p's samples.
+func (c snapshotChecks) sum(t *testing.T, p *profile.Profile, typ string) int64 {
+	return sumWhere(p, sampleIndex(t, p, typ), nil)
+}
+
+// latestByDefault: a query without a time takes the latest snapshot and
+// the profile's default value.
+func (c snapshotChecks) latestByDefault(t *testing.T) {
+	tree, err := c.st.Build(c.rp.bundle, c.mem, Query{Profile: schema.ProfileHeap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Snapshot != c.ts2 || tree.Total() != c.sum(t, c.h2, "inuse_space") || tree.Value != schema.ColInuseSpace || tree.Unit != "bytes" {
+		t.Fatalf("got snapshot %d total %d value %s; want %d %d inuse_space", tree.Snapshot, tree.Total(), tree.Value, c.ts2, c.sum(t, c.h2, "inuse_space"))
+	}
+}
+
+// instantRangeSums: a range over an instant value sums its snapshots.
+func (c snapshotChecks) instantRangeSums(t *testing.T) {
+	ts1, ts2 := c.ts1, c.ts2
+	tree, err := c.st.Build(c.rp.bundle, c.mem, Query{Profile: schema.ProfileHeap, From: ts1, To: ts2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := c.sum(t, c.h1, "inuse_space") + c.sum(t, c.h2, "inuse_space")
+	if tree.Total() != want || tree.Count != 2 || tree.First != ts1 || tree.Snapshot != ts2 || tree.Delta {
+		t.Fatalf("total %d count %d first %d last %d delta %v; want %d 2 %d %d false", tree.Total(), tree.Count, tree.First, tree.Snapshot, tree.Delta, want, ts1, ts2)
+	}
+	// An open upper bound starting after heap1 holds heap2 only.
+	tree, err = c.st.Build(c.rp.bundle, c.mem, Query{Profile: schema.ProfileHeap, From: ts1 + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Total() != c.sum(t, c.h2, "inuse_space") || tree.Count != 1 {
+		t.Fatalf("open range: total %d count %d", tree.Total(), tree.Count)
+	}
+}
+
+// cumulativeRangeSubtracts: a range over a cumulative value is the last
+// snapshot less the first.
+func (c snapshotChecks) cumulativeRangeSubtracts(t *testing.T) {
+	ts1, ts2 := c.ts1, c.ts2
+	tree, err := c.st.Build(c.rp.bundle, c.mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, From: ts1, To: ts2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := c.sum(t, c.h2, "alloc_space") - c.sum(t, c.h1, "alloc_space")
+	if tree.Total() != want || !tree.Delta || tree.First != ts1 || tree.Snapshot != ts2 {
+		t.Fatalf("total %d delta %v; want %d true", tree.Total(), tree.Delta, want)
+	}
+	// Beta's allocations all happened in between.
+	beta := regexp.MustCompile("flameLeakBeta")
+	idx := sampleIndex(t, c.h2, "alloc_space")
+	tree, err = c.st.Build(c.rp.bundle, c.mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, From: ts1, To: ts2, Focus: []string{"flameLeakBeta"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := sumWhere(c.h2, idx, func(s *profile.Sample) bool { return anyFrame(s, beta) }); tree.Total() != w || w == 0 {
+		t.Fatalf("beta allocated %d in range, want %d", tree.Total(), w)
+	}
+	// A range with one snapshot gives its values since process start.
+	tree, err = c.st.Build(c.rp.bundle, c.mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, To: ts1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree.Total() != c.sum(t, c.h1, "alloc_space") || tree.Delta {
+		t.Fatalf("single-snapshot range: total %d delta %v", tree.Total(), tree.Delta)
+	}
+}
+
+// missingSnapshots: a query naming no snapshot the bundle has is
+// ErrNoSnapshot.
+func (c snapshotChecks) missingSnapshots(t *testing.T) {
+	for _, q := range []Query{
+		{Profile: schema.ProfileHeap, Snapshot: c.ts1 + 1},
+		{Profile: schema.ProfileHeap, Base: c.ts1 + 1},
+		{Profile: schema.ProfileHeap, From: c.ts2 + 1},
+		{Profile: schema.ProfileThreadcreate},
+	} {
+		if _, err := c.st.Build(c.rp.bundle, c.mem, q); !errors.Is(err, ErrNoSnapshot) {
+			t.Errorf("%+v: err %v, want ErrNoSnapshot", q, err)
 		}
-		if tree.Snapshot != ts2 || tree.Total() != sum(h2, "inuse_space") || tree.Value != schema.ColInuseSpace || tree.Unit != "bytes" {
-			t.Fatalf("got snapshot %d total %d value %s; want %d %d inuse_space", tree.Snapshot, tree.Total(), tree.Value, ts2, sum(h2, "inuse_space"))
+	}
+}
+
+// badQueries: a malformed query is an error and no tree.
+func (c snapshotChecks) badQueries(t *testing.T) {
+	for _, q := range []Query{
+		{Profile: "nope"},
+		{Profile: schema.ProfileHeap, Value: "bogus"},
+		{Profile: schema.ProfileHeap, Snapshot: c.ts1, From: c.ts1},
+		{Profile: schema.ProfileHeap, From: c.ts2, To: c.ts1},
+		{Profile: schema.ProfileHeap, Focus: []string{"("}},
+		{Profile: schema.ProfileHeap, Source: SourceGoroutines},
+		{Source: "elsewhere"},
+		{Source: SourceSamples, Goids: []int64{1}},
+	} {
+		if tree, err := c.st.Build(c.rp.bundle, c.mem, q); err == nil || tree != nil {
+			t.Errorf("%+v: no error", q)
 		}
-	})
-	t.Run("instant range sums", func(t *testing.T) {
-		tree, err := st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, From: ts1, To: ts2})
-		if err != nil {
-			t.Fatal(err)
+	}
+}
+
+// snapshotsListed: Snapshots, Profiles and DumpSnapshots list the times the
+// bundle holds.
+func (c snapshotChecks) snapshotsListed(t *testing.T) {
+	rp, mem := c.rp, c.mem
+	got, err := Snapshots(rp.bundle, mem, schema.ProfileHeap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []int64{c.ts1, c.ts2}) {
+		t.Fatalf("heap snapshots %v, want %v", got, []int64{c.ts1, c.ts2})
+	}
+	all, err := Profiles(rp.bundle, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"allocs", "goroutine", "block", "mutex", "cpu"} {
+		if !slices.Equal(all[p], []int64{rp.ts[p]}) {
+			t.Errorf("%s snapshots %v, want [%d]", p, all[p], rp.ts[p])
 		}
-		want := sum(h1, "inuse_space") + sum(h2, "inuse_space")
-		if tree.Total() != want || tree.Count != 2 || tree.First != ts1 || tree.Snapshot != ts2 || tree.Delta {
-			t.Fatalf("total %d count %d first %d last %d delta %v; want %d 2 %d %d false", tree.Total(), tree.Count, tree.First, tree.Snapshot, tree.Delta, want, ts1, ts2)
-		}
-		// An open upper bound starting after heap1 holds heap2 only.
-		tree, err = st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, From: ts1 + 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tree.Total() != sum(h2, "inuse_space") || tree.Count != 1 {
-			t.Fatalf("open range: total %d count %d", tree.Total(), tree.Count)
-		}
-	})
-	t.Run("cumulative range subtracts", func(t *testing.T) {
-		tree, err := st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, From: ts1, To: ts2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := sum(h2, "alloc_space") - sum(h1, "alloc_space")
-		if tree.Total() != want || !tree.Delta || tree.First != ts1 || tree.Snapshot != ts2 {
-			t.Fatalf("total %d delta %v; want %d true", tree.Total(), tree.Delta, want)
-		}
-		// Beta's allocations all happened in between.
-		beta := regexp.MustCompile("flameLeakBeta")
-		idx := sampleIndex(t, h2, "alloc_space")
-		tree, err = st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, From: ts1, To: ts2, Focus: []string{"flameLeakBeta"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w := sumWhere(h2, idx, func(s *profile.Sample) bool { return anyFrame(s, beta) }); tree.Total() != w || w == 0 {
-			t.Fatalf("beta allocated %d in range, want %d", tree.Total(), w)
-		}
-		// A range with one snapshot gives its values since process start.
-		tree, err = st.Build(rp.bundle, mem, Query{Profile: schema.ProfileHeap, Value: schema.ColAllocSpace, To: ts1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tree.Total() != sum(h1, "alloc_space") || tree.Delta {
-			t.Fatalf("single-snapshot range: total %d delta %v", tree.Total(), tree.Delta)
-		}
-	})
-	t.Run("missing snapshots", func(t *testing.T) {
-		for _, q := range []Query{
-			{Profile: schema.ProfileHeap, Snapshot: ts1 + 1},
-			{Profile: schema.ProfileHeap, Base: ts1 + 1},
-			{Profile: schema.ProfileHeap, From: ts2 + 1},
-			{Profile: schema.ProfileThreadcreate},
-		} {
-			if _, err := st.Build(rp.bundle, mem, q); !errors.Is(err, ErrNoSnapshot) {
-				t.Errorf("%+v: err %v, want ErrNoSnapshot", q, err)
-			}
-		}
-	})
-	t.Run("bad queries", func(t *testing.T) {
-		for _, q := range []Query{
-			{Profile: "nope"},
-			{Profile: schema.ProfileHeap, Value: "bogus"},
-			{Profile: schema.ProfileHeap, Snapshot: ts1, From: ts1},
-			{Profile: schema.ProfileHeap, From: ts2, To: ts1},
-			{Profile: schema.ProfileHeap, Focus: []string{"("}},
-			{Profile: schema.ProfileHeap, Source: SourceGoroutines},
-			{Source: "elsewhere"},
-			{Source: SourceSamples, Goids: []int64{1}},
-		} {
-			if tree, err := st.Build(rp.bundle, mem, q); err == nil || tree != nil {
-				t.Errorf("%+v: no error", q)
-			}
-		}
-	})
-	t.Run("snapshots listed", func(t *testing.T) {
-		got, err := Snapshots(rp.bundle, mem, schema.ProfileHeap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got, []int64{ts1, ts2}) {
-			t.Fatalf("heap snapshots %v, want %v", got, []int64{ts1, ts2})
-		}
-		all, err := Profiles(rp.bundle, mem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []string{"allocs", "goroutine", "block", "mutex", "cpu"} {
-			if !slices.Equal(all[p], []int64{rp.ts[p]}) {
-				t.Errorf("%s snapshots %v, want [%d]", p, all[p], rp.ts[p])
-			}
-		}
-		dumps, err := DumpSnapshots(rp.bundle, mem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(dumps, []int64{rp.ts["goroutine"]}) {
-			t.Fatalf("dump snapshots %v", dumps)
-		}
-	})
+	}
+	dumps, err := DumpSnapshots(rp.bundle, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(dumps, []int64{rp.ts["goroutine"]}) {
+		t.Fatalf("dump snapshots %v", dumps)
+	}
 }
 
 func TestGoroutineDumpSource(t *testing.T) {

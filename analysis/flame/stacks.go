@@ -29,6 +29,28 @@ const maxIDSlack = 1 << 20
 // LoadStacks reads the frames and stacks tables of b.
 func LoadStacks(b *bundle.Bundle, mem memory.Allocator) (*Stacks, error) {
 	s := &Stacks{}
+	if err := s.loadFrames(b, mem); err != nil {
+		return nil, err
+	}
+	read, err := readStacks(b, mem, int64(len(s.frameFn)))
+	if err != nil {
+		return nil, err
+	}
+	s.layOut(read)
+	// Frame id 0 stands for frames the frames table does not hold.
+	if s.hasUnknownFrames() {
+		s.frameFn[0] = s.addFunc("[unknown frame]", "")
+	}
+	s.funcOwn = make([]bool, len(s.funcs)+1) // +1: the unknown-stack function of tree
+	for i, name := range s.funcs {
+		s.funcOwn[i] = Own(name)
+	}
+	return s, nil
+}
+
+// loadFrames reads the frames table of b into the frame-indexed
+// dictionaries, giving each distinct function name one function index.
+func (s *Stacks) loadFrames(b *bundle.Bundle, mem memory.Allocator) error {
 	fnIndex := map[string]int32{}
 	var frames []schema.Frame
 	var maxFrame int64
@@ -37,10 +59,10 @@ func LoadStacks(b *bundle.Bundle, mem memory.Allocator) (*Stacks, error) {
 		maxFrame = max(maxFrame, f.ID)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read frames of %s: %w", b.Dir, err)
+		return fmt.Errorf("read frames of %s: %w", b.Dir, err)
 	}
 	if maxFrame > int64(len(frames))+maxIDSlack || maxFrame >= 1<<31 {
-		return nil, fmt.Errorf("read frames of %s: frame id %d is far beyond the %d frames present", b.Dir, maxFrame, len(frames))
+		return fmt.Errorf("read frames of %s: frame id %d is far beyond the %d frames present", b.Dir, maxFrame, len(frames))
 	}
 	s.frameFn = make([]int32, maxFrame+1)
 	s.frameLine = make([]int64, maxFrame+1)
@@ -49,7 +71,7 @@ func LoadStacks(b *bundle.Bundle, mem memory.Allocator) (*Stacks, error) {
 	}
 	for _, f := range frames {
 		if f.ID <= 0 {
-			return nil, fmt.Errorf("read frames of %s: bad frame id %d", b.Dir, f.ID)
+			return fmt.Errorf("read frames of %s: bad frame id %d", b.Dir, f.ID)
 		}
 		fi, ok := fnIndex[f.Function]
 		if !ok {
@@ -61,63 +83,70 @@ func LoadStacks(b *bundle.Bundle, mem memory.Allocator) (*Stacks, error) {
 		s.frameFn[f.ID] = fi
 		s.frameLine[f.ID] = f.Line
 	}
-	frames = nil
+	return nil
+}
 
-	type stk struct {
-		id  int64
-		off int32
-		n   int32
-	}
-	var stacks []stk
-	var flat []int32
-	var maxStack int64
-	err = b.Stacks(mem, func(st schema.Stack) {
-		e := stk{id: st.ID, off: int32(len(flat)), n: int32(len(st.FrameIDs))}
+// stackList is the stacks table as read, in table order: each row's stack
+// id and range in flat, which holds the frame ids of all rows back to back.
+type stackList struct {
+	rows  []stackRow
+	flat  []int32
+	maxID int64
+}
+
+// stackRow is one row of a [stackList].
+type stackRow struct {
+	id  int64
+	off int32
+	n   int32
+}
+
+// readStacks reads the stacks table of b. Frame ids outside [0, frames)
+// become 0, the unknown frame.
+func readStacks(b *bundle.Bundle, mem memory.Allocator, frames int64) (stackList, error) {
+	var t stackList
+	err := b.Stacks(mem, func(st schema.Stack) {
+		e := stackRow{id: st.ID, off: int32(len(t.flat)), n: int32(len(st.FrameIDs))}
 		for _, fid := range st.FrameIDs {
-			if fid < 0 || fid >= int64(len(s.frameFn)) {
-				fid = 0 // unknown frame, resolved to a placeholder below
+			if fid < 0 || fid >= frames {
+				fid = 0 // unknown frame, resolved to a placeholder in LoadStacks
 			}
-			flat = append(flat, int32(fid))
+			t.flat = append(t.flat, int32(fid))
 		}
-		stacks = append(stacks, e)
-		maxStack = max(maxStack, st.ID)
+		t.rows = append(t.rows, e)
+		t.maxID = max(t.maxID, st.ID)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read stacks of %s: %w", b.Dir, err)
+		return t, fmt.Errorf("read stacks of %s: %w", b.Dir, err)
 	}
-	if maxStack > int64(len(stacks))+maxIDSlack || maxStack >= 1<<31 {
-		return nil, fmt.Errorf("read stacks of %s: stack id %d is far beyond the %d stacks present", b.Dir, maxStack, len(stacks))
+	if t.maxID > int64(len(t.rows))+maxIDSlack || t.maxID >= 1<<31 {
+		return t, fmt.Errorf("read stacks of %s: stack id %d is far beyond the %d stacks present", b.Dir, t.maxID, len(t.rows))
 	}
-	// Lay the stacks out in id order; ids missing from the table get an
-	// empty range and are reported as unknown when used.
-	s.stackOff = make([]int32, maxStack+2)
-	byID := make([]int32, maxStack+1)
+	return t, nil
+}
+
+// layOut lays the stacks of t out in id order; ids missing from the table
+// get an empty range and are reported as unknown when used.
+func (s *Stacks) layOut(t stackList) {
+	s.stackOff = make([]int32, t.maxID+2)
+	byID := make([]int32, t.maxID+1)
 	for i := range byID {
 		byID[i] = -1
 	}
-	for i, e := range stacks {
+	for i, e := range t.rows {
 		if e.id > 0 {
 			byID[e.id] = int32(i)
 		}
 	}
-	s.stackFrm = make([]int32, 0, len(flat))
-	for id := int64(0); id <= maxStack; id++ {
+	s.stackFrm = make([]int32, 0, len(t.flat))
+	for id := int64(0); id <= t.maxID; id++ {
 		s.stackOff[id] = int32(len(s.stackFrm))
 		if k := byID[id]; k >= 0 {
-			e := stacks[k]
-			s.stackFrm = append(s.stackFrm, flat[e.off:e.off+e.n]...)
+			e := t.rows[k]
+			s.stackFrm = append(s.stackFrm, t.flat[e.off:e.off+e.n]...)
 		}
 	}
-	s.stackOff[maxStack+1] = int32(len(s.stackFrm))
-	// Frame id 0 stands for frames the frames table does not hold.
-	if s.hasUnknownFrames() {
-		s.frameFn[0] = s.addFunc("[unknown frame]", "")
-	}
-	s.funcOwn = make([]bool, len(s.funcs)+1) // +1: the unknown-stack function of tree
-	for i, name := range s.funcs {
-		s.funcOwn[i] = Own(name)
-	}
-	return s, nil
+	s.stackOff[t.maxID+1] = int32(len(s.stackFrm))
 }
 
 func (s *Stacks) hasUnknownFrames() bool {

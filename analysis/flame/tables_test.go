@@ -238,9 +238,9 @@ func TestLinesMatchPprof(t *testing.T) {
 	rp, st, mem := stacksOfThisProcess(t)
 	cases := []struct{ key, profile, value, pprofType, function string }{
 		{"heap2", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space", thisPackage + ".flameLeakAlpha"},
-		{"heap2", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space", thisPackage + ".makeRealProfiles"},
+		{"heap2", schema.ProfileHeap, schema.ColInuseSpace, "inuse_space", thisPackage + ".writeHeapProfiles"},
 		{"cpu", schema.ProfileCPU, schema.ColCPUNanosecs, "cpu", thisPackage + ".flameSpin"},
-		{"goroutine", schema.ProfileGoroutine, schema.ColCount, "goroutine", thisPackage + ".makeRealProfiles.func3"},
+		{"goroutine", schema.ProfileGoroutine, schema.ColCount, "goroutine", thisPackage + ".writeGoroutineProfile.func1"},
 	}
 	for _, c := range cases {
 		t.Run(c.key+"/"+c.function, func(t *testing.T) {
