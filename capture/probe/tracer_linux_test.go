@@ -190,6 +190,9 @@ func TestTraceSpawner(t *testing.T) {
 	}
 }
 
+// checkSpawnerRun checks one traced spawner run: every probe attached and
+// nothing dropped, and the eBPF events agree with the runtime trace on
+// goroutine creation and exit, and with the spawner on allocations and GC.
 func checkSpawnerRun(t *testing.T, run spawnerRun) {
 	info := run.tracer.Info()
 	t.Logf("binary %s %s pie=%v offsets from %s, %d probes, notes %q", info.GoVersion, info.Module, info.PIE, info.Offsets.Source, len(info.Probes), info.Notes)
@@ -204,73 +207,112 @@ func checkSpawnerRun(t *testing.T, run spawnerRun) {
 		}
 	}
 	facts := readTrace(t, run.trace)
+	tally := tallySpawnerEvents(t, run)
+	checkSpawnerCreates(t, facts, tally)
+	checkSpawnerExits(t, facts, tally)
+	checkSpawnerAllocsAndGC(t, facts, tally)
+}
 
-	created := map[int64]Event{}
-	exited := map[int64]bool{}
-	var allocs, bigAllocs, allocInAllocator, gcStart, gcEnd, createStacks, createInParent, gopcInParent, parkedStarts int
-	sym := run.tracer.Symbolizer()
+// spawnerTally counts what a spawner run's eBPF events show.
+type spawnerTally struct {
+	sym              *Symbolizer
+	created          map[int64]Event // go_create by child goid
+	exited           map[int64]bool  // goids with a go_exit
+	allocs           int
+	bigAllocs        int // allocs of 64 KiB or more
+	allocInAllocator int // allocs with main.allocator on the stack
+	gcStart, gcEnd   int
+	createStacks     int // go_create events with a stack
+	createInParent   int // ... whose stack goes through main.parent
+	gopcInParent     int // go_create events whose go statement is in main.parent
+	parkedStarts     int // go_create events starting main.parked
+}
+
+// tallySpawnerEvents counts run's events by kind, checking the shape of
+// each go_create and alloc stack as it goes.
+func tallySpawnerEvents(t *testing.T, run spawnerRun) *spawnerTally {
+	c := &spawnerTally{sym: run.tracer.Symbolizer(), created: map[int64]Event{}, exited: map[int64]bool{}}
 	logged := map[string]bool{}
 	for _, ev := range run.events {
 		if len(ev.Stack) > 0 && !logged[ev.Kind] {
 			logged[ev.Kind] = true
-			t.Logf("sample %s stack: %s", ev.Kind, formatFrames(sym.Frames(ev.Stack)))
+			t.Logf("sample %s stack: %s", ev.Kind, formatFrames(c.sym.Frames(ev.Stack)))
 		}
 		switch ev.Kind {
 		case schema.EventGoCreate:
-			created[ev.Goid] = ev
-			if f, _ := sym.Frame(ev.PC, true); f.Function == "main.parent" {
-				gopcInParent++
-			}
-			if sym.FuncName(ev.StartPC) == "main.parked" {
-				parkedStarts++
-			}
-			if len(ev.Stack) > 0 {
-				createStacks++
-				frames := sym.Frames(ev.Stack)
-				if frames[0].Function != "runtime.newproc1" || len(frames) < 2 || frames[1].Function == frames[0].Function {
-					t.Errorf("go_create stack does not start newproc1 then its caller: %s", formatFrames(frames))
-				}
-				if hasFunc(frames, "main.parent") {
-					createInParent++
-				}
-			}
+			c.goCreate(t, ev)
 		case schema.EventGoExit:
-			exited[ev.Goid] = true
+			c.exited[ev.Goid] = true
 		case schema.EventAlloc:
-			allocs++
-			if ev.Size <= 0 || ev.Size > 1<<30 || ev.Goid < 0 || ev.Addr == 0 {
-				t.Errorf("implausible alloc event %+v", ev)
-				continue
-			}
-			if ev.Size >= 64<<10 {
-				bigAllocs++
-			}
-			frames := sym.Frames(ev.Stack)
-			if ev.Goid == 0 {
-				// The runtime allocating on g0 with no user goroutine
-				// (allocm after gosched_m dropped curg, say).
-				if hasPrefixFunc(frames, "main.") {
-					t.Errorf("alloc from main code without a goroutine: %s", formatFrames(frames))
-				}
-				continue
-			}
-			if frames[0].Function != "runtime.profilealloc" || len(frames) < 3 ||
-				!strings.HasPrefix(frames[1].Function, "runtime.mallocgc") || frames[1] == frames[2] {
-				t.Errorf("alloc stack does not start profilealloc then mallocgc, without repeats: %s", formatFrames(frames))
-			}
-			if hasFunc(frames, "main.allocator") {
-				allocInAllocator++
-			}
+			c.alloc(t, ev)
 		case schema.EventGCStart:
-			gcStart++
+			c.gcStart++
 		case schema.EventGCEnd:
-			gcEnd++
+			c.gcEnd++
 		}
 	}
+	return c
+}
 
+// goCreate counts a go_create event and checks its stack starts at
+// runtime.newproc1 and then its caller.
+func (c *spawnerTally) goCreate(t *testing.T, ev Event) {
+	c.created[ev.Goid] = ev
+	if f, _ := c.sym.Frame(ev.PC, true); f.Function == "main.parent" {
+		c.gopcInParent++
+	}
+	if c.sym.FuncName(ev.StartPC) == "main.parked" {
+		c.parkedStarts++
+	}
+	if len(ev.Stack) == 0 {
+		return
+	}
+	c.createStacks++
+	frames := c.sym.Frames(ev.Stack)
+	if frames[0].Function != "runtime.newproc1" || len(frames) < 2 || frames[1].Function == frames[0].Function {
+		t.Errorf("go_create stack does not start newproc1 then its caller: %s", formatFrames(frames))
+	}
+	if hasFunc(frames, "main.parent") {
+		c.createInParent++
+	}
+}
+
+// alloc counts an alloc event and checks it is plausible and its stack
+// starts at profilealloc then mallocgc.
+func (c *spawnerTally) alloc(t *testing.T, ev Event) {
+	c.allocs++
+	if ev.Size <= 0 || ev.Size > 1<<30 || ev.Goid < 0 || ev.Addr == 0 {
+		t.Errorf("implausible alloc event %+v", ev)
+		return
+	}
+	if ev.Size >= 64<<10 {
+		c.bigAllocs++
+	}
+	frames := c.sym.Frames(ev.Stack)
+	if ev.Goid == 0 {
+		// The runtime allocating on g0 with no user goroutine
+		// (allocm after gosched_m dropped curg, say).
+		if hasPrefixFunc(frames, "main.") {
+			t.Errorf("alloc from main code without a goroutine: %s", formatFrames(frames))
+		}
+		return
+	}
+	if frames[0].Function != "runtime.profilealloc" || len(frames) < 3 ||
+		!strings.HasPrefix(frames[1].Function, "runtime.mallocgc") || frames[1] == frames[2] {
+		t.Errorf("alloc stack does not start profilealloc then mallocgc, without repeats: %s", formatFrames(frames))
+	}
+	if hasFunc(frames, "main.allocator") {
+		c.allocInAllocator++
+	}
+}
+
+// checkSpawnerCreates checks every GoCreate of the trace has a go_create
+// with the same child and parent, and the go_create stacks and go
+// statements agree.
+func checkSpawnerCreates(t *testing.T, facts traceFacts, c *spawnerTally) {
 	var matched, wrongParent, missing int
 	for child, parent := range facts.creates {
-		ev, ok := created[child]
+		ev, ok := c.created[child]
 		switch {
 		case !ok:
 			missing++
@@ -284,37 +326,44 @@ func checkSpawnerRun(t *testing.T, run spawnerRun) {
 		}
 	}
 	t.Logf("GoCreate: %d of %d matched on child and parent goid (%d missing, %d wrong parent); %d ebpf go_create, %d with stacks, %d through main.parent",
-		matched, len(facts.creates), missing, wrongParent, len(created), createStacks, createInParent)
+		matched, len(facts.creates), missing, wrongParent, len(c.created), c.createStacks, c.createInParent)
 	if len(facts.creates) < 1000 || matched != len(facts.creates) {
 		t.Errorf("GoCreate: %d of %d matched", matched, len(facts.creates))
 	}
 	// Each parent creates three children, one of them parked forever.
-	t.Logf("go_create: gopc in main.parent %d, startpc main.parked %d", gopcInParent, parkedStarts)
-	if createStacks != len(created) || createInParent != gopcInParent || parkedStarts*3 != gopcInParent {
+	t.Logf("go_create: gopc in main.parent %d, startpc main.parked %d", c.gopcInParent, c.parkedStarts)
+	if c.createStacks != len(c.created) || c.createInParent != c.gopcInParent || c.parkedStarts*3 != c.gopcInParent {
 		t.Errorf("go_create: %d of %d with a stack, %d stacks through main.parent, %d gopc in main.parent, %d start in main.parked",
-			createStacks, len(created), createInParent, gopcInParent, parkedStarts)
+			c.createStacks, len(c.created), c.createInParent, c.gopcInParent, c.parkedStarts)
 	}
+}
 
+// checkSpawnerExits checks every GoDestroy of the trace has a go_exit.
+func checkSpawnerExits(t *testing.T, facts traceFacts, c *spawnerTally) {
 	var exitMatched int
 	for g := range facts.exits {
-		if exited[g] {
+		if c.exited[g] {
 			exitMatched++
 		}
 	}
-	t.Logf("GoDestroy: %d of %d matched by go_exit (%d ebpf go_exit)", exitMatched, len(facts.exits), len(exited))
+	t.Logf("GoDestroy: %d of %d matched by go_exit (%d ebpf go_exit)", exitMatched, len(facts.exits), len(c.exited))
 	if len(facts.exits) < 500 || exitMatched != len(facts.exits) {
 		t.Errorf("GoDestroy: %d of %d matched", exitMatched, len(facts.exits))
 	}
+}
 
-	t.Logf("alloc: %d events, %d of >= 64 KiB, %d with main.allocator on the stack", allocs, bigAllocs, allocInAllocator)
-	if bigAllocs < 100 || allocInAllocator < bigAllocs/2 {
-		t.Errorf("alloc: %d events >= 64 KiB, %d from main.allocator", bigAllocs, allocInAllocator)
+// checkSpawnerAllocsAndGC checks the big allocations come from
+// main.allocator and the GC probes saw the trace's mark phases.
+func checkSpawnerAllocsAndGC(t *testing.T, facts traceFacts, c *spawnerTally) {
+	t.Logf("alloc: %d events, %d of >= 64 KiB, %d with main.allocator on the stack", c.allocs, c.bigAllocs, c.allocInAllocator)
+	if c.bigAllocs < 100 || c.allocInAllocator < c.bigAllocs/2 {
+		t.Errorf("alloc: %d events >= 64 KiB, %d from main.allocator", c.bigAllocs, c.allocInAllocator)
 	}
 
-	t.Logf("GC: trace %d mark phases, ebpf %d gc_start, %d gc_end", facts.gcs, gcStart, gcEnd)
+	t.Logf("GC: trace %d mark phases, ebpf %d gc_start, %d gc_end", facts.gcs, c.gcStart, c.gcEnd)
 	// The probes see the whole attached period, the trace only its window.
-	if gcStart < facts.gcs || gcStart > facts.gcs+2 || gcEnd < gcStart-1 || gcEnd > gcStart {
-		t.Errorf("GC: trace %d cycles, ebpf %d starts and %d ends", facts.gcs, gcStart, gcEnd)
+	if c.gcStart < facts.gcs || c.gcStart > facts.gcs+2 || c.gcEnd < c.gcStart-1 || c.gcEnd > c.gcStart {
+		t.Errorf("GC: trace %d cycles, ebpf %d starts and %d ends", facts.gcs, c.gcStart, c.gcEnd)
 	}
 }
 
