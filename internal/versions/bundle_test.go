@@ -109,67 +109,18 @@ func readCapture(t *testing.T, dir string) *captured {
 	c := &captured{dir: dir, b: b, m: b.Manifest}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	stacks := bundletest.StackFunctions(t, b, mem)
-	each := func(table string, fn func(r row)) {
-		err := b.ReadTable(table, mem, func(rec arrow.Record) error {
-			for i := range int(rec.NumRows()) {
-				fn(row{rec, i})
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-	}
-	// A dump in flight when the capture ends is cut short (and marked
-	// so): the checks use the complete ones.
-	complete := map[string]bool{}
-	for _, a := range c.m.Artifacts {
-		complete[a.Name] = a.Status == bundle.StatusComplete
-	}
-	byTS := map[int64]*dumpSnap{}
-	each(schema.TableGoroutines, func(r row) {
-		if !complete[r.str(schema.ColSource)] {
-			c.cutDumps++
-			return
-		}
-		ts := r.int(schema.ColSnapshotTS)
-		s := byTS[ts]
-		if s == nil {
-			s = &dumpSnap{ts: ts}
-			byTS[ts] = s
-		}
-		s.gs = append(s.gs, dumpG{goid: r.int(schema.ColGoid), creatorGoid: r.int(schema.ColCreatorGoid),
-			state: r.str(schema.ColState), creator: r.str(schema.ColCreatorFunction), stack: stacks[r.int(schema.ColStackID)]})
-	})
-	for _, s := range byTS {
-		c.dumps = append(c.dumps, *s)
-	}
-	slices.SortFunc(c.dumps, func(a, b dumpSnap) int { return int(a.ts - b.ts) })
-	each(schema.TableSamples, func(r row) {
+	tr := captureTables{t: t, b: b, mem: mem, stacks: bundletest.StackFunctions(t, b, mem)}
+	c.readDumps(tr)
+	tr.each(schema.TableSamples, func(r row) {
 		c.samples = append(c.samples, sample{ts: r.int(schema.ColSnapshotTS), profile: r.str(schema.ColProfile),
-			stack: stacks[r.int(schema.ColStackID)], count: r.int(schema.ColCount), allocObject: r.int(schema.ColAllocObjects)})
+			stack: tr.stacks[r.int(schema.ColStackID)], count: r.int(schema.ColCount), allocObject: r.int(schema.ColAllocObjects)})
 	})
-	// Monotonic times are the wall times less their generation's offsets.
-	mono := bundletest.TraceMono(t, b, mem)
-	monoOf := func(wall int64) (int64, int64) {
-		if m, slack, ok := mono(wall); ok && wall != 0 {
-			return m, slack
-		}
-		return 0, 0
-	}
-	each(schema.TableTraceGoroutines, func(r row) {
-		g := traceG{goid: r.int(schema.ColGoid), parent: r.int(schema.ColParentGoid),
-			createdTS: r.int(schema.ColCreatedTS), endedTS: r.int(schema.ColEndedTS)}
-		g.createdMono, g.createdSlack = monoOf(g.createdTS)
-		g.endedMono, _ = monoOf(g.endedTS)
-		c.traceGs = append(c.traceGs, g)
-	})
-	each(schema.TableEBPFEvents, func(r row) {
+	c.readTraceGoroutines(tr)
+	tr.each(schema.TableEBPFEvents, func(r row) {
 		c.ebpf = append(c.ebpf, ebpfEvent{ts: r.int(schema.ColTS), mono: r.int(schema.ColMonoNS), kind: r.str(schema.ColKind),
-			goid: r.int(schema.ColGoid), parent: r.int(schema.ColParentGoid), size: r.int(schema.ColSize), stack: stacks[r.int(schema.ColStackID)]})
+			goid: r.int(schema.ColGoid), parent: r.int(schema.ColParentGoid), size: r.int(schema.ColSize), stack: tr.stacks[r.int(schema.ColStackID)]})
 	})
-	each(schema.TableClockSync, func(r row) {
+	tr.each(schema.TableClockSync, func(r row) {
 		c.clock = append(c.clock, clockRow{mono: r.int(schema.ColMonoNS), ts: r.int(schema.ColTS), source: r.str(schema.ColSource)})
 	})
 	for _, a := range c.m.Artifacts {
@@ -183,6 +134,78 @@ func readCapture(t *testing.T, dir string) *captured {
 		c.raw = append(c.raw, rt)
 	}
 	return c
+}
+
+// captureTables reads the tables of one captured bundle for readCapture.
+type captureTables struct {
+	t      *testing.T
+	b      *bundle.Bundle
+	mem    memory.Allocator
+	stacks map[int64][]string // stack id -> function names, leaf first
+}
+
+// each calls fn with every row of table, failing the test if it cannot be
+// read.
+func (tr captureTables) each(table string, fn func(r row)) {
+	tr.t.Helper()
+	err := tr.b.ReadTable(table, tr.mem, func(rec arrow.Record) error {
+		for i := range int(rec.NumRows()) {
+			fn(row{rec, i})
+		}
+		return nil
+	})
+	if err != nil {
+		tr.t.Fatalf("read %s: %v", table, err)
+	}
+}
+
+// readDumps reads the goroutines table into c.dumps, one per snapshot in
+// time order. A dump in flight when the capture ends is cut short (and
+// marked so): its rows are only counted, in c.cutDumps, and the checks use
+// the complete ones.
+func (c *captured) readDumps(tr captureTables) {
+	complete := map[string]bool{}
+	for _, a := range c.m.Artifacts {
+		complete[a.Name] = a.Status == bundle.StatusComplete
+	}
+	byTS := map[int64]*dumpSnap{}
+	tr.each(schema.TableGoroutines, func(r row) {
+		if !complete[r.str(schema.ColSource)] {
+			c.cutDumps++
+			return
+		}
+		ts := r.int(schema.ColSnapshotTS)
+		s := byTS[ts]
+		if s == nil {
+			s = &dumpSnap{ts: ts}
+			byTS[ts] = s
+		}
+		s.gs = append(s.gs, dumpG{goid: r.int(schema.ColGoid), creatorGoid: r.int(schema.ColCreatorGoid),
+			state: r.str(schema.ColState), creator: r.str(schema.ColCreatorFunction), stack: tr.stacks[r.int(schema.ColStackID)]})
+	})
+	for _, s := range byTS {
+		c.dumps = append(c.dumps, *s)
+	}
+	slices.SortFunc(c.dumps, func(a, b dumpSnap) int { return int(a.ts - b.ts) })
+}
+
+// readTraceGoroutines reads the trace goroutines table into c.traceGs,
+// with monotonic times: the wall times less their generation's offsets.
+func (c *captured) readTraceGoroutines(tr captureTables) {
+	mono := bundletest.TraceMono(tr.t, tr.b, tr.mem)
+	monoOf := func(wall int64) (int64, int64) {
+		if m, slack, ok := mono(wall); ok && wall != 0 {
+			return m, slack
+		}
+		return 0, 0
+	}
+	tr.each(schema.TableTraceGoroutines, func(r row) {
+		g := traceG{goid: r.int(schema.ColGoid), parent: r.int(schema.ColParentGoid),
+			createdTS: r.int(schema.ColCreatedTS), endedTS: r.int(schema.ColEndedTS)}
+		g.createdMono, g.createdSlack = monoOf(g.createdTS)
+		g.endedMono, _ = monoOf(g.endedTS)
+		c.traceGs = append(c.traceGs, g)
+	})
 }
 
 // has reports whether a stack holds the function name.
