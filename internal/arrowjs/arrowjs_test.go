@@ -16,12 +16,17 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
+// jsTable is what summarize.mjs reports of one table: its rows, the sum of
+// each numeric column (as a decimal string) and the number of distinct
+// values of each dictionary column.
 type jsTable struct {
 	Rows     int64             `json:"rows"`
 	Sums     map[string]string `json:"sums"`
 	Distinct map[string]int    `json:"distinct"`
 }
 
+// TestApacheArrowJSReadsBundle: apache-arrow for JavaScript reads every
+// row, column sum and dictionary of a many-batch bundle Go wrote.
 func TestApacheArrowJSReadsBundle(t *testing.T) {
 	if _, err := os.Stat("node_modules/apache-arrow"); err != nil {
 		t.Fatal("apache-arrow for node is not installed: run `make deps` (npm ci in internal/arrowjs)")
@@ -29,14 +34,71 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	dir := filepath.Join(t.TempDir(), "x.lsb")
+	wrote := writeJSBundle(t, dir, mem)
+	got := summarizeWithNode(t, dir)
+	for _, c := range []struct {
+		table string
+		rows  int64
+	}{
+		{"goroutines", jsRows}, {"samples", jsRows / 100}, {"spans", jsRows / 10}, {"stacks", 7}, {"frames", 8},
+	} {
+		if got[c.table].Rows != c.rows {
+			t.Errorf("JS read %d %s rows, Go wrote %d", got[c.table].Rows, c.table, c.rows)
+		}
+	}
+	for _, c := range []struct {
+		table, col string
+		want       int64
+	}{
+		{"goroutines", "goid", wrote.goidSum},
+		{"goroutines", "wait_minutes", wrote.waitSum},
+		{"samples", "inuse_space", wrote.heapSum},
+		{"spans", "span_id", wrote.spanIDSum},
+	} {
+		s, ok := got[c.table].Sums[c.col]
+		if !ok {
+			t.Errorf("JS saw no column %s.%s", c.table, c.col)
+			continue
+		}
+		if v, _ := strconv.ParseInt(s, 10, 64); v != c.want {
+			t.Errorf("JS sum of %s.%s = %s, Go wrote %d", c.table, c.col, s, c.want)
+		}
+	}
+	for _, c := range []struct {
+		table, col string
+		want       int
+	}{
+		{"goroutines", "state", len(jsStates)}, {"spans", "name", 5},
+	} {
+		if d := got[c.table].Distinct[c.col]; d != c.want {
+			t.Errorf("JS decoded %d distinct %s.%s, want %d", d, c.table, c.col, c.want)
+		}
+	}
+}
+
+// jsRows goroutines are written: more than one batch, so dictionaries are
+// replaced.
+const jsRows = 150_000
+
+// jsStates are the goroutine states written, in turn.
+var jsStates = []string{"chan send", "select", "chan receive", "IO wait"}
+
+// jsSums are the column sums of what writeJSBundle wrote.
+type jsSums struct {
+	goidSum, waitSum, heapSum, spanIDSum int64
+}
+
+// writeJSBundle writes a bundle at dir of jsRows goroutines on 7 stacks, a
+// heap sample every 100th and a span every 10th, flushed every 1000 like a
+// live capture, and returns the sums of the columns it wrote.
+func writeJSBundle(t *testing.T, dir string, mem memory.Allocator) jsSums {
+	t.Helper()
 	w, err := bundle.Create(dir, bundle.NewManifest("js", "test"), mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := []string{"chan send", "select", "chan receive", "IO wait"}
-	var goidSum, waitSum, heapSum, spanIDSum int64
-	const n = 150_000 // more than one batch, so dictionaries are replaced
-	for i := 1; i <= n; i++ {
+	var sums jsSums
+	for i := 1; i <= jsRows; i++ {
 		sid, err := w.StackID([]bundle.StackFrame{
 			{Function: fmt.Sprintf("main.worker%d", i%7), File: "main.go", Line: int64(i % 7)},
 			{Function: "main.main", File: "main.go", Line: 1},
@@ -44,21 +106,21 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := schema.Goroutine{SnapshotTS: 1_700_000_000_000_000_000 + int64(i/1000)*1e9, Goid: int64(i), State: states[i%4], WaitMinutes: int64(i % 13), StackID: sid, CreatorGoid: int64(i / 2), CreatorFunction: "main.spawn", Source: "raw/dump.txt"}
+		g := schema.Goroutine{SnapshotTS: 1_700_000_000_000_000_000 + int64(i/1000)*1e9, Goid: int64(i), State: jsStates[i%4], WaitMinutes: int64(i % 13), StackID: sid, CreatorGoid: int64(i / 2), CreatorFunction: "main.spawn", Source: "raw/dump.txt"}
 		w.Append(g)
-		goidSum += g.Goid
-		waitSum += g.WaitMinutes
+		sums.goidSum += g.Goid
+		sums.waitSum += g.WaitMinutes
 		if i%100 == 0 {
 			s := schema.Sample{SnapshotTS: g.SnapshotTS, Profile: schema.ProfileHeap, StackID: sid, Source: "raw/heap.pb.gz"}
 			s.Set(schema.ColInuseSpace, int64(i*8))
-			heapSum += int64(i * 8)
+			sums.heapSum += int64(i * 8)
 			w.Append(s)
 		}
 		if i%10 == 0 {
 			// spans is compressed with LZ4, the other tables with zstd.
 			sp := schema.Span{ID: int64(i), Kind: schema.SpanRegion, Name: fmt.Sprintf("region%d", i/10%5), Goid: g.Goid, StartTS: g.SnapshotTS, EndTS: g.SnapshotTS + int64(i)}
 			w.Append(sp)
-			spanIDSum += sp.ID
+			sums.spanIDSum += sp.ID
 		}
 		if i%1000 == 0 {
 			w.Flush() // many batches, like a live capture
@@ -67,7 +129,13 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return sums
+}
 
+// summarizeWithNode runs summarize.mjs on the bundle at dir and decodes
+// what apache-arrow read of each table.
+func summarizeWithNode(t *testing.T, dir string) map[string]jsTable {
+	t.Helper()
 	out, err := exec.Command("node", "summarize.mjs", dir).Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -79,37 +147,5 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("decode node output %q: %v", out, err)
 	}
-	check := func(table, col string, want int64) {
-		t.Helper()
-		s, ok := got[table].Sums[col]
-		if !ok {
-			t.Errorf("JS saw no column %s.%s", table, col)
-			return
-		}
-		if v, _ := strconv.ParseInt(s, 10, 64); v != want {
-			t.Errorf("JS sum of %s.%s = %s, Go wrote %d", table, col, s, want)
-		}
-	}
-	if got["goroutines"].Rows != n {
-		t.Errorf("JS read %d goroutine rows, Go wrote %d", got["goroutines"].Rows, n)
-	}
-	check("goroutines", "goid", goidSum)
-	check("goroutines", "wait_minutes", waitSum)
-	check("samples", "inuse_space", heapSum)
-	if got["samples"].Rows != n/100 {
-		t.Errorf("JS read %d sample rows, want %d", got["samples"].Rows, n/100)
-	}
-	if d := got["goroutines"].Distinct["state"]; d != len(states) {
-		t.Errorf("JS decoded %d distinct states, want %d", d, len(states))
-	}
-	if got["spans"].Rows != n/10 {
-		t.Errorf("JS read %d span rows, want %d", got["spans"].Rows, n/10)
-	}
-	check("spans", "span_id", spanIDSum)
-	if d := got["spans"].Distinct["name"]; d != 5 {
-		t.Errorf("JS decoded %d distinct span names, want 5", d)
-	}
-	if got["stacks"].Rows != 7 || got["frames"].Rows != 8 {
-		t.Errorf("JS read %d stacks and %d frames, want 7 and 8", got["stacks"].Rows, got["frames"].Rows)
-	}
+	return got
 }
