@@ -56,21 +56,8 @@ func TestCaptureProbeWindows(t *testing.T) {
 	p := startSample(t, "stable-pool")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	var load sync.WaitGroup
+	load := requestWork(ctx, p.URL)
 	defer load.Wait()
-	for range 4 {
-		load.Go(func() {
-			for ctx.Err() == nil {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/work", nil)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		})
-	}
 	const interval = 2 * time.Second
 	out := filepath.Join(t.TempDir(), "c.lsb")
 	var log strings.Builder
@@ -91,16 +78,7 @@ func TestCaptureProbeWindows(t *testing.T) {
 	}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	type window struct {
-		start, end int64
-		toEnd      bool
-	}
-	var windows []window
-	readRows(t, b, schema.TableProbeWindows, mem, func(rec arrow.Record, i int) {
-		windows = append(windows, window{i64At(col(t, rec, schema.ColStartMonoNS), i), i64At(col(t, rec, schema.ColEndMonoNS), i),
-			col(t, rec, schema.ColToEnd).(*array.Boolean).Value(i)})
-	})
-	sort.Slice(windows, func(i, j int) bool { return windows[i].start < windows[j].start })
+	windows := readProbeWindows(t, b, mem)
 	t.Logf("windows %+v; counters %v", windows, src.Counters)
 	if len(windows) < 3 || int64(len(windows)) != src.Counters["goroutine_probe_windows"] {
 		t.Fatalf("%d probe windows in 7 s of %v intervals (manifest says %d), want one per interval", len(windows), interval, src.Counters["goroutine_probe_windows"])
@@ -112,6 +90,53 @@ func TestCaptureProbeWindows(t *testing.T) {
 			t.Errorf("window %d: %+v: want shorter than the interval, after the one before, and not to the end", i, w)
 		}
 	}
+	checkGoroutineEventsInWindows(t, b, mem, windows)
+}
+
+// requestWork keeps four clients requesting url/work, each making the
+// service create a goroutine, until ctx is done; wait on the result for
+// them to stop.
+func requestWork(ctx context.Context, url string) *sync.WaitGroup {
+	var load sync.WaitGroup
+	for range 4 {
+		load.Go(func() {
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/work", nil)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	return &load
+}
+
+// windowRow is one probe_windows row: monotonic start and end, and
+// whether the window ran to the end of the capture.
+type windowRow struct {
+	start, end int64
+	toEnd      bool
+}
+
+// readProbeWindows reads b's probe_windows table, sorted by start.
+func readProbeWindows(t *testing.T, b *bundle.Bundle, mem memory.Allocator) []windowRow {
+	t.Helper()
+	var windows []windowRow
+	readRows(t, b, schema.TableProbeWindows, mem, func(rec arrow.Record, i int) {
+		windows = append(windows, windowRow{i64At(col(t, rec, schema.ColStartMonoNS), i), i64At(col(t, rec, schema.ColEndMonoNS), i),
+			col(t, rec, schema.ColToEnd).(*array.Boolean).Value(i)})
+	})
+	sort.Slice(windows, func(i, j int) bool { return windows[i].start < windows[j].start })
+	return windows
+}
+
+// checkGoroutineEventsInWindows checks every go_create and go_exit event of
+// b lies in one of windows, and every window but the last saw one.
+func checkGoroutineEventsInWindows(t *testing.T, b *bundle.Bundle, mem memory.Allocator, windows []windowRow) {
+	t.Helper()
 	seen := make([]int, len(windows))
 	var outside int
 	readRows(t, b, schema.TableEBPFEvents, mem, func(rec arrow.Record, i int) {

@@ -67,7 +67,16 @@ func TestCaptureSIGKILL(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the flushed manifest to list dumps from three rounds.
+	killAfterThreeRounds(t, cmd, out, &stderr)
+	b := checkKilledManifest(t, out)
+	checkFlushedRows(t, b)
+}
+
+// killAfterThreeRounds waits for the capture child's flushed manifest at
+// out to list dumps from three rounds and a trace, then kills the child
+// with SIGKILL.
+func killAfterThreeRounds(t *testing.T, cmd *exec.Cmd, out string, stderr *strings.Builder) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		m, err := bundle.ReadManifest(out)
@@ -85,13 +94,19 @@ func TestCaptureSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
+}
 
+// checkKilledManifest opens the killed capture's bundle at out and checks
+// what it says of itself: the manifest on disk still says "running", the
+// reader says the capture was interrupted and when it last flushed, and
+// the bundle validates. It returns the bundle as read once the flush is
+// old.
+func checkKilledManifest(t *testing.T, out string) *bundle.Bundle {
+	t.Helper()
 	b, err := bundle.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The manifest on disk still says "running"; the reader says the
-	// capture was interrupted and when it last flushed.
 	raw, _ := os.ReadFile(filepath.Join(out, bundle.ManifestFile))
 	if !strings.Contains(string(raw), `"running"`) || !strings.Contains(string(raw), `"last_flush"`) {
 		t.Errorf("killed capture's manifest:\n%s", raw)
@@ -114,6 +129,13 @@ func TestCaptureSIGKILL(t *testing.T) {
 	if _, err := bundle.Validate(out); err != nil {
 		t.Fatalf("killed bundle does not validate: %v", err)
 	}
+	return b
+}
+
+// checkFlushedRows checks every dump and pprof artifact b's manifest lists
+// has all its rows in the tables, and that there are at least three.
+func checkFlushedRows(t *testing.T, b *bundle.Bundle) {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	rowsBySource := map[string]int64{}

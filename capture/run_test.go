@@ -13,6 +13,7 @@ import (
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/samples"
 )
 
 // leakFunc is where timeout-send's leaked workers block.
@@ -27,7 +28,37 @@ func TestCaptureLeakySample(t *testing.T) {
 	}
 	t.Parallel()
 	p := startSample(t, "timeout-send")
-	out := filepath.Join(t.TempDir(), "c.lsb")
+	b := captureLeakySample(t, p, filepath.Join(t.TempDir(), "c.lsb"))
+	checkLeakyManifest(t, b, p)
+
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	lb := &leakyBundle{b: b, mem: mem}
+	lb.readLastDump(t)
+	lb.readTraceCreations(t)
+
+	ebpf := source(t, b.Manifest, bundle.SourceEBPF)
+	if !isRoot() {
+		if ebpf.Status != bundle.StatusUnavailable || ebpf.Detail == "" {
+			t.Errorf("unprivileged: ebpf source %q %q, want unavailable with a reason", ebpf.Status, ebpf.Detail)
+		}
+		return
+	}
+	if ebpf.Status != bundle.StatusComplete {
+		t.Fatalf("ebpf source: %s: %s", ebpf.Status, ebpf.Detail)
+	}
+	lb.checkEBPFCreations(t)
+	var pairs int
+	readRows(t, b, schema.TableClockSync, mem, func(arrow.Record, int) { pairs++ })
+	if pairs < 4 {
+		t.Errorf("%d clock_sync pairs, want a pair every 5 s (at least 4)", pairs)
+	}
+}
+
+// captureLeakySample captures p with every source for 20 s into out,
+// checks the capture ended at its duration, and opens the bundle.
+func captureLeakySample(t *testing.T, p *samples.Process, out string) *bundle.Bundle {
+	t.Helper()
 	var log strings.Builder
 	sum, err := Run(context.Background(), Options{
 		PID: p.PID, Out: out, Duration: 20 * time.Second, Interval: 5 * time.Second,
@@ -44,11 +75,18 @@ func TestCaptureLeakySample(t *testing.T) {
 	if sum.Reason != EndDuration {
 		t.Errorf("reason %q, want %q", sum.Reason, EndDuration)
 	}
-
 	b, err := bundle.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// checkLeakyManifest checks b's manifest records the target p and the
+// node, has the dump, pprof and trace sources complete, and lists only
+// complete artifacts whose originals are in the bundle.
+func checkLeakyManifest(t *testing.T, b *bundle.Bundle, p *samples.Process) {
+	t.Helper()
 	m := b.Manifest
 	if m.Target.PID != p.PID || m.Target.GoVersion == "" || m.Target.Exe == "" || m.Node == "" {
 		t.Errorf("target/node not recorded: node %q target %+v", m.Node, m.Target)
@@ -65,17 +103,34 @@ func TestCaptureLeakySample(t *testing.T) {
 		if a.Status != bundle.StatusComplete {
 			t.Errorf("artifact %s: %s: %s", a.Name, a.Status, a.Detail)
 		}
-		if _, err := os.Stat(filepath.Join(out, a.Name)); err != nil {
+		if _, err := os.Stat(filepath.Join(b.Dir, a.Name)); err != nil {
 			t.Errorf("artifact original missing: %v", err)
 		}
 	}
+}
 
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
+// leakyBundle is the captured timeout-send bundle and what the checks have
+// read from it so far.
+type leakyBundle struct {
+	b            *bundle.Bundle
+	mem          memory.Allocator
+	dumped       map[int64]int64         // leaked goroutines in the last dump: goid -> creator goid
+	traceCreated map[int64]traceCreation // leaked goroutines the traces saw created
+}
+
+// traceCreation is when a trace saw a goroutine created: its created_ts,
+// that time as CLOCK_MONOTONIC and the slack of the conversion.
+type traceCreation struct {
+	ts, mono, slack int64
+}
+
+// readLastDump fills lb.dumped from the goroutines of the last dump that
+// are blocked in leakFunc, and requires at least 20.
+func (lb *leakyBundle) readLastDump(t *testing.T) {
+	t.Helper()
+	b, mem := lb.b, lb.mem
 	stacks := bundletest.StackFunctions(t, b, mem)
-
-	// Leaked goroutines in the last dump: goid -> creator goid.
-	dumped := map[int64]int64{}
+	lb.dumped = map[int64]int64{}
 	var lastSnap int64
 	readRows(t, b, schema.TableGoroutines, mem, func(rec arrow.Record, i int) {
 		lastSnap = max(lastSnap, i64At(col(t, rec, schema.ColSnapshotTS), i))
@@ -85,69 +140,75 @@ func TestCaptureLeakySample(t *testing.T) {
 			return
 		}
 		if hasFunc(stacks[i64At(col(t, rec, schema.ColStackID), i)], leakFunc) {
-			dumped[i64At(col(t, rec, schema.ColGoid), i)] = i64At(col(t, rec, schema.ColCreatorGoid), i)
+			lb.dumped[i64At(col(t, rec, schema.ColGoid), i)] = i64At(col(t, rec, schema.ColCreatorGoid), i)
 		}
 	})
-	if len(dumped) < 20 {
-		t.Fatalf("last dump holds %d goroutines blocked in %s, want at least 20", len(dumped), leakFunc)
+	if len(lb.dumped) < 20 {
+		t.Fatalf("last dump holds %d goroutines blocked in %s, want at least 20", len(lb.dumped), leakFunc)
 	}
+}
 
-	// The same goroutines in the trace windows, with the same parents.
+// readTraceCreations finds the dumped leaked goroutines in the trace
+// windows, checks they have the same parents there, and fills
+// lb.traceCreated with when the trace saw each created.
+func (lb *leakyBundle) readTraceCreations(t *testing.T) {
+	t.Helper()
 	var inTrace, traceMismatch int
-	traceCreated := map[int64][3]int64{} // goid -> created_ts, its monotonic time and that time's slack
-	mono := bundletest.TraceMono(t, b, mem)
-	readRows(t, b, schema.TableTraceGoroutines, mem, func(rec arrow.Record, i int) {
+	lb.traceCreated = map[int64]traceCreation{}
+	mono := bundletest.TraceMono(t, lb.b, lb.mem)
+	readRows(t, lb.b, schema.TableTraceGoroutines, lb.mem, func(rec arrow.Record, i int) {
 		goid := i64At(col(t, rec, schema.ColGoid), i)
 		parent := i64At(col(t, rec, schema.ColParentGoid), i)
-		want, ok := dumped[goid]
+		want, ok := lb.dumped[goid]
 		if !ok || parent == 0 {
 			return
 		}
 		created := i64At(col(t, rec, schema.ColCreatedTS), i)
 		m, slack, _ := mono(created)
-		traceCreated[goid] = [3]int64{created, m, slack}
+		lb.traceCreated[goid] = traceCreation{created, m, slack}
 		if parent == want {
 			inTrace++
 		} else {
 			traceMismatch++
 		}
 	})
-	t.Logf("%d leaked goroutines in the last dump; %d found in traces with the same parent, %d with another", len(dumped), inTrace, traceMismatch)
+	t.Logf("%d leaked goroutines in the last dump; %d found in traces with the same parent, %d with another", len(lb.dumped), inTrace, traceMismatch)
 	if inTrace == 0 || traceMismatch > 0 {
 		t.Errorf("trace: %d leaked goroutines with matching parent, %d mismatched", inTrace, traceMismatch)
 	}
+}
 
-	ebpf := source(t, m, bundle.SourceEBPF)
-	if !isRoot() {
-		if ebpf.Status != bundle.StatusUnavailable || ebpf.Detail == "" {
-			t.Errorf("unprivileged: ebpf source %q %q, want unavailable with a reason", ebpf.Status, ebpf.Detail)
-		}
-		return
-	}
-	if ebpf.Status != bundle.StatusComplete {
-		t.Fatalf("ebpf source: %s: %s", ebpf.Status, ebpf.Detail)
-	}
-	// The wall clock is mapped from CLOCK_MONOTONIC through the capture's
-	// clock_sync pairs (eBPF) and through the trace's own clock snapshots
-	// (also in clock_sync): two mappings differ by at most the spread of
-	// the offsets they were made from.
+// clockSpread is how far apart two wall-clock mappings of CLOCK_MONOTONIC
+// may be. The wall clock is mapped through the capture's clock_sync pairs
+// (eBPF) and through the trace's own clock snapshots (also in clock_sync):
+// two mappings differ by at most the spread of the offsets they were made
+// from, plus one microsecond for the trace clock's resolution (it ticks in
+// 64 ns units on amd64) in the conversions.
+func (lb *leakyBundle) clockSpread(t *testing.T) time.Duration {
+	t.Helper()
 	var offMin, offMax int64 = 1<<63 - 1, -1 << 63
-	readRows(t, b, schema.TableClockSync, mem, func(rec arrow.Record, i int) {
+	readRows(t, lb.b, schema.TableClockSync, lb.mem, func(rec arrow.Record, i int) {
 		off := i64At(col(t, rec, schema.ColTS), i) - i64At(col(t, rec, schema.ColMonoNS), i)
 		offMin, offMax = min(offMin, off), max(offMax, off)
 	})
-	// One microsecond more for the trace clock's resolution (it ticks in
-	// 64 ns units on amd64) in the conversions.
-	spread := time.Duration(offMax-offMin) + time.Microsecond
+	return time.Duration(offMax-offMin) + time.Microsecond
+}
+
+// checkEBPFCreations checks the eBPF go_create events name at least half
+// the leaked goroutines with the same parents, at the wall-clock time the
+// trace has for them.
+func (lb *leakyBundle) checkEBPFCreations(t *testing.T) {
+	t.Helper()
+	spread := lb.clockSpread(t)
 	var inEBPF, ebpfMismatch, creates, clockChecked int
 	var worst, worstAllowed time.Duration
-	readRows(t, b, schema.TableEBPFEvents, mem, func(rec arrow.Record, i int) {
+	readRows(t, lb.b, schema.TableEBPFEvents, lb.mem, func(rec arrow.Record, i int) {
 		if bundle.NewStrings(col(t, rec, schema.ColKind)).Value(i) != schema.EventGoCreate {
 			return
 		}
 		creates++
 		goid := i64At(col(t, rec, schema.ColGoid), i)
-		want, ok := dumped[goid]
+		want, ok := lb.dumped[goid]
 		if !ok {
 			return
 		}
@@ -160,11 +221,11 @@ func TestCaptureLeakySample(t *testing.T) {
 		// time, up to the clock mappings' spread and the monotonic gap
 		// between the trace event and the probe (a loaded machine can
 		// deschedule the thread between the two).
-		if tc := traceCreated[goid]; tc[0] != 0 {
-			d := time.Duration(i64At(col(t, rec, schema.ColTS), i) - tc[0]).Abs()
+		if tc := lb.traceCreated[goid]; tc.ts != 0 {
+			d := time.Duration(i64At(col(t, rec, schema.ColTS), i) - tc.ts).Abs()
 			allowed := spread
-			if tc[1] != 0 {
-				allowed += time.Duration(i64At(col(t, rec, schema.ColMonoNS), i)-tc[1]).Abs() + time.Duration(tc[2])
+			if tc.mono != 0 {
+				allowed += time.Duration(i64At(col(t, rec, schema.ColMonoNS), i)-tc.mono).Abs() + time.Duration(tc.slack)
 			}
 			clockChecked++
 			if d-allowed > worst-worstAllowed || clockChecked == 1 {
@@ -177,13 +238,8 @@ func TestCaptureLeakySample(t *testing.T) {
 		t.Errorf("ebpf and trace creation times of %d goroutines differ by up to %v, more than the %v the clocks allow", clockChecked, worst, worstAllowed)
 	}
 	t.Logf("ebpf: %d go_create events; %d leaked goroutines with the same parent, %d with another", creates, inEBPF, ebpfMismatch)
-	if inEBPF < len(dumped)/2 || ebpfMismatch > 0 {
-		t.Errorf("ebpf: %d of %d leaked goroutines found with matching parent, %d mismatched", inEBPF, len(dumped), ebpfMismatch)
-	}
-	var pairs int
-	readRows(t, b, schema.TableClockSync, mem, func(arrow.Record, int) { pairs++ })
-	if pairs < 4 {
-		t.Errorf("%d clock_sync pairs, want a pair every 5 s (at least 4)", pairs)
+	if inEBPF < len(lb.dumped)/2 || ebpfMismatch > 0 {
+		t.Errorf("ebpf: %d of %d leaked goroutines found with matching parent, %d mismatched", inEBPF, len(lb.dumped), ebpfMismatch)
 	}
 }
 
