@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/exp/trace"
@@ -163,89 +164,121 @@ func TestLooks(t *testing.T) {
 	}
 }
 
+// TestClockFallbacks ingests a trace window without its clock snapshots:
+// with a given wall-clock offset, with the time it ended, and, from a
+// reader that cannot seek, with the time it started.
 func TestClockFallbacks(t *testing.T) {
 	rec := record(t)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	dir, _ := ingestFiles(t, mem, Options{}, rec.window1)
+	c := newClockCase(t, mem, rec.window1)
+	t.Run("offset", c.offsetMapping)
+	t.Run("anchored-end", c.anchoredEnd)
+	t.Run("anchored-start", c.anchoredStart)
+}
+
+// clockCase is one trace window ingested with its clock snapshots, the
+// reference each clock fallback is held against.
+type clockCase struct {
+	window     string // the trace file
+	mem        memory.Allocator
+	refCreated map[int64]int64 // goid -> created_ts mapped through the snapshots
+	offset     int64           // wall less monotonic time at the first snapshot
+	tolerance  int64           // how far the single-offset mapping may differ, in ns
+	now        time.Time       // the time the anchored fallbacks are given
+}
+
+// newClockCase ingests window with its clock snapshots and derives the
+// offset and tolerance the fallbacks are checked with.
+func newClockCase(t *testing.T, mem memory.Allocator, window string) *clockCase {
+	t.Helper()
+	dir, _ := ingestFiles(t, mem, Options{}, window)
 	ref := readTables(t, dir, mem)
-	refCreated := map[int64]int64{}
+	c := &clockCase{window: window, mem: mem, refCreated: map[int64]int64{}, now: mustTime(t, "2020-01-02T03:04:05Z")}
 	for _, g := range ref.goroutines {
-		refCreated[g.Goid] = g.CreatedTS
+		c.refCreated[g.Goid] = g.CreatedTS
 	}
 	cs := ref.clockSync[0]
-	offset := cs.TS - cs.MonoNS
+	c.offset = cs.TS - cs.MonoNS
 	// Each snapshot reads the wall and monotonic clocks one after the
 	// other, so their offsets differ by the time between the reads; the
 	// single-offset mapping can agree with the per-snapshot one only to
 	// within that spread (plus clock rounding).
 	spread := int64(0)
-	for _, c := range ref.clockSync {
-		spread = max(spread, abs64(c.TS-c.MonoNS-offset))
+	for _, s := range ref.clockSync {
+		spread = max(spread, abs64(s.TS-s.MonoNS-c.offset))
 	}
-	tolerance := spread + 10_000
+	c.tolerance = spread + 10_000
+	return c
+}
 
-	t.Run("offset", func(t *testing.T) {
-		dir, _ := ingestFiles(t, mem, Options{WallOffsetNS: offset, ignoreSnapshots: true}, rec.window1)
-		tb := readTables(t, dir, mem)
-		if m := tb.manifest.Source(bundle.SourceTrace).Settings[SettingClock]; m != ClockOffset {
-			t.Errorf("clock method %q", m)
+// offsetMapping: a given wall-clock offset maps creation times as the snapshots
+// do, within the tolerance, and writes no clock_sync rows.
+func (c *clockCase) offsetMapping(t *testing.T) {
+	dir, _ := ingestFiles(t, c.mem, Options{WallOffsetNS: c.offset, ignoreSnapshots: true}, c.window)
+	tb := readTables(t, dir, c.mem)
+	if m := tb.manifest.Source(bundle.SourceTrace).Settings[SettingClock]; m != ClockOffset {
+		t.Errorf("clock method %q", m)
+	}
+	n := 0
+	for _, g := range tb.goroutines {
+		if g.CreatedTS == 0 {
+			continue
 		}
-		n := 0
-		for _, g := range tb.goroutines {
-			if g.CreatedTS == 0 {
-				continue
-			}
-			n++
-			// The trace clock is CLOCK_MONOTONIC, so the offset mapping
-			// agrees with the snapshots up to clock rounding.
-			if d := g.CreatedTS - refCreated[g.Goid]; abs64(d) > tolerance {
-				t.Errorf("goroutine %d created %d, snapshot mapping says %d", g.Goid, g.CreatedTS, refCreated[g.Goid])
-			}
+		n++
+		// The trace clock is CLOCK_MONOTONIC, so the offset mapping
+		// agrees with the snapshots up to clock rounding.
+		if d := g.CreatedTS - c.refCreated[g.Goid]; abs64(d) > c.tolerance {
+			t.Errorf("goroutine %d created %d, snapshot mapping says %d", g.Goid, g.CreatedTS, c.refCreated[g.Goid])
 		}
-		if n == 0 || len(tb.clockSync) != 0 {
-			t.Errorf("%d goroutines compared, %d clock_sync rows", n, len(tb.clockSync))
-		}
-	})
-	now := mustTime(t, "2020-01-02T03:04:05Z")
-	t.Run("anchored-end", func(t *testing.T) {
-		dir, _ := ingestFiles(t, mem, Options{Now: now, ignoreSnapshots: true}, rec.window1)
-		tb := readTables(t, dir, mem)
-		if m := tb.manifest.Source(bundle.SourceTrace).Settings[SettingClock]; m != ClockAnchoredEnd {
-			t.Errorf("clock method %q", m)
-		}
-		last := maxEnd(tb.generations)
-		// The end is estimated from batch headers: close, not exact.
-		if d := last - now.UnixNano(); d < -1e9 || d > 1e9 {
-			t.Errorf("last event at %d, anchored end %d (diff %d ns)", last, now.UnixNano(), d)
-		}
-	})
-	t.Run("anchored-start", func(t *testing.T) {
-		data, err := os.ReadFile(rec.window1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir := filepath.Join(t.TempDir(), "b.lsb")
-		w, err := bundle.Create(dir, bundle.NewManifest("t", "t"), mem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a bundle.Artifact
-		// Not seekable: only an io.Reader.
-		if err := Ingest(w, struct{ io.Reader }{bytes.NewReader(data)}, &a, Options{Mem: mem, Now: now, ignoreSnapshots: true}); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		tb := readTables(t, dir, mem)
-		if m := tb.manifest.Source(bundle.SourceTrace).Settings[SettingClock]; m != ClockAnchoredStart {
-			t.Errorf("clock method %q", m)
-		}
-		if !tb.manifest.Start.Equal(now) {
-			t.Errorf("start %v, want %v", tb.manifest.Start, now)
-		}
-	})
+	}
+	if n == 0 || len(tb.clockSync) != 0 {
+		t.Errorf("%d goroutines compared, %d clock_sync rows", n, len(tb.clockSync))
+	}
+}
+
+// anchoredEnd: given the time the trace ended, its last event lands within
+// a second of it.
+func (c *clockCase) anchoredEnd(t *testing.T) {
+	dir, _ := ingestFiles(t, c.mem, Options{Now: c.now, ignoreSnapshots: true}, c.window)
+	tb := readTables(t, dir, c.mem)
+	if m := tb.manifest.Source(bundle.SourceTrace).Settings[SettingClock]; m != ClockAnchoredEnd {
+		t.Errorf("clock method %q", m)
+	}
+	last := maxEnd(tb.generations)
+	// The end is estimated from batch headers: close, not exact.
+	if d := last - c.now.UnixNano(); d < -1e9 || d > 1e9 {
+		t.Errorf("last event at %d, anchored end %d (diff %d ns)", last, c.now.UnixNano(), d)
+	}
+}
+
+// anchoredStart: from a reader that cannot seek, the time given is the
+// trace's start.
+func (c *clockCase) anchoredStart(t *testing.T) {
+	data, err := os.ReadFile(c.window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "b.lsb")
+	w, err := bundle.Create(dir, bundle.NewManifest("t", "t"), c.mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a bundle.Artifact
+	// Not seekable: only an io.Reader.
+	if err := Ingest(w, struct{ io.Reader }{bytes.NewReader(data)}, &a, Options{Mem: c.mem, Now: c.now, ignoreSnapshots: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tb := readTables(t, dir, c.mem)
+	if m := tb.manifest.Source(bundle.SourceTrace).Settings[SettingClock]; m != ClockAnchoredStart {
+		t.Errorf("clock method %q", m)
+	}
+	if !tb.manifest.Start.Equal(c.now) {
+		t.Errorf("start %v, want %v", tb.manifest.Start, c.now)
+	}
 }
 
 func maxEnd(gens []schema.TraceGeneration) int64 {

@@ -20,6 +20,8 @@ func byGoid(gs []schema.TraceGoroutine) map[int64][]schema.TraceGoroutine {
 	return m
 }
 
+// TestIngestProgram ingests one trace window of testdata/prog and checks
+// the tables against what the program says it did.
 func TestIngestProgram(t *testing.T) {
 	rec := record(t)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -27,9 +29,21 @@ func TestIngestProgram(t *testing.T) {
 	before := time.Now()
 	dir, arts := ingestFiles(t, mem, Options{}, rec.window1)
 	tb := readTables(t, dir, mem)
-	sum := rec.sum
 
-	a := arts[0]
+	checkProgramSource(t, arts[0], tb, before)
+	c := newProgramGoroutines(t, tb, rec.sum)
+	c.checkLeakers(t)
+	c.checkEnded(t)
+	c.checkTransitions(t, dir)
+	checkSpans(t, tb.spans, rec.sum.Main)
+	checkProgramMetrics(t, tb)
+}
+
+// checkProgramSource checks the artifact a of one trace window and what the
+// manifest says of the trace source: its settings, several generations,
+// clock_sync rows, and a time range around before, when the test started.
+func checkProgramSource(t *testing.T, a bundle.Artifact, tb *tables, before time.Time) {
+	t.Helper()
 	if a.Kind != bundle.SourceTrace || a.Status != bundle.StatusComplete || a.Detail != "" || a.Rows == 0 {
 		t.Fatalf("artifact %+v", a)
 	}
@@ -48,63 +62,108 @@ func TestIngestProgram(t *testing.T) {
 	if st.After(end) || before.Sub(st) > 10*time.Minute || st.Sub(before) > time.Minute {
 		t.Errorf("time range %v .. %v, test started %v", st, end, before)
 	}
+}
 
-	gs := byGoid(tb.goroutines)
-	for goid, rows := range gs {
+// programGoroutines is one trace window of testdata/prog read back: its
+// goroutine rows by goid and what the program says it did.
+type programGoroutines struct {
+	tb  *tables
+	sum progSummary
+	gs  map[int64][]schema.TraceGoroutine
+}
+
+// newProgramGoroutines indexes tb's goroutines by goid, checking each has
+// one row.
+func newProgramGoroutines(t *testing.T, tb *tables, sum progSummary) *programGoroutines {
+	t.Helper()
+	c := &programGoroutines{tb: tb, sum: sum, gs: byGoid(tb.goroutines)}
+	for goid, rows := range c.gs {
 		if len(rows) != 1 {
 			t.Errorf("goroutine %d has %d rows in one window", goid, len(rows))
 		}
 	}
-	one := func(goid int64) schema.TraceGoroutine {
-		t.Helper()
-		rows := gs[goid]
-		if len(rows) == 0 {
-			t.Fatalf("goroutine %d missing", goid)
-		}
-		return rows[0]
+	return c
+}
+
+// one returns the row of goid, failing the test if there is none.
+func (c *programGoroutines) one(t *testing.T, goid int64) schema.TraceGoroutine {
+	t.Helper()
+	rows := c.gs[goid]
+	if len(rows) == 0 {
+		t.Fatalf("goroutine %d missing", goid)
 	}
-	inRange := func(ts int64) bool { return ts >= st.UnixNano() && ts <= end.UnixNano() }
-	checkLeak := func(goid, parent int64, start, reason string) {
-		t.Helper()
-		g := one(goid)
-		if g.ParentGoid != parent || g.StartFunction != start || g.EndedTS != 0 ||
-			g.LastState != "waiting" || g.LastReason != reason || !inRange(g.CreatedTS) {
-			t.Errorf("leaked goroutine %d: %+v, want parent %d start %s waiting on %q", goid, g, parent, start, reason)
-		}
-		if fns := tb.stacks[g.LastStackID]; !slices.Contains(fns, start) {
-			t.Errorf("goroutine %d last stack %v lacks %s", goid, fns, start)
+	return rows[0]
+}
+
+// inRange reports whether ts lies in the bundle's time range.
+func (c *programGoroutines) inRange(ts int64) bool {
+	return ts >= c.tb.manifest.Start.UnixNano() && ts <= c.tb.manifest.End.UnixNano()
+}
+
+// ended lists the goroutines that end during the window.
+func (c *programGoroutines) ended() []int64 {
+	return append(slices.Clone(c.sum.Enders), c.sum.Spawner)
+}
+
+// checkLeakers checks every leaked goroutine was created in the window by
+// its parent, starts in its leak function, and is still waiting there; the
+// channel leakers were created from main.work.
+func (c *programGoroutines) checkLeakers(t *testing.T) {
+	t.Helper()
+	sum := c.sum
+	for _, l := range []struct {
+		ids           []int64
+		parent        int64
+		start, reason string
+	}{
+		{sum.ChanLeakers, sum.Main, "main.leakChan", "chan receive"},
+		{sum.SelectLeakers, sum.Main, "main.leakSelect", "select"},
+		{sum.Spawned, sum.Spawner, "main.leakChan", "chan receive"},
+	} {
+		for _, goid := range l.ids {
+			g := c.one(t, goid)
+			if g.ParentGoid != l.parent || g.StartFunction != l.start || g.EndedTS != 0 ||
+				g.LastState != "waiting" || g.LastReason != l.reason || !c.inRange(g.CreatedTS) {
+				t.Errorf("leaked goroutine %d: %+v, want parent %d start %s waiting on %q", goid, g, l.parent, l.start, l.reason)
+			}
+			if fns := c.tb.stacks[g.LastStackID]; !slices.Contains(fns, l.start) {
+				t.Errorf("goroutine %d last stack %v lacks %s", goid, fns, l.start)
+			}
 		}
 	}
 	for _, id := range sum.ChanLeakers {
-		checkLeak(id, sum.Main, "main.leakChan", "chan receive")
-		if fns := tb.stacks[one(id).CreationStackID]; len(fns) == 0 || fns[0] != "main.work" {
+		if fns := c.tb.stacks[c.one(t, id).CreationStackID]; len(fns) == 0 || fns[0] != "main.work" {
 			t.Errorf("creation stack of %d: %v, want main.work first", id, fns)
 		}
 	}
-	for _, id := range sum.SelectLeakers {
-		checkLeak(id, sum.Main, "main.leakSelect", "select")
-	}
-	for _, id := range sum.Spawned {
-		checkLeak(id, sum.Spawner, "main.leakChan", "chan receive")
-	}
-	ended := append(slices.Clone(sum.Enders), sum.Spawner)
-	for _, id := range ended {
-		g := one(id)
-		if g.ParentGoid != sum.Main || g.EndedTS == 0 || g.EndedTS < g.CreatedTS || !inRange(g.EndedTS) || g.LastState != "notexist" {
+}
+
+// checkEnded checks the goroutines that end in the window end there, and
+// main, alive before and after it, neither starts nor ends.
+func (c *programGoroutines) checkEnded(t *testing.T) {
+	t.Helper()
+	for _, id := range c.ended() {
+		g := c.one(t, id)
+		if g.ParentGoid != c.sum.Main || g.EndedTS == 0 || g.EndedTS < g.CreatedTS || !c.inRange(g.EndedTS) || g.LastState != "notexist" {
 			t.Errorf("ended goroutine %d: %+v", id, g)
 		}
 	}
-	if m := one(sum.Main); m.EndedTS != 0 || m.CreatedTS != 0 || m.StartFunction == "" {
+	if m := c.one(t, c.sum.Main); m.EndedTS != 0 || m.CreatedTS != 0 || m.StartFunction == "" {
 		t.Errorf("main goroutine (alive before and after the trace): %+v", m)
 	}
-	// Every goroutine that ended in the trace has a transition to notexist;
-	// the leakers block where they leak.
+}
+
+// checkTransitions checks, in the bundle at dir, that every goroutine that
+// ended in the trace has a transition to notexist, and the channel leakers
+// block where they leak.
+func (c *programGoroutines) checkTransitions(t *testing.T, dir string) {
+	t.Helper()
 	b, err := bundle.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := make([]int64, 0, len(tb.goroutines))
-	for _, g := range tb.goroutines {
+	all := make([]int64, 0, len(c.tb.goroutines))
+	for _, g := range c.tb.goroutines {
 		all = append(all, g.Goid)
 	}
 	trs, err := Transitions(b, all, 0, 0)
@@ -116,28 +175,32 @@ func TestIngestProgram(t *testing.T) {
 		if tr.To == "notexist" {
 			toNotExist++
 		}
-		if tr.To == "waiting" && tr.Reason == "chan receive" && slices.Contains(sum.ChanLeakers, tr.Goid) {
+		if tr.To == "waiting" && tr.Reason == "chan receive" && slices.Contains(c.sum.ChanLeakers, tr.Goid) {
 			blocks++
-			if fns := tb.stacks[tr.StackID]; !slices.Contains(fns, "main.leakChan") {
+			if fns := c.tb.stacks[tr.StackID]; !slices.Contains(fns, "main.leakChan") {
 				t.Errorf("block stack %v", fns)
 			}
 		}
 	}
 	var endedRows int
-	for _, g := range tb.goroutines {
+	for _, g := range c.tb.goroutines {
 		if g.EndedTS != 0 {
 			endedRows++
 		}
 	}
-	if toNotExist != endedRows || endedRows < len(ended) {
+	if ended := c.ended(); toNotExist != endedRows || endedRows < len(ended) {
 		t.Errorf("%d transitions to notexist, %d ended goroutines (want >= %d)", toNotExist, endedRows, len(ended))
 	}
-	if blocks != len(sum.ChanLeakers) {
-		t.Errorf("%d chan-receive blocks of the leakers, want %d", blocks, len(sum.ChanLeakers))
+	if blocks != len(c.sum.ChanLeakers) {
+		t.Errorf("%d chan-receive blocks of the leakers, want %d", blocks, len(c.sum.ChanLeakers))
 	}
+}
 
-	checkSpans(t, tb.spans, sum.Main)
-
+// checkProgramMetrics checks tb holds every runtime metric the trace
+// carries, both GC cycles the program ran, and a final goroutine count
+// that fits the program.
+func checkProgramMetrics(t *testing.T, tb *tables) {
+	t.Helper()
 	for _, name := range []string{schema.MetricHeapLive, schema.MetricHeapGoal, schema.MetricGoroutines, schema.MetricGCCycle, schema.MetricSTWPause, schema.MetricGCPause} {
 		if len(tb.metrics[name]) == 0 {
 			t.Errorf("no %s metric", name)
@@ -243,13 +306,15 @@ func mergeWindows(rows []schema.TraceGoroutine) map[int64]schema.TraceGoroutine 
 	return out
 }
 
+// TestIngestWindows ingests two trace windows of one run of testdata/prog
+// into one bundle: goroutines alive in both have a row in each, which
+// merge into one life.
 func TestIngestWindows(t *testing.T) {
 	rec := record(t)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	dir, arts := ingestFiles(t, mem, Options{}, rec.window1, rec.window2)
 	tb := readTables(t, dir, mem)
-	sum := rec.sum
 	for _, a := range arts {
 		if a.Status != bundle.StatusComplete {
 			t.Fatalf("artifact %+v", a)
@@ -258,6 +323,14 @@ func TestIngestWindows(t *testing.T) {
 	if w := tb.manifest.Source(bundle.SourceTrace).Settings[SettingWindows]; w != "2" {
 		t.Errorf("windows setting %q", w)
 	}
+	checkWindowRows(t, tb, rec.sum)
+	checkMergedWindows(t, tb, rec.sum)
+	checkWindowSpans(t, tb.spans)
+}
+
+// checkWindowRows checks which windows each goroutine has a row in.
+func checkWindowRows(t *testing.T, tb *tables, sum progSummary) {
+	t.Helper()
 	gs := byGoid(tb.goroutines)
 	// Leaked goroutines appear in both windows; in the second they have no
 	// creation (they existed when it began) but keep their start function.
@@ -281,7 +354,12 @@ func TestIngestWindows(t *testing.T) {
 	if len(w2) != 1 || w2[0].ParentGoid != sum.Main || w2[0].CreatedTS == 0 {
 		t.Errorf("window-2 goroutine %d rows %+v", sum.Window2Leaker, w2)
 	}
+}
 
+// checkMergedWindows checks a leaker's rows of both windows merge into its
+// whole life, and window 2 follows window 1 on the timeline.
+func checkMergedWindows(t *testing.T, tb *tables, sum progSummary) {
+	t.Helper()
 	merged := mergeWindows(tb.goroutines)
 	for _, id := range sum.ChanLeakers {
 		g := merged[id]
@@ -294,7 +372,6 @@ func TestIngestWindows(t *testing.T) {
 			t.Errorf("merged spawned %d: parent %d, want %d", id, g.ParentGoid, sum.Spawner)
 		}
 	}
-	// Window 2 follows window 1 on the timeline.
 	var end1, start2 int64
 	for _, g := range tb.goroutines {
 		if g.Goid == sum.Window2Leaker {
@@ -307,17 +384,21 @@ func TestIngestWindows(t *testing.T) {
 	if start2 <= end1 {
 		t.Errorf("window 2 creation %d not after window 1 ends %d", start2, end1)
 	}
-	// Span ids stay unique across windows.
+}
+
+// checkWindowSpans checks span ids stay unique across windows and the
+// second window reports the task and region still open.
+func checkWindowSpans(t *testing.T, spans []schema.Span) {
+	t.Helper()
 	seen := map[int64]bool{}
-	for _, s := range tb.spans {
+	for _, s := range spans {
 		if seen[s.ID] {
 			t.Errorf("span id %d repeated", s.ID)
 		}
 		seen[s.ID] = true
 	}
-	// The second window reports the task and region still open.
 	var open int
-	for _, s := range tb.spans {
+	for _, s := range spans {
 		if s.Name == "forever" || s.Name == "open-region" {
 			open++
 		}
