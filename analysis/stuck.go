@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,6 +32,7 @@ type stuckFacts struct {
 	mainGoroutine   bool // the site is the main goroutine (entry main.main), which waits for the program\'s end
 	liveElsewhere   bool // some goroutine of the program can run
 	objects         []uint64
+	objectAt        []argRef // where each of objects was read
 	cycleObjs       []string
 	// Persistence across snapshots (from site.persist).
 	snapshots  int
@@ -102,9 +104,10 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		if c := w.owner(x); c != nil && c.class != classInfra {
 			f.creatorAlive = true
 		}
-		for _, o := range x.objs {
-			if len(f.objects) < 4 {
-				f.objects = appendUnique(f.objects, o)
+		for i, o := range x.objs {
+			if len(f.objects) < 4 && !slices.Contains(f.objects, o) {
+				f.objects = append(f.objects, o)
+				f.objectAt = append(f.objectAt, x.objAt[i])
 			}
 		}
 		switch x.reach {
@@ -352,11 +355,20 @@ func (f *stuckFacts) idlePool() bool {
 	return (f.depth == 0 || f.mainGoroutine) && f.kind != "cond" && (f.liveElsewhere || f.familyProducer > 0)
 }
 
-// formatObjects names a few objects for evidence texts.
-func formatObjects(objs []uint64) string {
+// formatObjects names a few objects for evidence texts, each with the
+// frame and parameter it was read from.
+func formatObjects(objs []uint64, at []argRef) string {
 	var parts []string
-	for _, o := range objs {
-		parts = append(parts, fmt.Sprintf("%#x", o))
+	for i, o := range objs {
+		parts = append(parts, waitObjectText(o, at[i]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// waitObjectText names one object and where its word was read.
+func waitObjectText(o uint64, at argRef) string {
+	if s := at.String(); s != "" {
+		return fmt.Sprintf("%#x (%s)", o, s)
+	}
+	return fmt.Sprintf("%#x", o)
 }

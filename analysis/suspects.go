@@ -91,8 +91,8 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		sus.Verdict = "leaking"
 	}
 	if f := x.facts; f != nil {
-		for _, o := range f.objects {
-			sus.WaitsOn = append(sus.WaitsOn, fmt.Sprintf("%#x", o))
+		for i, o := range f.objects {
+			sus.WaitsOn = append(sus.WaitsOn, waitObjectText(o, f.objectAt[i]))
 		}
 		for c := range f.cycleSites {
 			sus.Cycle = append(sus.Cycle, c.loc.Function)

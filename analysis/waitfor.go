@@ -36,7 +36,8 @@ type waitGor struct {
 	class gClass
 	kind  string   // wait kind: "lock", "rlock", "chan send", "chan receive", "select", "waitgroup", "cond", "sema", "nil", "forever"
 	objs  []uint64 // what it waits on, resolved to the objects the frames mention
-	reach int8
+	objAt []argRef // where each of objs was read (frame and parameter)
+	reach     int8
 	// wakers are the parked or live goroutines that hold a pointer to
 	// what it waits on without waiting on it the same way.
 	wakers []*waitGor
@@ -106,7 +107,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	known := w.indexMentions()
 	for _, x := range w.gs {
 		if x.class == classParked {
-			x.objs = resolveObjects(x.block, known)
+			x.objs, x.objAt = resolveObjects(x.block, known)
 		}
 	}
 	w.linkWakers()
@@ -278,23 +279,27 @@ func (w *waitGraph) indexMentions() []uint64 {
 // hangs off a struct the frames point to) into the objects other frames
 // point to: the nearest pointer at or below each address (within
 // objectSlack; exact in the binary's image). The wait object, when known,
-// comes first.
-func resolveObjects(b blockInfo, known []uint64) []uint64 {
+// comes first. Each object comes with where it was read.
+func resolveObjects(b blockInfo, known []uint64) ([]uint64, []argRef) {
 	var out []uint64
-	add := func(a uint64) {
+	var at []argRef
+	add := func(a uint64, ref argRef) {
 		i := sort.Search(len(known), func(i int) bool { return known[i] > a }) - 1
 		if i >= 0 && (known[i] == a || a >= staticLimit && a-known[i] < objectSlack) {
 			a = known[i]
 		}
-		out = appendUnique(out, a)
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+			at = append(at, ref)
+		}
 	}
 	if b.obj != 0 {
-		add(b.obj)
+		add(b.obj, b.objAt)
 	}
-	for _, v := range b.via {
-		add(v)
+	for i, v := range b.via {
+		add(v, b.viaAt[i])
 	}
-	return out
+	return out, at
 }
 
 // linkWakers gives each parked goroutine the goroutines that hold what it

@@ -117,7 +117,7 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		return true
 	}
 	if f.byMention > 0 {
-		add("wakeable", wMention*float64(f.byMention)/n, "%d of %d wait on an object (%s) that a goroutine able to run holds", f.byMention, f.parked, formatObjects(f.objects))
+		add("wakeable", wMention*float64(f.byMention)/n, "%d of %d wait on an object (%s) that a goroutine able to run holds", f.byMention, f.parked, formatObjects(f.objects, f.objectAt))
 	}
 	if f.byFamily > 0 {
 		add("wakeable", wFamily*float64(f.byFamily)/n, "%d of %d have a creator or child that can still run and may feed them", f.byFamily, f.parked)
@@ -134,7 +134,7 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 	}
 	on := ""
 	if len(f.objects) > 0 {
-		on = " (" + formatObjects(f.objects) + ")"
+		on = " (" + formatObjects(f.objects, f.objectAt) + ")"
 	}
 	if (kind == "chan receive" || kind == "select") && f.depth == 0 {
 		add("top-of-loop", wTopOfLoop, "they wait for work at the top of their own loop, as a server or worker out of work does: often the consequence of the bug, not its place")

@@ -2,7 +2,10 @@
 
 // stuckprog gets goroutines stuck in the classic ways (mode "stuck") or
 // parks them in healthy look-alikes (mode "healthy"), or queues calls on
-// a contended lock that moves (mode "contended"), serves
+// a contended lock that moves (mode "contended"), or runs queue workers
+// in sync.Cond.Wait fed by a closure (mode "fedcond"), or has two
+// independent bugs, a leak per request and one lock-order deadlock (mode
+// "twobugs"); it serves
 // net/http/pprof on a loopback port and prints "ADDR host:port" and then
 // "READY" to stderr once every goroutine is in place. It runs until
 // SIGQUIT (a traceback) or SIGTERM. The stuck verdict tests build and run
@@ -250,6 +253,74 @@ func contended(ctx context.Context) {
 	}()
 }
 
+// fedcond starts five queue workers and feeds them from a closure every
+// 100 ms; /burst adds 500 items a millisecond apart, so the Cond is
+// waited on and signalled hundreds of times.
+func fedcond() {
+	q := &queue{}
+	q.cond = sync.NewCond(&q.mu)
+	for range 5 {
+		go q.run()
+	}
+	go func() {
+		for i := 0; ; i++ {
+			time.Sleep(100 * time.Millisecond)
+			q.add(i)
+		}
+	}()
+	http.HandleFunc("/burst", func(w http.ResponseWriter, r *http.Request) {
+		for i := range 500 {
+			q.add(i)
+			time.Sleep(time.Millisecond)
+		}
+		fmt.Fprintln(w, "ok")
+	})
+}
+
+type ledger struct {
+	id      int
+	settled chan bool
+}
+
+// awaitSettlement waits for a settlement nobody sends.
+//
+//go:noinline
+func awaitSettlement(l *ledger, id int) {
+	if <-l.settled {
+		l.id = id
+	}
+}
+
+// settleAccounts leaks one goroutine per call.
+//
+//go:noinline
+func settleAccounts(id int) {
+	l := &ledger{id: id, settled: make(chan bool)}
+	go awaitSettlement(l, id)
+}
+
+// twobugs leaks a goroutine per request, 50 requests a second, and once
+// takes two locks in opposite orders.
+func twobugs(ctx context.Context) {
+	a, b := &account{}, &account{}
+	var ready sync.WaitGroup
+	ready.Add(2)
+	go transfer(a, b, &ready)
+	go transfer(b, a, &ready)
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				settleAccounts(i)
+			}
+		}
+	}()
+}
+
 func main() {
 	mode := os.Args[1]
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -268,6 +339,10 @@ func main() {
 		healthy(ctx, jobs)
 	case "contended":
 		contended(ctx)
+	case "fedcond":
+		fedcond()
+	case "twobugs":
+		twobugs(ctx)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", mode)
 		os.Exit(2)
