@@ -56,6 +56,8 @@ func (s *site) handedOn() (left, prev int64) {
 type persistStat struct {
 	members   int   // in the latest snapshot
 	persisted int   // of them, parked identically in the snapshot before too
+	visible   int   // of those, ones whose wake-up would have shown (gor.visible)
+	woken     int   // of them, seen woken since the snapshot before (gor.woken)
 	spanNS    int64 // summed over persisted members: latest snapshot − since
 	leaked    int   // of them, marked "(leaked)" by the runtime
 }
@@ -65,6 +67,12 @@ func (p *persistStat) add(g *gor, ts int64) {
 	if g.since < ts {
 		p.persisted++
 		p.spanNS += ts - g.since
+		if g.visible {
+			p.visible++
+		}
+	}
+	if g.woken != "" {
+		p.woken++
 	}
 	if g.leaked {
 		p.leaked++

@@ -39,6 +39,9 @@ type stuckFacts struct {
 	persisted  float64 // share of members parked identically in the snapshot before
 	spanSec    float64 // how long persisted members had been parked identically
 	progressed bool    // the rest of the process changed between the two latest snapshots
+	// Progress the runtime's own counters show (addProgress).
+	woken, signalled           int
+	wokenBasis, signalledBasis string
 }
 
 // consequence is a goroutine group waiting for a stuck one.
@@ -97,6 +100,7 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 			continue
 		}
 		f.parked++
+		f.addProgress(x)
 		if kinds[x.site] == nil {
 			kinds[x.site] = map[string]int{}
 		}

@@ -127,10 +127,10 @@ const maxLookAlikes = 10
 
 // lookAlike returns the evidence that let a parked group go (an idle
 // pool, something able to run holding what it waits on, a lock handed on
-// between snapshots), nil if none.
+// between snapshots, progress the runtime's counters show), nil if none.
 func lookAlike(x *candidate) *Evidence {
 	for i, e := range x.sc.evidence {
-		if (e.Kind == "idle-pool" || e.Kind == "contended" || e.Kind == "wakeable" && e.Weight <= wMention/2) && x.sc.conf < 0.5 {
+		if (e.Kind == "idle-pool" || e.Kind == "contended" || e.Kind == "wakeable" && e.Weight <= wMention/2 || e.Kind == "progress" && e.Weight <= wSignalled/2) && x.sc.conf < 0.5 {
 			return &x.sc.evidence[i]
 		}
 	}

@@ -37,6 +37,9 @@ type waitGor struct {
 	kind  string   // wait kind: "lock", "rlock", "chan send", "chan receive", "select", "waitgroup", "cond", "sema", "nil", "forever"
 	objs  []uint64 // what it waits on, resolved to the objects the frames mention
 	objAt []argRef // where each of objs was read (frame and parameter)
+	// signalled, when not empty, says how the Cond tickets of the
+	// snapshot show its Cond being signalled (condProgress).
+	signalled string
 	reach     int8
 	// wakers are the parked or live goroutines that hold a pointer to
 	// what it waits on without waiting on it the same way.
@@ -110,6 +113,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 			x.objs, x.objAt = resolveObjects(x.block, known)
 		}
 	}
+	w.condProgress()
 	w.linkWakers()
 	w.fixpoint()
 	w.findCycles()

@@ -36,6 +36,8 @@ const (
 	wNoWorker       = 1.5  // a WaitGroup no goroutine that could call Done holds
 	wNoWakerVia     = 0.5  // × when only what the object was reached through is known
 	wMention        = -10  // a goroutine that can run holds what they wait on
+	wWoken          = -8.0 // × share of members the runtime's counters show woken between snapshots
+	wSignalled      = -6.0 // × share waiting on a Cond whose tickets show it signalled far more often than it is waited on now
 	wFamily         = -4.0 // their creator or children can run and may feed them
 	wFamilyProducer = -1.5 // … for a lock, send or WaitGroup their creator rarely releases
 	wIdlePool       = -10  // idle workers their owner can still feed
@@ -77,18 +79,13 @@ func stuckWeights(s *site, f *stuckFacts) ([]Evidence, bool) {
 	if f != nil && f.snapshots >= 2 && s.persist.members > 0 {
 		p := s.persist
 		share := float64(p.persisted) / float64(p.members)
-		if p.persisted > 0 {
-			w := share * math.Min(wPersistMax, wPersistBase+wPersistPerLn*math.Log1p(f.spanSec))
-			why := "while other goroutines came, went or moved"
-			if !f.progressed {
-				w *= wPersistFrozen
-				why = "(nothing else in the process changed either)"
-			}
-			add("persistent", w, "%d of %d parked at the same stack for %s across consecutive snapshots %s", p.persisted, p.members, formatSeconds(f.spanSec), why)
-		}
+		persistWeights(s, f, add)
 		if share < 1 {
 			add("churn", wChurn*(1-share), "%d of %d were not parked here in the snapshot before", p.members-p.persisted, p.members)
 		}
+	}
+	if f != nil {
+		progressWeights(s, f, add)
 	}
 	if left, prev := s.handedOn(); left > 0 {
 		add("contended", wHandedOn*math.Sqrt(float64(left)/float64(prev)),
@@ -155,6 +152,9 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		case "waitgroup":
 			add("no-worker", wNoWorker*share, "no goroutine that could call Done holds the WaitGroup%s, and the waiter has no children left", on)
 		case "cond":
+			if f.signalled > 0 {
+				break // the tickets show it signalled
+			}
 			add("no-signaller", wNoHolder*share, "no other goroutine holds the Cond%s to Signal or Broadcast it", on)
 		}
 	}
