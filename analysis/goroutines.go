@@ -48,6 +48,10 @@ type gor struct {
 	// printed, or it had waited a minute or more (the count starts again
 	// when it parks again). Persistence counts only for such goroutines.
 	visible bool
+	// dumping, when not empty, says why the goroutine is the one taking
+	// the dump (sending the process SIGQUIT): it is not counted as able
+	// to run.
+	dumping string
 	// sleepNS is the duration passed to time.Sleep when it sleeps (0
 	// when unknown).
 	sleepNS int64
@@ -307,6 +311,11 @@ func (si *stackInfo) readWords(args func(int, func(int, string)), r int, g *gor)
 		if i == si.notify {
 			if t, ok := wordAt(s, 1); ok {
 				g.ticket = int64(t)
+			}
+		}
+		if g.dumping == "" && g.state != "" && waitKind(g.state, nil) == "" {
+			if why := dumpingFrame(fn, s); why != "" {
+				g.dumping = fmt.Sprintf("goroutine %d sends the process its SIGQUIT: %s", g.goid, why)
 			}
 		}
 		if g.block.obj == 0 && slices.Contains(si.objFrames, i) {

@@ -28,9 +28,10 @@ type stuckFacts struct {
 	consequenceRels map[string]bool // how consequences wait on this site
 	infraWaiters    []consequence   // runtime/test-runner goroutines waiting on members
 	creatorAlive    bool
-	depth           int  // program calls between the entry function and the wait (waitDepth)
-	mainGoroutine   bool // the site is the main goroutine (entry main.main), which waits for the program\'s end
-	liveElsewhere   bool // some goroutine of the program can run
+	depth           int      // program calls between the entry function and the wait (waitDepth)
+	mainGoroutine   bool     // the site is the main goroutine (entry main.main), which waits for the program\'s end
+	liveElsewhere   bool     // some goroutine of the program can run
+	dumping         []string // the goroutines taking the dump, not counted as able to run, and why
 	objects         []uint64
 	objectAt        []argRef // where each of objects was read
 	cycleObjs       []string
@@ -62,6 +63,7 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		if f == nil {
 			f = &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
 			f.liveElsewhere = w.liveApp > 0
+			f.dumping = w.dumping
 			if sd := in.detail; sd != nil {
 				f.snapshots = len(in.d.snapshots)
 				f.progressed = sd.progressed()

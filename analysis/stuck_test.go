@@ -330,3 +330,28 @@ func TestContendedLockNotStuck(t *testing.T) {
 		}
 	}
 }
+
+// TestStuckFromOwnSIGQUIT names the stuck groups from the traceback the
+// program prints when it sends itself SIGQUIT: the sending goroutine is
+// recognised as the one taking the dump and is not counted as able to
+// run.
+func TestStuckFromOwnSIGQUIT(t *testing.T) {
+	cmd := exec.Command(buildStuckProg(t), "stuck", "selfquit")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Run() // exits with status 2 after the traceback
+	if !bytes.Contains(stderr.Bytes(), []byte("main.quitSelf")) {
+		t.Fatalf("no traceback with the sender:\n%s", stderr.Bytes())
+	}
+	rep := analyseInputs(t, stamped{"raw/traceback.txt", stderr.Bytes(), time.Now()})
+	checkStuck(t, rep, "own SIGQUIT")
+	asleep := false
+	for _, s := range rep.Suspects {
+		for _, e := range s.Evidence {
+			asleep = asleep || e.Kind == "all-asleep" && strings.Contains(e.Detail, "sends the process its SIGQUIT")
+		}
+	}
+	if !asleep {
+		t.Error("no all-asleep evidence naming the goroutine that sent SIGQUIT")
+	}
+}

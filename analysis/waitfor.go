@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -66,6 +67,9 @@ type waitGraph struct {
 	stacks   *stackTable
 	// liveApp counts the program's goroutines that can run.
 	liveApp int
+	// dumping says which goroutines take the dump (sending SIGQUIT, the
+	// test runner's alarm) and why: they are not counted as able to run.
+	dumping []string
 	cycles  int
 }
 
@@ -98,6 +102,14 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
 		x.class, x.kind, x.idle = classifyGor(g, frames, src, signals)
+		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
+			x.class = classInfra
+			why := g.dumping
+			if why == "" {
+				why = fmt.Sprintf("goroutine %d is the test runner's alarm (testing.(*M).startAlarm), printing the dump", g.goid)
+			}
+			w.dumping = append(w.dumping, why)
+		}
 		if x.class == classLive && !x.idle {
 			w.liveApp++
 		}

@@ -140,7 +140,11 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked", f.unreached, f.parked, on)
 	} else {
 		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked", f.unreached, f.parked, on)
-		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)")
+		not := ""
+		if len(f.dumping) > 0 {
+			not = "; not counted: " + strings.Join(f.dumping, "; ")
+		}
+		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
 	}
 	if f.noWaker > 0 {
 		share := (float64(f.noWakerExact) + wNoWakerVia*float64(f.noWaker-f.noWakerExact)) / n

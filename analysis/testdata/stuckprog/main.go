@@ -321,6 +321,21 @@ func twobugs(ctx context.Context) {
 	}()
 }
 
+// quitSelf sends the process SIGQUIT, as a harness that wants a
+// traceback of itself does: the runtime prints every goroutine, this one
+// among them, and exits.
+func quitSelf() {
+	time.Sleep(100 * time.Millisecond)
+	p, err := os.FindProcess(os.Getpid())
+	if err == nil {
+		err = p.Signal(syscall.SIGQUIT)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	select {}
+}
+
 func main() {
 	mode := os.Args[1]
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -352,6 +367,9 @@ func main() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	fmt.Fprintf(os.Stderr, "ADDR %s\nREADY\n", ln.Addr())
+	if len(os.Args) > 2 && os.Args[2] == "selfquit" {
+		go quitSelf()
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	<-sigs
