@@ -103,7 +103,7 @@ func buildSites(d *dumpData, st *stackTable) []*site {
 	}
 	byKey := map[siteKey]*site{}
 	var out []*site
-	for _, g := range d.groups {
+	for _, g := range sortedGroups(d.groups) {
 		frames := st.framesOf(g.key.stackID)
 		loc, _ := locationFrame(frames)
 		k := siteKey{g.key.state, loc.Function, loc.Line, g.key.creator}
@@ -167,6 +167,7 @@ func buildSites(d *dumpData, st *stackTable) []*site {
 		}
 		sort.Slice(s.goids, func(i, j int) bool { return s.goids[i] < s.goids[j] })
 	}
+	sortSites(out)
 	return out
 }
 
@@ -181,7 +182,8 @@ func sitesFromProfile(series stackSeries, times []int64, st *stackTable) []*site
 	}
 	byKey := map[siteKey]*site{}
 	var out []*site
-	for stack, m := range series {
+	for _, stack := range sortedKeys(series) {
+		m := series[stack]
 		frames := st.framesOf(stack)
 		state := stateFromFrames(frames)
 		loc, _ := locationFrame(frames)
@@ -201,6 +203,7 @@ func sitesFromProfile(series stackSeries, times []int64, st *stackTable) []*site
 	for _, s := range out {
 		sort.Slice(s.profileStacks, func(i, j int) bool { return s.profileStacks[i] < s.profileStacks[j] })
 	}
+	sortSites(out)
 	return out
 }
 

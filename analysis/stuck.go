@@ -1,9 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -246,8 +246,8 @@ func (w *waitGraph) infraConsequences(out map[*site]*stuckFacts) {
 		for _, c := range m {
 			out[s].infraWaiters = append(out[s].infraWaiters, *c)
 		}
-		sort.Slice(out[s].infraWaiters, func(i, j int) bool {
-			return out[s].infraWaiters[i].location.Function < out[s].infraWaiters[j].location.Function
+		slices.SortFunc(out[s].infraWaiters, func(a, b consequence) int {
+			return cmp.Or(cmp.Compare(a.location.Function, b.location.Function), cmp.Compare(a.location.Line, b.location.Line), cmp.Compare(a.state, b.state))
 		})
 	}
 }

@@ -132,6 +132,18 @@ func analyseWith(t *testing.T, opts analysis.Options, inputs ...stamped) *analys
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
+	b := ingestInputs(t, mem, inputs...)
+	rep, err := analysis.Analyze(b, mem, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// ingestInputs ingests dumps and tracebacks into a fresh bundle, with the
+// source as leakscope ingest keeps it, and opens it.
+func ingestInputs(t *testing.T, mem memory.Allocator, inputs ...stamped) *bundle.Bundle {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "b.lsb")
 	w, err := bundle.Create(dir, bundle.NewManifest("stuck", "test"), mem)
 	if err != nil {
@@ -156,11 +168,7 @@ func analyseWith(t *testing.T, opts analysis.Options, inputs ...stamped) *analys
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := analysis.Analyze(b, mem, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
+	return b
 }
 
 // stuckWant is a goroutine group a stuck verdict must name.

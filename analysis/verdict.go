@@ -52,7 +52,7 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 		if all[i].sc.logit != all[j].sc.logit {
 			return all[i].sc.logit > all[j].sc.logit
 		}
-		return all[i].s.loc.Function < all[j].s.loc.Function
+		return siteCmp(all[i].s, all[j].s) < 0
 	})
 	for _, x := range all {
 		switch {
@@ -104,7 +104,7 @@ func foldConsequences(all []*candidate, minScore float64) {
 			if y == nil || 2*c < f.unreached+f.infraWaiting || !reported(y.sc.score, minScore) {
 				continue
 			}
-			if cause == nil || y.sc.score > cause.sc.score || y.sc.score == cause.sc.score && s.loc.Function < cause.s.loc.Function {
+			if cause == nil || y.sc.score > cause.sc.score || y.sc.score == cause.sc.score && siteCmp(s, cause.s) < 0 {
 				cause = y
 			}
 		}
