@@ -29,3 +29,14 @@ func TestArgsWords(t *testing.T) {
 		t.Errorf("argRef = %q", got)
 	}
 }
+
+func TestClosureParent(t *testing.T) {
+	for fn, want := range map[string]string{
+		"main.fedcond.func1": "main.fedcond", "main.(*T).run.func2.1": "main.(*T).run", "main.worker": "",
+		"main.init.0.gowrap1": "", "main.TestX.func10": "main.TestX", "k8s.io/x/v2.f.func1": "k8s.io/x/v2.f",
+	} {
+		if got := closureParent(fn); got != want {
+			t.Errorf("closureParent(%q) = %q, want %q", fn, got, want)
+		}
+	}
+}

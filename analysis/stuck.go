@@ -40,6 +40,11 @@ type stuckFacts struct {
 	persisted  float64 // share of members parked identically in the snapshot before
 	spanSec    float64 // how long persisted members had been parked identically
 	progressed bool    // the rest of the process changed between the two latest snapshots
+	// possible counts unreached members that a goroutine able to run
+	// may hold what they wait on for (findHolders), with the first
+	// member's notes; ruledOut the first member's holders ruled out.
+	possible                int
+	possibleNotes, ruledOut []holderNote
 	// Progress the runtime's own counters show (addProgress).
 	woken, signalled           int
 	wokenBasis, signalledBasis string
@@ -132,7 +137,15 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 			f.familyProducer++
 		}
 		f.unreached++
-		if len(x.wakers) == 0 && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
+		if len(f.ruledOut) == 0 {
+			f.ruledOut = x.ruledOut
+		}
+		if len(x.possible) > 0 {
+			f.possible++
+			if len(f.possibleNotes) == 0 {
+				f.possibleNotes = x.possible
+			}
+		} else if len(x.wakers) == 0 && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
 			f.noWaker++
 			if x.block.obj != 0 {
 				f.noWakerExact++

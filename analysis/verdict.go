@@ -130,7 +130,7 @@ const maxLookAlikes = 10
 // between snapshots, progress the runtime's counters show), nil if none.
 func lookAlike(x *candidate) *Evidence {
 	for i, e := range x.sc.evidence {
-		if (e.Kind == "idle-pool" || e.Kind == "contended" || e.Kind == "wakeable" && e.Weight <= wMention/2 || e.Kind == "progress" && e.Weight <= wSignalled/2) && x.sc.conf < 0.5 {
+		if (e.Kind == "idle-pool" || e.Kind == "contended" || e.Kind == "wakeable" && e.Weight <= wMention/2 || e.Kind == "progress" && e.Weight <= wSignalled/2 || e.Kind == "possible-holder" && e.Weight <= wPossible/2) && x.sc.conf < 0.5 {
 			return &x.sc.evidence[i]
 		}
 	}

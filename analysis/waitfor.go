@@ -38,6 +38,10 @@ type waitGor struct {
 	kind  string   // wait kind: "lock", "rlock", "chan send", "chan receive", "select", "waitgroup", "cond", "sema", "nil", "forever"
 	objs  []uint64 // what it waits on, resolved to the objects the frames mention
 	objAt []argRef // where each of objs was read (frame and parameter)
+	// possible are goroutines that can run and may hold what it waits on
+	// though no frame shows it (findHolders); ruledOut those of the same
+	// kinds that cannot run.
+	possible, ruledOut []holderNote
 	// signalled, when not empty, says how the Cond tickets of the
 	// snapshot show its Cond being signalled (condProgress).
 	signalled string
@@ -128,6 +132,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	w.condProgress()
 	w.linkWakers()
 	w.fixpoint()
+	w.findHolders()
 	w.findCycles()
 	return w
 }

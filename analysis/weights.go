@@ -36,6 +36,7 @@ const (
 	wNoWorker       = 1.5  // a WaitGroup no goroutine that could call Done holds
 	wNoWakerVia     = 0.5  // × when only what the object was reached through is known
 	wMention        = -10  // a goroutine that can run holds what they wait on
+	wPossible       = -3.0 // × share that a goroutine able to run may hold though no frame shows it (a closure, a sibling, a global)
 	wWoken          = -8.0 // × share of members the runtime's counters show woken between snapshots
 	wSignalled      = -6.0 // × share waiting on a Cond whose tickets show it signalled far more often than it is waited on now
 	wFamily         = -4.0 // their creator or children can run and may feed them
@@ -136,15 +137,22 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 	if (kind == "chan receive" || kind == "select") && f.depth == 0 {
 		add("top-of-loop", wTopOfLoop, "they wait for work at the top of their own loop, as a server or worker out of work does: often the consequence of the bug, not its place")
 	}
+	ruled := ""
+	if len(f.ruledOut) > 0 {
+		ruled = "; possible holders ruled out: " + holderNotes(f.ruledOut)
+	}
 	if f.liveElsewhere {
-		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked", f.unreached, f.parked, on)
+		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked%s", f.unreached, f.parked, on, ruled)
 	} else {
-		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked", f.unreached, f.parked, on)
+		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked%s", f.unreached, f.parked, on, ruled)
 		not := ""
 		if len(f.dumping) > 0 {
 			not = "; not counted: " + strings.Join(f.dumping, "; ")
 		}
 		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
+	}
+	if f.possible > 0 {
+		add("possible-holder", wPossible*float64(f.possible)/n, "%d of %d: a goroutine that can run may hold what they wait on though no frame prints it: %s", f.possible, f.parked, holderNotes(f.possibleNotes))
 	}
 	if f.noWaker > 0 {
 		share := (float64(f.noWakerExact) + wNoWakerVia*float64(f.noWaker-f.noWakerExact)) / n
