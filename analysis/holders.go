@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -119,8 +120,13 @@ func (w *waitGraph) findHolders() {
 					if len(x.possible) < maxHolderNotes {
 						x.possible = append(x.possible, holderNote{y.goid, fn + ", " + why + ", can run: " + y.state})
 					}
-				case len(x.ruledOut) < maxHolderNotes:
-					x.ruledOut = append(x.ruledOut, holderNote{y.goid, fn + ", " + why + ", " + cannotRun(y)})
+				default:
+					if len(x.ruledOut) < maxHolderNotes {
+						x.ruledOut = append(x.ruledOut, holderNote{y.goid, fn + ", " + why + ", " + cannotRun(y)})
+					}
+					if y.class == classParked && len(x.parkedHolders) < maxParkedHolders {
+						x.parkedHolders = append(x.parkedHolders, y)
+					}
 				}
 			}
 		}
@@ -140,6 +146,61 @@ func (w *waitGraph) findHolders() {
 			consider(ix.app, fmt.Sprintf("any goroutine can reach the package-level %#x", x.block.obj))
 		}
 	}
+}
+
+// maxParkedHolders bounds the parked possible holders kept per goroutine.
+const maxParkedHolders = 8
+
+// possibleLockChan joins a lock waiter whose lock no frame shows held and
+// a goroutine parked on a channel operation that no frame shows served,
+// when each is a possible holder of the other's object (a closure or
+// sibling of the same call): the holder is blocked on a send or receive
+// whose partner waits for the lock. The pair becomes a wait-for cycle
+// (lock-chan-cycle), marked possible in its evidence, rather than a lock
+// "never released" beside a separate send with no receiver.
+func (w *waitGraph) possibleLockChan() {
+	for _, x := range w.gs {
+		if x.class != classParked || x.kind != "lock" && x.kind != "rlock" || len(x.wakers) > 0 || x.reach == reachMention {
+			continue
+		}
+		for _, y := range x.parkedHolders {
+			switch y.kind {
+			case "chan send", "chan receive", "select":
+			default:
+				continue
+			}
+			if y.reach == reachMention || slices.ContainsFunc(y.wakers, func(z *waitGor) bool { return z != x }) || !slices.Contains(y.parkedHolders, x) {
+				continue
+			}
+			if len(x.objs) > 0 && pointsInto(y, x.objs[0]) {
+				// y holds a pointer into the struct the lock heads (a
+				// singleflight.Group beside the mutex): it holds the
+				// lock while it blocks, and x does not serve its
+				// channel. Held while blocked, not a cycle.
+				x.wakers = append(x.wakers, y)
+				continue
+			}
+			x.wakers = append(x.wakers, y)
+			if !slices.Contains(y.wakers, x) {
+				y.wakers = append(y.wakers, x)
+			}
+			x.possibleCycle, y.possibleCycle = true, true
+		}
+	}
+}
+
+// pointsInto reports whether one of y's words points into the struct
+// that starts at a lock's address (within objectSlack above it).
+func pointsInto(y *waitGor, lock uint64) bool {
+	if lock < staticLimit {
+		return false
+	}
+	for _, v := range y.words {
+		if v > lock && v-lock < objectSlack {
+			return true
+		}
+	}
+	return false
 }
 
 // cannotRun says why a goroutine is ruled out as a waker.

@@ -45,6 +45,7 @@ type stuckFacts struct {
 	// member's notes; ruledOut the first member's holders ruled out.
 	possible                int
 	possibleNotes, ruledOut []holderNote
+	possibleCycle           bool // a cycle edge comes from possible holders, not from the frames
 	// Progress the runtime's own counters show (addProgress).
 	woken, signalled           int
 	wokenBasis, signalledBasis string
@@ -158,6 +159,7 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		}
 		if x.scc != 0 {
 			f.inCycle++
+			f.possibleCycle = f.possibleCycle || x.possibleCycle
 			for k := range sccKinds[x.scc] {
 				f.cycleKinds[k] = true
 			}
@@ -273,21 +275,7 @@ func (f *stuckFacts) findings() []string {
 	}
 	var out []string
 	if f.inCycle > 0 {
-		locks, other := 0, 0
-		for k := range f.cycleKinds {
-			if k == "lock" || k == "rlock" {
-				locks++
-			} else {
-				other++
-			}
-		}
-		switch {
-		case f.cycleKinds["rlock"] && f.cycleKinds["lock"]:
-			out = append(out, "rlock-writer")
-		case other == 0:
-			out = append(out, "lock-cycle")
-		}
-		out = append(out, "cycle")
+		out = append(out, cycleKind(f.cycleKinds), "cycle")
 	}
 	if (f.kind == "lock" || f.kind == "rlock") && f.noWaker > 0 {
 		out = append(out, "no-holder")
@@ -297,6 +285,36 @@ func (f *stuckFacts) findings() []string {
 		out = append(out, "all-asleep")
 	}
 	return out
+}
+
+// cycleKind names a wait-for cycle by the waits in it, each kind with
+// its own rule (pattern, wording and fix):
+//   - "lock-cycle": locks only, taken in different orders;
+//   - "rlock-writer": read locks and a writer only (a read lock taken
+//     again while a writer waits);
+//   - "lock-chan-cycle": a lock and a channel operation (the holder
+//     blocked on a send or receive whose partner waits for the lock);
+//   - "lock-wait-cycle": a lock (read or write) and a Cond, WaitGroup or
+//     semaphore wait (a lock held across Cond.Wait or Wait).
+func cycleKind(kinds map[string]bool) string {
+	var chans, waits bool
+	for k := range kinds {
+		switch k {
+		case "chan send", "chan receive", "select":
+			chans = true
+		case "cond", "waitgroup", "sema":
+			waits = true
+		}
+	}
+	switch {
+	case chans:
+		return "lock-chan-cycle"
+	case waits:
+		return "lock-wait-cycle"
+	case kinds["rlock"] && kinds["lock"]:
+		return "rlock-writer"
+	}
+	return "lock-cycle"
 }
 
 // fedByFamily reports a goroutine its children or creator (able to run)

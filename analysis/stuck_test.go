@@ -368,3 +368,65 @@ func TestStuckFromOwnSIGQUIT(t *testing.T) {
 		t.Error("no all-asleep evidence naming the goroutine that sent SIGQUIT")
 	}
 }
+
+// TestCycleKinds names each kind of wait-for cycle by its own pattern,
+// from a dump and from a traceback: a lock held across a send whose only
+// receiver waits for the lock, and a read lock held across a Cond wait
+// whose signaller waits behind a writer. Neither is a lock "never
+// released", and the sender is no separate send without a receiver.
+func TestCycleKinds(t *testing.T) {
+	r := startStuckProg(t, "lockkinds")
+	d := stamped{"raw/dump-1.txt", r.dump(t), time.Now()}
+	tb := stamped{"raw/traceback.txt", r.traceback(t), time.Now()}
+	want := map[string]string{
+		"main.(*mailbox).post": "lock-held-across-channel", "main.(*mailbox).drain": "lock-held-across-channel",
+		"main.(*table).awaitReady": "lock-held-across-wait", "main.(*table).rebuild": "lock-held-across-wait", "main.(*table).markReady": "lock-held-across-wait",
+	}
+	for form, in := range map[string]stamped{"dump": d, "traceback": tb} {
+		rep := analyseInputs(t, in)
+		got := map[string]string{}
+		for _, s := range rep.Suspects {
+			got[s.Location] = s.Pattern
+			if w, ok := want[s.Location]; !ok {
+				t.Errorf("%s: unexpected suspect %s %s: %v", form, s.Location, s.Pattern, s.Evidence)
+			} else if s.Pattern != w || s.Verdict != "stuck" {
+				t.Errorf("%s: %s is %s (%s), want %s stuck", form, s.Location, s.Pattern, s.Verdict, w)
+			}
+		}
+		for _, loc := range []string{"main.(*mailbox).post", "main.(*table).awaitReady"} {
+			if got[loc] == "" {
+				t.Errorf("%s: %s not reported (%v)", form, loc, got)
+			}
+		}
+	}
+}
+
+// TestLockHeldWhileBlocked: a lock held across a singleflight call whose
+// callback blocks on a send nobody receives is held while blocked, not a
+// cycle: one suspect, the send in the holder's callback (never main.main),
+// with the lookups queued on the lock folded under it.
+func TestLockHeldWhileBlocked(t *testing.T) {
+	r := startStuckProg(t, "callback")
+	d := stamped{"raw/dump-1.txt", r.dump(t), time.Now()}
+	tb := stamped{"raw/traceback.txt", r.traceback(t), time.Now()}
+	for form, in := range map[string]stamped{"dump": d, "traceback": tb} {
+		rep := analyseInputs(t, in)
+		if len(rep.Suspects) != 1 {
+			for _, s := range rep.Suspects {
+				t.Logf("%s %s %s", s.Location, s.Pattern, s.Cycle)
+			}
+			t.Fatalf("%s: %d suspects, want the holder's send alone", form, len(rep.Suspects))
+		}
+		s := rep.Suspects[0]
+		if s.Location != "main.(*tokenCache).refresh.func1" || s.Pattern != "chan-send-no-receiver" || len(s.Cycle) > 0 {
+			t.Errorf("%s: suspect %s %s cycle %v, want the refresh callback's send, no cycle", form, s.Location, s.Pattern, s.Cycle)
+		}
+		folded := false
+		for _, c := range s.Consequences {
+			folded = folded || c.Location == "main.(*tokenCache).lookup" && strings.Contains(c.Relation, "held while blocked")
+		}
+		if !folded {
+			t.Errorf("%s: the lookups are not folded as waiting for a lock held while blocked: %+v", form, s.Consequences)
+		}
+	}
+}

@@ -111,6 +111,9 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		rel := "waits for these goroutines"
 		if c.facts != nil {
 			rel = consequenceRelation(c.facts.kind)
+			if k := c.facts.kind; (k == "lock" || k == "rlock") && x.facts != nil && x.facts.kind != "lock" && x.facts.kind != "rlock" {
+				rel = "waits for a lock these goroutines hold while they are blocked in " + x.s.state + " (held while blocked, not a cycle)"
+			}
 		}
 		var n int64
 		if k := len(cs.counts); k > 0 {

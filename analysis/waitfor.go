@@ -42,6 +42,11 @@ type waitGor struct {
 	// though no frame shows it (findHolders); ruledOut those of the same
 	// kinds that cannot run.
 	possible, ruledOut []holderNote
+	// parkedHolders are the possible holders that are parked.
+	parkedHolders []*waitGor
+	// possibleCycle is set when a waker edge of its cycle comes from
+	// possible holders, not from a frame's word (possibleLockChan).
+	possibleCycle bool
 	// signalled, when not empty, says how the Cond tickets of the
 	// snapshot show its Cond being signalled (condProgress).
 	signalled string
@@ -133,6 +138,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	w.linkWakers()
 	w.fixpoint()
 	w.findHolders()
+	w.possibleLockChan()
 	w.findCycles()
 	return w
 }

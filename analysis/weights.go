@@ -128,7 +128,11 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 	}
 	u := float64(f.unreached) / n
 	if f.inCycle > 0 {
-		add("wait-cycle", wCycle*float64(f.inCycle)/n, "%d of %d are in a wait-for cycle: each waits for what only the others hold%s", f.inCycle, f.parked, cycleWith(f))
+		how := ""
+		if f.possibleCycle {
+			how = "; no frame prints the lock's holder or the channel's partner: the goroutines started by the same call (or closures of it) that wait there are taken as each other's, the lock held across the channel operation"
+		}
+		add("wait-cycle", wCycle*float64(f.inCycle)/n, "%d of %d are in a wait-for cycle: each waits for what only the others hold%s%s", f.inCycle, f.parked, cycleWith(f), how)
 	}
 	on := ""
 	if len(f.objects) > 0 {

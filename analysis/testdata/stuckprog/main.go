@@ -24,6 +24,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 type account struct {
@@ -321,6 +323,108 @@ func twobugs(ctx context.Context) {
 	}()
 }
 
+// mailbox holds its lock while it sends: post blocks on the send, and
+// drain, the only receiver, first waits for the lock.
+type mailbox struct {
+	mu sync.Mutex
+	ch chan string
+}
+
+func (m *mailbox) post(s string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ch <- s
+}
+
+func (m *mailbox) drain() {
+	for {
+		m.mu.Lock()
+		m.mu.Unlock()
+		<-m.ch
+	}
+}
+
+// table holds a read lock across a Cond wait: rebuild, a writer, waits
+// for the reader; markReady, which would signal, waits behind the writer.
+type table struct {
+	rw    sync.RWMutex
+	mu    sync.Mutex
+	cond  *sync.Cond
+	ready bool
+}
+
+func (t *table) awaitReady() {
+	t.rw.RLock()
+	defer t.rw.RUnlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for !t.ready {
+		t.cond.Wait()
+	}
+}
+
+func (t *table) rebuild() {
+	t.rw.Lock()
+	defer t.rw.Unlock()
+}
+
+func (t *table) markReady() {
+	t.rw.RLock()
+	defer t.rw.RUnlock()
+	t.mu.Lock()
+	t.ready = true
+	t.mu.Unlock()
+	t.cond.Broadcast()
+}
+
+// lockkinds plants a lock held across a send and a read lock held
+// across a Cond wait.
+func lockkinds() {
+	m := &mailbox{ch: make(chan string)}
+	go m.post("x")
+	time.Sleep(50 * time.Millisecond)
+	go m.drain()
+	t := &table{}
+	t.cond = sync.NewCond(&t.mu)
+	go t.awaitReady()
+	time.Sleep(50 * time.Millisecond)
+	go t.rebuild()
+	time.Sleep(50 * time.Millisecond)
+	go t.markReady()
+}
+
+// tokenCache holds its lock across a singleflight call whose callback
+// blocks on a send nobody receives: lookups queue on the lock.
+type tokenCache struct {
+	mu      sync.Mutex
+	group   singleflight.Group
+	updates chan string
+}
+
+func (c *tokenCache) refresh(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.group.Do(key, func() (any, error) {
+		c.updates <- key
+		return nil, nil
+	})
+}
+
+func (c *tokenCache) lookup() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+}
+
+// callback plants a lock held across a blocking singleflight callback.
+func callback() {
+	c := &tokenCache{updates: make(chan string)}
+	go c.refresh("k")
+	time.Sleep(50 * time.Millisecond)
+	for range 3 {
+		go c.lookup()
+	}
+}
+
 // quitSelf sends the process SIGQUIT, as a harness that wants a
 // traceback of itself does: the runtime prints every goroutine, this one
 // among them, and exits.
@@ -358,6 +462,10 @@ func main() {
 		fedcond()
 	case "twobugs":
 		twobugs(ctx)
+	case "lockkinds":
+		lockkinds()
+	case "callback":
+		callback()
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", mode)
 		os.Exit(2)
