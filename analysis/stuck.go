@@ -137,40 +137,11 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 			// stays unreached.
 			f.familyProducer++
 		}
-		f.unreached++
-		if len(f.ruledOut) == 0 {
-			f.ruledOut = x.ruledOut
-		}
-		if len(x.possible) > 0 {
-			f.possible++
-			if len(f.possibleNotes) == 0 {
-				f.possibleNotes = x.possible
-			}
-		} else if len(x.wakers) == 0 && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
-			f.noWaker++
-			if x.block.obj != 0 {
-				f.noWakerExact++
-			}
-		}
+		f.addUnreached(w, x, sccKinds[x.scc])
 		for _, y := range x.wakers {
 			if y.site != nil && y.site != x.site && out[y.site] != nil {
 				out[y.site].holdsForOthers++
 			}
-		}
-		if x.scc != 0 {
-			f.inCycle++
-			f.possibleCycle = f.possibleCycle || x.possibleCycle
-			for k := range sccKinds[x.scc] {
-				f.cycleKinds[k] = true
-			}
-			for _, y := range x.wakers {
-				if y.scc == x.scc && y.site != nil && y.site != x.site {
-					f.cycleSites[y.site] = true
-				}
-			}
-		}
-		for _, cause := range causeSites(w, x) {
-			f.causes[cause]++
 		}
 	}
 	for s, m := range kinds {
@@ -178,6 +149,41 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 	}
 	w.infraConsequences(out)
 	return out
+}
+
+// addUnreached counts an unreached member: its possible holders (or the
+// lack of any waker), its cycle and the sites it waits for.
+func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[string]bool) {
+	f.unreached++
+	if len(f.ruledOut) == 0 {
+		f.ruledOut = x.ruledOut
+	}
+	if len(x.possible) > 0 {
+		f.possible++
+		if len(f.possibleNotes) == 0 {
+			f.possibleNotes = x.possible
+		}
+	} else if len(x.wakers) == 0 && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
+		f.noWaker++
+		if x.block.obj != 0 {
+			f.noWakerExact++
+		}
+	}
+	if x.scc != 0 {
+		f.inCycle++
+		f.possibleCycle = f.possibleCycle || x.possibleCycle
+		for k := range cycleKinds {
+			f.cycleKinds[k] = true
+		}
+		for _, y := range x.wakers {
+			if y.scc == x.scc && y.site != nil && y.site != x.site {
+				f.cycleSites[y.site] = true
+			}
+		}
+	}
+	for _, cause := range causeSites(w, x) {
+		f.causes[cause]++
+	}
 }
 
 // causeSites returns the sites x waits on when every goroutine that could
