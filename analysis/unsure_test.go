@@ -1,8 +1,10 @@
 package analysis_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +67,56 @@ func TestUnsureWordsJoinNothing(t *testing.T) {
 	}
 	if a, b := got["dump"], got["unsure"]; len(a) != len(b) || a["main.awaitSettlement"] != b["main.awaitSettlement"] || a["main.transfer"] != b["main.transfer"] {
 		t.Errorf("the unsure words changed the verdicts: %v, then %v", a, b)
+	}
+}
+
+// TestAllWordsUnsure analyses the two-bug dumps with every argument word
+// marked "?": nothing is identity any more, and the verdicts fall back to
+// what the wait kinds, the growth and the possible holders carry (no
+// error, no panic, nothing named from a "?" word).
+func TestAllWordsUnsure(t *testing.T) {
+	word := regexp.MustCompile(`\b(0x[0-9a-f]+)\??([,)}])`)
+	var in []stamped
+	for i := range 3 {
+		name := fmt.Sprintf("dump-%d.txt", i+1)
+		data, err := os.ReadFile("testdata/twobugs/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasSuffix(l, ")") && !strings.HasPrefix(l, "\t") && !strings.HasPrefix(l, "goroutine ") {
+				l = word.ReplaceAllString(l, "${1}?${2}")
+			}
+			out = append(out, l)
+		}
+		in = append(in, stamped{"raw/" + name, []byte(strings.Join(out, "\n")), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 600 * time.Millisecond)})
+	}
+	if !bytes.Contains(in[2].data, []byte("?, 0x")) || !bytes.Contains(in[2].data, []byte("?)")) {
+		t.Fatalf("the words were not marked:\n%.2000s", in[2].data)
+	}
+	rep := analyseInputs(t, in...)
+	got := map[string]string{}
+	for _, s := range rep.Suspects {
+		got[s.Location] = s.Verdict
+		for _, w := range s.WaitsOn {
+			t.Errorf("%s waits on %q, read from a word marked ?", s.Location, w)
+		}
+	}
+	if got["main.awaitSettlement"] != "leaking" {
+		t.Errorf("with every word unsure, suspects %v; want the per-request leak named by its growth", got)
+	}
+	// The lock waiters lose their cycle: without a certain word the
+	// ticker closure of the function that started them may hold the
+	// locks. They are a suspect or a look-alike that says so, never
+	// silently dropped.
+	if got["main.transfer"] == "" {
+		said := false
+		for _, l := range rep.LookAlikes {
+			said = said || l.Location == "main.transfer" && l.Kind == "possible-holder" && strings.Contains(l.Reason, "main.twobugs.func1")
+		}
+		if !said {
+			t.Errorf("main.transfer is neither a suspect nor a look-alike naming its possible holder: %+v", rep.LookAlikes)
+		}
 	}
 }
