@@ -360,7 +360,7 @@ type LookAlike struct {
 	Location string `json:"location"`
 	State    string `json:"state"`
 	Count    int64  `json:"count"`
-	Kind     string `json:"kind"` // "idle-pool", "wakeable", "contended" or "progress"
+	Kind     string `json:"kind"` // "idle-pool", "wakeable", "possible-holder", "contended" or "progress"
 	Reason   string `json:"reason"`
 }
 
