@@ -179,7 +179,9 @@ type Suspect struct {
 	Verdict    string  `json:"verdict,omitempty"`
 	Confidence float64 `json:"confidence,omitempty"`
 	// WaitsOn names the objects the members wait on, as the frames'
-	// argument words show them ("0xc000012340"), when known.
+	// certain argument words show them, each with the frame and parameter
+	// it was read from ("0xc000012340 (c of runtime.chanrecv)"), when
+	// known. Words the runtime marked "?" are never used.
 	WaitsOn []string `json:"waits_on,omitempty"`
 	// Cycle lists the other goroutine groups (by location) in a wait-for
 	// cycle with this one: each waits for what only the others hold.
@@ -358,7 +360,7 @@ type LookAlike struct {
 	Location string `json:"location"`
 	State    string `json:"state"`
 	Count    int64  `json:"count"`
-	Kind     string `json:"kind"` // "idle-pool", "wakeable" or "contended"
+	Kind     string `json:"kind"` // "idle-pool", "wakeable", "possible-holder", "contended" or "progress"
 	Reason   string `json:"reason"`
 }
 

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,8 +31,27 @@ type gor struct {
 	// the latest; the latest snapshot's time when it was not seen before.
 	since int64
 	block blockInfo
-	// words are the distinct pointer words its frames printed.
-	words []uint64
+	// words are the distinct certain pointer words its frames printed
+	// (none marked "?"), and wordRefs where each was first read.
+	words    []uint64
+	wordRefs []argRef
+	// ticket is the Cond ticket its runtime_notifyListWait frame printed
+	// (the count of Waits on that Cond before its own), -1 when it waits
+	// on no Cond or the word is unsure.
+	ticket int64
+	// woken, when not empty, says how the snapshot before shows this
+	// goroutine woke since (a new Cond ticket, a wait time that started
+	// again): the runtime's own counters.
+	woken string
+	// visible is set when a wake-up between the two latest snapshots
+	// would have shown in its line: it waits on a Cond whose ticket both
+	// printed, or it had waited a minute or more (the count starts again
+	// when it parks again). Persistence counts only for such goroutines.
+	visible bool
+	// dumping, when not empty, says why the goroutine is the one taking
+	// the dump (sending the process SIGQUIT): it is not counted as able
+	// to run.
+	dumping string
 	// sleepNS is the duration passed to time.Sleep when it sleeps (0
 	// when unknown).
 	sleepNS int64
@@ -42,11 +62,13 @@ type gor struct {
 type blockInfo struct {
 	// obj is the object of the blocking frame (the channel, mutex,
 	// WaitGroup, Cond or semaphore), 0 when the dump does not show it.
-	obj uint64
-	// via are the pointer words of the first frame outside the runtime
-	// and sync (the call that blocked): what it reached the object
-	// through.
-	via []uint64
+	obj   uint64
+	objAt argRef
+	// via are the certain pointer words of the first frame outside the
+	// runtime and sync (the call that blocked): what it reached the
+	// object through; viaAt where each was read.
+	via   []uint64
+	viaAt []argRef
 }
 
 // snapDetail is the per-goroutine view of the latest dump snapshot and
@@ -75,13 +97,17 @@ type stackInfo struct {
 	userFrame int    // the blocking call outside the runtime, -1 if none
 	runtime   []bool // per frame: in the runtime or sync, whose unsure words are stale registers
 	sleep     int    // the time.Sleep frame, -1 if none
-	observer  bool   // machinery (runtime, profiler, test runner, server plumbing): not the program's work
+	notify    int    // the runtime_notifyListWait frame (a Cond wait), -1 if none
+	fns       []string
+	observer  bool // machinery (runtime, profiler, test runner, server plumbing): not the program's work
 }
 
 // track is a goroutine's last sighting while the rows are read.
 type track struct {
 	stack      int64
 	state      string
+	ticket     int64 // Cond ticket, -1 when none or unsure
+	wait       int64 // minutes, as printed
 	since, ts  int64
 	observer   bool
 	inLatest   bool
@@ -137,8 +163,13 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 			}
 			t := tracks[goid]
 			since := ts
+			ticket, wait := si.ticketOf(argsCol, r), waitCol(r)
+			woken, visible := "", false
 			if t != nil && t.ts == prevOf[ts] && prevOf[ts] != 0 && t.stack == stack && t.state == state {
-				since = t.since
+				if woken = wokeBetween(goid, t, ticket, wait); woken == "" {
+					since = t.since
+				}
+				visible = ticket >= 0 && t.ticket >= 0 || t.wait >= 1
 			}
 			if t == nil {
 				t = &track{}
@@ -150,7 +181,7 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 					sd.moved++
 				}
 			}
-			t.stack, t.state, t.since, t.ts, t.observer = stack, state, since, ts, si.observer
+			t.stack, t.state, t.since, t.ts, t.observer, t.ticket, t.wait = stack, state, since, ts, si.observer, ticket, wait
 			if since < ts {
 				// Parked here in the snapshot before too, by goid: the
 				// exact survival the growth verdict weighs.
@@ -162,8 +193,8 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 				continue
 			}
 			t.inLatest = true
-			g := &gor{goid: goid, creator: cgCol(r), stack: stack, wait: waitCol(r), since: since,
-				leaked: strings.Contains(raw, "(leaked)")}
+			g := &gor{goid: goid, creator: cgCol(r), stack: stack, wait: wait, since: since,
+				leaked: strings.Contains(raw, "(leaked)"), ticket: ticket, woken: woken, visible: visible}
 			g.state = state
 			if site := siteOf[d.groups[groupKey{state: state, stackID: stack, creator: cfCol(r)}]]; site != nil {
 				g.site = site
@@ -175,7 +206,7 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 			if sd.truncated {
 				continue
 			}
-			g.block, g.words, g.sleepNS = si.wordsOf(argsCol, r)
+			si.readWords(argsCol, r, g)
 			sd.gs = append(sd.gs, g)
 			sd.byGoid[goid] = g
 		}
@@ -191,6 +222,20 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 	}
 	sort.Slice(sd.gs, func(i, j int) bool { return sd.gs[i].goid < sd.gs[j].goid })
 	return sd, nil
+}
+
+// wokeBetween says how a goroutine seen at the same stack and state in
+// two consecutive snapshots shows it woke in between, "" when nothing
+// shows it: its Cond ticket changed (every Wait takes a new one), or the
+// runtime's count of its waiting minutes went down (it parked again).
+func wokeBetween(goid int64, t *track, ticket, wait int64) string {
+	switch {
+	case ticket >= 0 && t.ticket >= 0 && ticket != t.ticket:
+		return fmt.Sprintf("goroutine %d took Cond ticket %#x, then %#x (sync.runtime_notifyListWait's t): it was woken and waited again", goid, t.ticket, ticket)
+	case wait < t.wait:
+		return fmt.Sprintf("goroutine %d had waited %d minutes, then %d: it was woken and parked again", goid, t.wait, wait)
+	}
+	return ""
 }
 
 // pruneTracks forgets goroutines last seen before keep, so the map holds
@@ -218,10 +263,14 @@ var waitFrames = map[string]bool{
 }
 
 func newStackInfo(frames []Frame) *stackInfo {
-	si := &stackInfo{userFrame: -1, runtime: make([]bool, len(frames)), sleep: -1}
+	si := &stackInfo{userFrame: -1, runtime: make([]bool, len(frames)), sleep: -1, notify: -1, fns: make([]string, len(frames))}
 	for i, f := range frames {
 		fn := f.Function
+		si.fns[i] = fn
 		si.runtime[i] = isRuntime(fn)
+		if (fn == "sync.runtime_notifyListWait" || fn == "runtime.notifyListWait") && si.notify < 0 {
+			si.notify = i
+		}
 		if fn == "time.Sleep" && si.sleep < 0 {
 			si.sleep = i
 		}
@@ -241,43 +290,71 @@ func newStackInfo(frames []Frame) *stackInfo {
 	return si
 }
 
-// wordsOf reads row r's frame arguments: the wait object, the blocking
-// call's words and every distinct pointer word. Words the runtime marks
-// unsure ("?") count only in the program's own frames; words in the
-// binary's image (string literals, types, itabs) do not identify what a
-// call reached, so they are left out of its words.
-func (si *stackInfo) wordsOf(args func(int, func(int, string)), r int) (blockInfo, []uint64, int64) {
-	var b blockInfo
-	var all []uint64
-	var sleep int64
+// readWords reads row r's frame arguments into g: the wait object, the
+// blocking call's words, every distinct pointer word, the Cond ticket and
+// the sleep's duration, each word with the frame and position it was
+// read from. Words the runtime marks unsure ("?") are left out: a stale
+// register names no object. Words in the binary's image (string
+// literals, types, itabs) do not identify what a call reached, so they
+// are left out of its via words.
+func (si *stackInfo) readWords(args func(int, func(int, string)), r int, g *gor) {
 	var buf [8]word
+	g.ticket = -1
 	args(r, func(i int, s string) {
-		if i == si.sleep {
-			sleep = sleepDuration(s)
+		fn := ""
+		if i < len(si.fns) {
+			fn = si.fns[i]
 		}
-		if b.obj == 0 {
-			for _, k := range si.objFrames {
-				if k == i {
-					if v, ok := firstWord(s); ok {
-						b.obj = v
-					}
-				}
+		if i == si.sleep {
+			g.sleepNS = sleepDuration(s)
+		}
+		if i == si.notify {
+			if t, ok := wordAt(s, 1); ok {
+				g.ticket = int64(t)
+			}
+		}
+		if g.dumping == "" && g.state != "" && waitKind(g.state, nil) == "" {
+			if why := dumpingFrame(fn, s); why != "" {
+				g.dumping = fmt.Sprintf("goroutine %d sends the process its SIGQUIT: %s", g.goid, why)
+			}
+		}
+		if g.block.obj == 0 && slices.Contains(si.objFrames, i) {
+			if v, ok := firstWord(s); ok && v >= minPointer && v < maxPointer {
+				g.block.obj, g.block.objAt = v, argRef{fn, 0}
 			}
 		}
 		for _, w := range pointerWords(s, buf[:0]) {
-			if w.unsure && (i >= len(si.runtime) || si.runtime[i]) {
-				continue // a stale register in the runtime's frames
+			if w.unsure {
+				continue
 			}
-			static := w.v < staticLimit
-			if i == si.userFrame && !static {
-				b.via = appendUnique(b.via, w.v)
+			ref := argRef{fn, w.pos}
+			if i == si.userFrame && w.v >= staticLimit && !slices.Contains(g.block.via, w.v) {
+				g.block.via = append(g.block.via, w.v)
+				g.block.viaAt = append(g.block.viaAt, ref)
 			}
-			if !static || !w.unsure {
-				all = appendUnique(all, w.v)
+			if !slices.Contains(g.words, w.v) {
+				g.words = append(g.words, w.v)
+				g.wordRefs = append(g.wordRefs, ref)
 			}
 		}
 	})
-	return b, all, sleep
+}
+
+// ticketOf reads the Cond ticket of row r when its stack waits on a
+// Cond, -1 otherwise.
+func (si *stackInfo) ticketOf(args func(int, func(int, string)), r int) int64 {
+	if si.notify < 0 {
+		return -1
+	}
+	t := int64(-1)
+	args(r, func(i int, s string) {
+		if i == si.notify {
+			if v, ok := wordAt(s, 1); ok {
+				t = int64(v)
+			}
+		}
+	})
+	return t
 }
 
 // sleepDuration reads time.Sleep's printed argument (nanoseconds in hex),

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -63,13 +62,4 @@ func readSamples(b *bundle.Bundle, mem memory.Allocator) (*profileData, error) {
 	}
 	p.heapTS, p.gorTS, p.leakTS = sortedKeys(heapTS), sortedKeys(gorTS), sortedKeys(leakTS)
 	return p, nil
-}
-
-func sortedKeys(m map[int64]bool) []int64 {
-	out := make([]int64, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }

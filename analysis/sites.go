@@ -56,6 +56,8 @@ func (s *site) handedOn() (left, prev int64) {
 type persistStat struct {
 	members   int   // in the latest snapshot
 	persisted int   // of them, parked identically in the snapshot before too
+	visible   int   // of those, ones whose wake-up would have shown (gor.visible)
+	woken     int   // of them, seen woken since the snapshot before (gor.woken)
 	spanNS    int64 // summed over persisted members: latest snapshot − since
 	leaked    int   // of them, marked "(leaked)" by the runtime
 }
@@ -65,6 +67,12 @@ func (p *persistStat) add(g *gor, ts int64) {
 	if g.since < ts {
 		p.persisted++
 		p.spanNS += ts - g.since
+		if g.visible {
+			p.visible++
+		}
+	}
+	if g.woken != "" {
+		p.woken++
 	}
 	if g.leaked {
 		p.leaked++
@@ -95,7 +103,7 @@ func buildSites(d *dumpData, st *stackTable) []*site {
 	}
 	byKey := map[siteKey]*site{}
 	var out []*site
-	for _, g := range d.groups {
+	for _, g := range sortedGroups(d.groups) {
 		frames := st.framesOf(g.key.stackID)
 		loc, _ := locationFrame(frames)
 		k := siteKey{g.key.state, loc.Function, loc.Line, g.key.creator}
@@ -159,6 +167,7 @@ func buildSites(d *dumpData, st *stackTable) []*site {
 		}
 		sort.Slice(s.goids, func(i, j int) bool { return s.goids[i] < s.goids[j] })
 	}
+	sortSites(out)
 	return out
 }
 
@@ -173,7 +182,8 @@ func sitesFromProfile(series stackSeries, times []int64, st *stackTable) []*site
 	}
 	byKey := map[siteKey]*site{}
 	var out []*site
-	for stack, m := range series {
+	for _, stack := range sortedKeys(series) {
+		m := series[stack]
 		frames := st.framesOf(stack)
 		state := stateFromFrames(frames)
 		loc, _ := locationFrame(frames)
@@ -193,6 +203,7 @@ func sitesFromProfile(series stackSeries, times []int64, st *stackTable) []*site
 	for _, s := range out {
 		sort.Slice(s.profileStacks, func(i, j int) bool { return s.profileStacks[i] < s.profileStacks[j] })
 	}
+	sortSites(out)
 	return out
 }
 

@@ -1,8 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -27,16 +28,27 @@ type stuckFacts struct {
 	consequenceRels map[string]bool // how consequences wait on this site
 	infraWaiters    []consequence   // runtime/test-runner goroutines waiting on members
 	creatorAlive    bool
-	depth           int  // program calls between the entry function and the wait (waitDepth)
-	mainGoroutine   bool // the site is the main goroutine (entry main.main), which waits for the program\'s end
-	liveElsewhere   bool // some goroutine of the program can run
+	depth           int      // program calls between the entry function and the wait (waitDepth)
+	mainGoroutine   bool     // the site is the main goroutine (entry main.main), which waits for the program\'s end
+	liveElsewhere   bool     // some goroutine of the program can run
+	dumping         []string // the goroutines taking the dump, not counted as able to run, and why
 	objects         []uint64
+	objectAt        []argRef // where each of objects was read
 	cycleObjs       []string
 	// Persistence across snapshots (from site.persist).
 	snapshots  int
 	persisted  float64 // share of members parked identically in the snapshot before
 	spanSec    float64 // how long persisted members had been parked identically
 	progressed bool    // the rest of the process changed between the two latest snapshots
+	// possible counts unreached members that a goroutine able to run
+	// may hold what they wait on for (findHolders), with the first
+	// member's notes; ruledOut the first member's holders ruled out.
+	possible                int
+	possibleNotes, ruledOut []holderNote
+	possibleCycle           bool // a cycle edge comes from possible holders, not from the frames
+	// Progress the runtime's own counters show (addProgress).
+	woken, signalled           int
+	wokenBasis, signalledBasis string
 }
 
 // consequence is a goroutine group waiting for a stuck one.
@@ -57,6 +69,7 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		if f == nil {
 			f = &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
 			f.liveElsewhere = w.liveApp > 0
+			f.dumping = w.dumping
 			if sd := in.detail; sd != nil {
 				f.snapshots = len(in.d.snapshots)
 				f.progressed = sd.progressed()
@@ -95,6 +108,7 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 			continue
 		}
 		f.parked++
+		f.addProgress(x)
 		if kinds[x.site] == nil {
 			kinds[x.site] = map[string]int{}
 		}
@@ -102,9 +116,10 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		if c := w.owner(x); c != nil && c.class != classInfra {
 			f.creatorAlive = true
 		}
-		for _, o := range x.objs {
-			if len(f.objects) < 4 {
-				f.objects = appendUnique(f.objects, o)
+		for i, o := range x.objs {
+			if len(f.objects) < 4 && !slices.Contains(f.objects, o) {
+				f.objects = append(f.objects, o)
+				f.objectAt = append(f.objectAt, x.objAt[i])
 			}
 		}
 		switch x.reach {
@@ -122,31 +137,11 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 			// stays unreached.
 			f.familyProducer++
 		}
-		f.unreached++
-		if len(x.wakers) == 0 && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
-			f.noWaker++
-			if x.block.obj != 0 {
-				f.noWakerExact++
-			}
-		}
+		f.addUnreached(w, x, sccKinds[x.scc])
 		for _, y := range x.wakers {
 			if y.site != nil && y.site != x.site && out[y.site] != nil {
 				out[y.site].holdsForOthers++
 			}
-		}
-		if x.scc != 0 {
-			f.inCycle++
-			for k := range sccKinds[x.scc] {
-				f.cycleKinds[k] = true
-			}
-			for _, y := range x.wakers {
-				if y.scc == x.scc && y.site != nil && y.site != x.site {
-					f.cycleSites[y.site] = true
-				}
-			}
-		}
-		for _, cause := range causeSites(w, x) {
-			f.causes[cause]++
 		}
 	}
 	for s, m := range kinds {
@@ -154,6 +149,41 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 	}
 	w.infraConsequences(out)
 	return out
+}
+
+// addUnreached counts an unreached member: its possible holders (or the
+// lack of any waker), its cycle and the sites it waits for.
+func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[string]bool) {
+	f.unreached++
+	if len(f.ruledOut) == 0 {
+		f.ruledOut = x.ruledOut
+	}
+	if len(x.possible) > 0 {
+		f.possible++
+		if len(f.possibleNotes) == 0 {
+			f.possibleNotes = x.possible
+		}
+	} else if len(x.wakers) == 0 && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
+		f.noWaker++
+		if x.block.obj != 0 {
+			f.noWakerExact++
+		}
+	}
+	if x.scc != 0 {
+		f.inCycle++
+		f.possibleCycle = f.possibleCycle || x.possibleCycle
+		for k := range cycleKinds {
+			f.cycleKinds[k] = true
+		}
+		for _, y := range x.wakers {
+			if y.scc == x.scc && y.site != nil && y.site != x.site {
+				f.cycleSites[y.site] = true
+			}
+		}
+	}
+	for _, cause := range causeSites(w, x) {
+		f.causes[cause]++
+	}
 }
 
 // causeSites returns the sites x waits on when every goroutine that could
@@ -237,8 +267,8 @@ func (w *waitGraph) infraConsequences(out map[*site]*stuckFacts) {
 		for _, c := range m {
 			out[s].infraWaiters = append(out[s].infraWaiters, *c)
 		}
-		sort.Slice(out[s].infraWaiters, func(i, j int) bool {
-			return out[s].infraWaiters[i].location.Function < out[s].infraWaiters[j].location.Function
+		slices.SortFunc(out[s].infraWaiters, func(a, b consequence) int {
+			return cmp.Or(cmp.Compare(a.location.Function, b.location.Function), cmp.Compare(a.location.Line, b.location.Line), cmp.Compare(a.state, b.state))
 		})
 	}
 }
@@ -251,21 +281,7 @@ func (f *stuckFacts) findings() []string {
 	}
 	var out []string
 	if f.inCycle > 0 {
-		locks, other := 0, 0
-		for k := range f.cycleKinds {
-			if k == "lock" || k == "rlock" {
-				locks++
-			} else {
-				other++
-			}
-		}
-		switch {
-		case f.cycleKinds["rlock"] && f.cycleKinds["lock"]:
-			out = append(out, "rlock-writer")
-		case other == 0:
-			out = append(out, "lock-cycle")
-		}
-		out = append(out, "cycle")
+		out = append(out, cycleKind(f.cycleKinds), "cycle")
 	}
 	if (f.kind == "lock" || f.kind == "rlock") && f.noWaker > 0 {
 		out = append(out, "no-holder")
@@ -275,6 +291,36 @@ func (f *stuckFacts) findings() []string {
 		out = append(out, "all-asleep")
 	}
 	return out
+}
+
+// cycleKind names a wait-for cycle by the waits in it, each kind with
+// its own rule (pattern, wording and fix):
+//   - "lock-cycle": locks only, taken in different orders;
+//   - "rlock-writer": read locks and a writer only (a read lock taken
+//     again while a writer waits);
+//   - "lock-chan-cycle": a lock and a channel operation (the holder
+//     blocked on a send or receive whose partner waits for the lock);
+//   - "lock-wait-cycle": a lock (read or write) and a Cond, WaitGroup or
+//     semaphore wait (a lock held across Cond.Wait or Wait).
+func cycleKind(kinds map[string]bool) string {
+	var chans, waits bool
+	for k := range kinds {
+		switch k {
+		case "chan send", "chan receive", "select":
+			chans = true
+		case "cond", "waitgroup", "sema":
+			waits = true
+		}
+	}
+	switch {
+	case chans:
+		return "lock-chan-cycle"
+	case waits:
+		return "lock-wait-cycle"
+	case kinds["rlock"] && kinds["lock"]:
+		return "rlock-writer"
+	}
+	return "lock-cycle"
 }
 
 // fedByFamily reports a goroutine its children or creator (able to run)
@@ -352,11 +398,20 @@ func (f *stuckFacts) idlePool() bool {
 	return (f.depth == 0 || f.mainGoroutine) && f.kind != "cond" && (f.liveElsewhere || f.familyProducer > 0)
 }
 
-// formatObjects names a few objects for evidence texts.
-func formatObjects(objs []uint64) string {
+// formatObjects names a few objects for evidence texts, each with the
+// frame and parameter it was read from.
+func formatObjects(objs []uint64, at []argRef) string {
 	var parts []string
-	for _, o := range objs {
-		parts = append(parts, fmt.Sprintf("%#x", o))
+	for i, o := range objs {
+		parts = append(parts, waitObjectText(o, at[i]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// waitObjectText names one object and where its word was read.
+func waitObjectText(o uint64, at argRef) string {
+	if s := at.String(); s != "" {
+		return fmt.Sprintf("%#x (%s)", o, s)
+	}
+	return fmt.Sprintf("%#x", o)
 }

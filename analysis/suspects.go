@@ -91,8 +91,8 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		sus.Verdict = "leaking"
 	}
 	if f := x.facts; f != nil {
-		for _, o := range f.objects {
-			sus.WaitsOn = append(sus.WaitsOn, fmt.Sprintf("%#x", o))
+		for i, o := range f.objects {
+			sus.WaitsOn = append(sus.WaitsOn, waitObjectText(o, f.objectAt[i]))
 		}
 		for c := range f.cycleSites {
 			sus.Cycle = append(sus.Cycle, c.loc.Function)
@@ -111,6 +111,9 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		rel := "waits for these goroutines"
 		if c.facts != nil {
 			rel = consequenceRelation(c.facts.kind)
+			if k := c.facts.kind; (k == "lock" || k == "rlock") && x.facts != nil && x.facts.kind != "lock" && x.facts.kind != "rlock" {
+				rel = "waits for a lock these goroutines hold while they are blocked in " + x.s.state + " (held while blocked, not a cycle)"
+			}
 		}
 		var n int64
 		if k := len(cs.counts); k > 0 {

@@ -208,5 +208,6 @@ func sitesFromTrace(groups map[traceKey]*traceGroup, st *stackTable) ([]*site, [
 		s.survived, s.prevCount = t.alive, t.alive+t.ended
 		out = append(out, s)
 	}
+	sortSites(out)
 	return out, ts
 }

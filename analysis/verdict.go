@@ -52,7 +52,7 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 		if all[i].sc.logit != all[j].sc.logit {
 			return all[i].sc.logit > all[j].sc.logit
 		}
-		return all[i].s.loc.Function < all[j].s.loc.Function
+		return siteCmp(all[i].s, all[j].s) < 0
 	})
 	for _, x := range all {
 		switch {
@@ -104,7 +104,7 @@ func foldConsequences(all []*candidate, minScore float64) {
 			if y == nil || 2*c < f.unreached+f.infraWaiting || !reported(y.sc.score, minScore) {
 				continue
 			}
-			if cause == nil || y.sc.score > cause.sc.score || y.sc.score == cause.sc.score && s.loc.Function < cause.s.loc.Function {
+			if cause == nil || y.sc.score > cause.sc.score || y.sc.score == cause.sc.score && siteCmp(s, cause.s) < 0 {
 				cause = y
 			}
 		}
@@ -127,10 +127,10 @@ const maxLookAlikes = 10
 
 // lookAlike returns the evidence that let a parked group go (an idle
 // pool, something able to run holding what it waits on, a lock handed on
-// between snapshots), nil if none.
+// between snapshots, progress the runtime's counters show), nil if none.
 func lookAlike(x *candidate) *Evidence {
 	for i, e := range x.sc.evidence {
-		if (e.Kind == "idle-pool" || e.Kind == "contended" || e.Kind == "wakeable" && e.Weight <= wMention/2) && x.sc.conf < 0.5 {
+		if (e.Kind == "idle-pool" || e.Kind == "contended" || e.Kind == "wakeable" && e.Weight <= wMention/2 || e.Kind == "progress" && e.Weight <= wSignalled/2 || e.Kind == "possible-holder" && e.Weight <= wPossible/2) && x.sc.conf < 0.5 {
 			return &x.sc.evidence[i]
 		}
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -36,7 +37,20 @@ type waitGor struct {
 	class gClass
 	kind  string   // wait kind: "lock", "rlock", "chan send", "chan receive", "select", "waitgroup", "cond", "sema", "nil", "forever"
 	objs  []uint64 // what it waits on, resolved to the objects the frames mention
-	reach int8
+	objAt []argRef // where each of objs was read (frame and parameter)
+	// possible are goroutines that can run and may hold what it waits on
+	// though no frame shows it (findHolders); ruledOut those of the same
+	// kinds that cannot run.
+	possible, ruledOut []holderNote
+	// parkedHolders are the possible holders that are parked.
+	parkedHolders []*waitGor
+	// possibleCycle is set when a waker edge of its cycle comes from
+	// possible holders, not from a frame's word (possibleLockChan).
+	possibleCycle bool
+	// signalled, when not empty, says how the Cond tickets of the
+	// snapshot show its Cond being signalled (condProgress).
+	signalled string
+	reach     int8
 	// wakers are the parked or live goroutines that hold a pointer to
 	// what it waits on without waiting on it the same way.
 	wakers []*waitGor
@@ -62,6 +76,9 @@ type waitGraph struct {
 	stacks   *stackTable
 	// liveApp counts the program's goroutines that can run.
 	liveApp int
+	// dumping says which goroutines take the dump (sending SIGQUIT, the
+	// test runner's alarm) and why: they are not counted as able to run.
+	dumping []string
 	cycles  int
 }
 
@@ -94,6 +111,14 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
 		x.class, x.kind, x.idle = classifyGor(g, frames, src, signals)
+		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
+			x.class = classInfra
+			why := g.dumping
+			if why == "" {
+				why = fmt.Sprintf("goroutine %d is the test runner's alarm (testing.(*M).startAlarm), printing the dump", g.goid)
+			}
+			w.dumping = append(w.dumping, why)
+		}
 		if x.class == classLive && !x.idle {
 			w.liveApp++
 		}
@@ -106,11 +131,14 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	known := w.indexMentions()
 	for _, x := range w.gs {
 		if x.class == classParked {
-			x.objs = resolveObjects(x.block, known)
+			x.objs, x.objAt = resolveObjects(x.block, known)
 		}
 	}
+	w.condProgress()
 	w.linkWakers()
 	w.fixpoint()
+	w.findHolders()
+	w.possibleLockChan()
 	w.findCycles()
 	return w
 }
@@ -278,23 +306,27 @@ func (w *waitGraph) indexMentions() []uint64 {
 // hangs off a struct the frames point to) into the objects other frames
 // point to: the nearest pointer at or below each address (within
 // objectSlack; exact in the binary's image). The wait object, when known,
-// comes first.
-func resolveObjects(b blockInfo, known []uint64) []uint64 {
+// comes first. Each object comes with where it was read.
+func resolveObjects(b blockInfo, known []uint64) ([]uint64, []argRef) {
 	var out []uint64
-	add := func(a uint64) {
+	var at []argRef
+	add := func(a uint64, ref argRef) {
 		i := sort.Search(len(known), func(i int) bool { return known[i] > a }) - 1
 		if i >= 0 && (known[i] == a || a >= staticLimit && a-known[i] < objectSlack) {
 			a = known[i]
 		}
-		out = appendUnique(out, a)
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+			at = append(at, ref)
+		}
 	}
 	if b.obj != 0 {
-		add(b.obj)
+		add(b.obj, b.objAt)
 	}
-	for _, v := range b.via {
-		add(v)
+	for i, v := range b.via {
+		add(v, b.viaAt[i])
 	}
-	return out
+	return out, at
 }
 
 // linkWakers gives each parked goroutine the goroutines that hold what it

@@ -36,6 +36,9 @@ const (
 	wNoWorker       = 1.5  // a WaitGroup no goroutine that could call Done holds
 	wNoWakerVia     = 0.5  // × when only what the object was reached through is known
 	wMention        = -10  // a goroutine that can run holds what they wait on
+	wPossible       = -3.0 // × share that a goroutine able to run may hold though no frame shows it (a closure, a sibling, a global)
+	wWoken          = -8.0 // × share of members the runtime's counters show woken between snapshots
+	wSignalled      = -6.0 // × share waiting on a Cond whose tickets show it signalled far more often than it is waited on now
 	wFamily         = -4.0 // their creator or children can run and may feed them
 	wFamilyProducer = -1.5 // … for a lock, send or WaitGroup their creator rarely releases
 	wIdlePool       = -10  // idle workers their owner can still feed
@@ -77,18 +80,13 @@ func stuckWeights(s *site, f *stuckFacts) ([]Evidence, bool) {
 	if f != nil && f.snapshots >= 2 && s.persist.members > 0 {
 		p := s.persist
 		share := float64(p.persisted) / float64(p.members)
-		if p.persisted > 0 {
-			w := share * math.Min(wPersistMax, wPersistBase+wPersistPerLn*math.Log1p(f.spanSec))
-			why := "while other goroutines came, went or moved"
-			if !f.progressed {
-				w *= wPersistFrozen
-				why = "(nothing else in the process changed either)"
-			}
-			add("persistent", w, "%d of %d parked at the same stack for %s across consecutive snapshots %s", p.persisted, p.members, formatSeconds(f.spanSec), why)
-		}
+		persistWeights(s, f, add)
 		if share < 1 {
 			add("churn", wChurn*(1-share), "%d of %d were not parked here in the snapshot before", p.members-p.persisted, p.members)
 		}
+	}
+	if f != nil {
+		progressWeights(s, f, add)
 	}
 	if left, prev := s.handedOn(); left > 0 {
 		add("contended", wHandedOn*math.Sqrt(float64(left)/float64(prev)),
@@ -117,7 +115,7 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		return true
 	}
 	if f.byMention > 0 {
-		add("wakeable", wMention*float64(f.byMention)/n, "%d of %d wait on an object (%s) that a goroutine able to run holds", f.byMention, f.parked, formatObjects(f.objects))
+		add("wakeable", wMention*float64(f.byMention)/n, "%d of %d wait on an object (%s) that a goroutine able to run holds", f.byMention, f.parked, formatObjects(f.objects, f.objectAt))
 	}
 	if f.byFamily > 0 {
 		add("wakeable", wFamily*float64(f.byFamily)/n, "%d of %d have a creator or child that can still run and may feed them", f.byFamily, f.parked)
@@ -130,20 +128,35 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 	}
 	u := float64(f.unreached) / n
 	if f.inCycle > 0 {
-		add("wait-cycle", wCycle*float64(f.inCycle)/n, "%d of %d are in a wait-for cycle: each waits for what only the others hold%s", f.inCycle, f.parked, cycleWith(f))
+		how := ""
+		if f.possibleCycle {
+			how = "; no frame prints the lock's holder or the channel's partner: the goroutines started by the same call (or closures of it) that wait there are taken as each other's, the lock held across the channel operation"
+		}
+		add("wait-cycle", wCycle*float64(f.inCycle)/n, "%d of %d are in a wait-for cycle: each waits for what only the others hold%s%s", f.inCycle, f.parked, cycleWith(f), how)
 	}
 	on := ""
 	if len(f.objects) > 0 {
-		on = " (" + formatObjects(f.objects) + ")"
+		on = " (" + formatObjects(f.objects, f.objectAt) + ")"
 	}
 	if (kind == "chan receive" || kind == "select") && f.depth == 0 {
 		add("top-of-loop", wTopOfLoop, "they wait for work at the top of their own loop, as a server or worker out of work does: often the consequence of the bug, not its place")
 	}
+	ruled := ""
+	if len(f.ruledOut) > 0 {
+		ruled = "; possible holders ruled out: " + holderNotes(f.ruledOut)
+	}
 	if f.liveElsewhere {
-		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked", f.unreached, f.parked, on)
+		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked%s", f.unreached, f.parked, on, ruled)
 	} else {
-		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked", f.unreached, f.parked, on)
-		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)")
+		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked%s", f.unreached, f.parked, on, ruled)
+		not := ""
+		if len(f.dumping) > 0 {
+			not = "; not counted: " + strings.Join(f.dumping, "; ")
+		}
+		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
+	}
+	if f.possible > 0 {
+		add("possible-holder", wPossible*float64(f.possible)/n, "%d of %d: a goroutine that can run may hold what they wait on though no frame prints it: %s", f.possible, f.parked, holderNotes(f.possibleNotes))
 	}
 	if f.noWaker > 0 {
 		share := (float64(f.noWakerExact) + wNoWakerVia*float64(f.noWaker-f.noWakerExact)) / n
@@ -155,6 +168,9 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		case "waitgroup":
 			add("no-worker", wNoWorker*share, "no goroutine that could call Done holds the WaitGroup%s, and the waiter has no children left", on)
 		case "cond":
+			if f.signalled > 0 {
+				break // the tickets show it signalled
+			}
 			add("no-signaller", wNoHolder*share, "no other goroutine holds the Cond%s to Signal or Broadcast it", on)
 		}
 	}

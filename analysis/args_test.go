@@ -1,0 +1,42 @@
+package analysis
+
+import "testing"
+
+func TestArgsWords(t *testing.T) {
+	ws := pointerWords("0x1d202adfc0b0?, 0x6, {0x78f980, 0x5237cd905a0}, 0x0?", nil)
+	want := []word{{v: 0x1d202adfc0b0, pos: 0, unsure: true}, {v: 0x78f980, pos: 2}, {v: 0x5237cd905a0, pos: 3}}
+	if len(ws) != len(want) {
+		t.Fatalf("pointerWords = %+v, want %+v", ws, want)
+	}
+	for i := range ws {
+		if ws[i] != want[i] {
+			t.Errorf("word %d = %+v, want %+v", i, ws[i], want[i])
+		}
+	}
+	if _, ok := firstWord("0x1d202adfc0b0?, 0x6"); ok {
+		t.Error("firstWord took a word marked ? as identity")
+	}
+	if v, ok := wordAt("0x5237cce4290, 0x21c", 1); !ok || v != 0x21c {
+		t.Errorf("wordAt(…, 1) = %#x, %v; want the ticket 0x21c", v, ok)
+	}
+	if _, ok := wordAt("0x5237cce4290, 0x21c?", 1); ok {
+		t.Error("wordAt read an unsure ticket")
+	}
+	if got := (argRef{"runtime.chanrecv", 0}).String(); got != "c of runtime.chanrecv" {
+		t.Errorf("argRef = %q", got)
+	}
+	if got := (argRef{"main.transfer", 2}).String(); got != "argument word 3 of main.transfer" {
+		t.Errorf("argRef = %q", got)
+	}
+}
+
+func TestClosureParent(t *testing.T) {
+	for fn, want := range map[string]string{
+		"main.fedcond.func1": "main.fedcond", "main.(*T).run.func2.1": "main.(*T).run", "main.worker": "",
+		"main.init.0.gowrap1": "", "main.TestX.func10": "main.TestX", "k8s.io/x/v2.f.func1": "k8s.io/x/v2.f",
+	} {
+		if got := closureParent(fn); got != want {
+			t.Errorf("closureParent(%q) = %q, want %q", fn, got, want)
+		}
+	}
+}

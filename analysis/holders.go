@@ -1,0 +1,230 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A goroutine may hold what another waits on though none of its frames
+// prints a pointer to it: a closure keeps what it captured in its
+// context, which no traceback shows; goroutines one call started share
+// what that call passed them; a package-level Cond, channel or
+// WaitGroup is reachable from any goroutine. These possible holders are found from the frames'
+// function names and creators alone, never from source text.
+
+// holderNote is one possible holder of what a goroutine waits on, or one
+// ruled out, with the reason.
+type holderNote struct {
+	goid int64
+	why  string
+}
+
+func (h holderNote) String() string { return fmt.Sprintf("goroutine %d (%s)", h.goid, h.why) }
+
+// maxHolderNotes bounds the possible and ruled-out holders kept per
+// goroutine for the evidence.
+const maxHolderNotes = 3
+
+// holderIndex finds a parked goroutine's possible holders.
+type holderIndex struct {
+	// byClosure maps a function to the goroutines running a closure it
+	// created (entry or frame "F.func1", "F.func2.1").
+	byClosure map[string][]*waitGor
+	// byCreator maps a creator (function and goroutine) to the goroutines
+	// it started.
+	byCreator map[creatorKey][]*waitGor
+	// app are the program's goroutines, for package-level objects.
+	app []*waitGor
+}
+
+type creatorKey struct {
+	fn   string
+	goid int64
+}
+
+// closureParent returns the function a closure was created in ("main.f"
+// for "main.f.func2.1"), "" when fn is no closure.
+func closureParent(fn string) string {
+	out, closure := fn, false
+	for {
+		i := strings.LastIndexByte(out, '.')
+		if i < 0 {
+			break
+		}
+		seg := out[i+1:]
+		num := strings.TrimPrefix(seg, "func")
+		if num == "" || strings.Trim(num, "0123456789") != "" {
+			break
+		}
+		closure = closure || strings.HasPrefix(seg, "func")
+		out = out[:i]
+	}
+	if !closure {
+		return ""
+	}
+	return out
+}
+
+// newHolderIndex indexes the goroutines of the program (not machinery).
+func (w *waitGraph) newHolderIndex() *holderIndex {
+	ix := &holderIndex{byClosure: map[string][]*waitGor{}, byCreator: map[creatorKey][]*waitGor{}}
+	parents := map[int64][]string{} // per stack
+	for _, y := range w.gs {
+		if y.class == classInfra {
+			continue
+		}
+		ix.app = append(ix.app, y)
+		ps, ok := parents[y.stack]
+		if !ok {
+			for _, f := range w.stacks.framesOf(y.stack) {
+				if p := closureParent(f.Function); p != "" && !containsStr(ps, p) {
+					ps = append(ps, p)
+				}
+			}
+			parents[y.stack] = ps
+		}
+		for _, p := range ps {
+			ix.byClosure[p] = append(ix.byClosure[p], y)
+		}
+		if y.site != nil && y.site.creator != "" {
+			k := creatorKey{y.site.creator, y.creator}
+			ix.byCreator[k] = append(ix.byCreator[k], y)
+		}
+	}
+	return ix
+}
+
+// findHolders gives every parked goroutine nothing able to run points to
+// its possible holders that can run, and those it ruled out (parked, or
+// idle) with why.
+func (w *waitGraph) findHolders() {
+	ix := w.newHolderIndex()
+	for _, x := range w.gs {
+		if x.class != classParked || x.reach == reachMention || x.site == nil {
+			continue
+		}
+		seen := map[*waitGor]bool{x: true}
+		consider := func(ys []*waitGor, why string) {
+			for _, y := range ys {
+				if seen[y] {
+					continue
+				}
+				seen[y] = true
+				fn := "?"
+				if y.site != nil {
+					fn = y.site.entry
+				}
+				switch {
+				case y.class == classLive && !y.idle || y.reach == reachMention:
+					if len(x.possible) < maxHolderNotes {
+						x.possible = append(x.possible, holderNote{y.goid, fn + ", " + why + ", can run: " + y.state})
+					}
+				default:
+					if len(x.ruledOut) < maxHolderNotes {
+						x.ruledOut = append(x.ruledOut, holderNote{y.goid, fn + ", " + why + ", " + cannotRun(y)})
+					}
+					if y.class == classParked && len(x.parkedHolders) < maxParkedHolders {
+						x.parkedHolders = append(x.parkedHolders, y)
+					}
+				}
+			}
+		}
+		if c := x.site.creator; c != "" {
+			consider(ix.byClosure[c], "a closure of "+c+", which started them")
+			consider(ix.byCreator[creatorKey{c, x.creator}], fmt.Sprintf("started by the same %s in goroutine %d", c, x.creator))
+		}
+		for _, f := range x.site.frames {
+			if !isRuntime(f.Function) {
+				consider(ix.byClosure[f.Function], "a closure of "+f.Function+", on their stack")
+			}
+		}
+		// Anyone can Signal a package-level Cond, send on or close a
+		// package-level channel or call Done; only its holder releases
+		// a lock, and a holder that can run shows as a lock handed on.
+		if x.block.obj != 0 && x.block.obj < staticLimit && x.kind != "lock" && x.kind != "rlock" {
+			consider(ix.app, fmt.Sprintf("any goroutine can reach the package-level %#x", x.block.obj))
+		}
+	}
+}
+
+// maxParkedHolders bounds the parked possible holders kept per goroutine.
+const maxParkedHolders = 8
+
+// possibleLockChan joins a lock waiter whose lock no frame shows held and
+// a goroutine parked on a channel operation that no frame shows served,
+// when each is a possible holder of the other's object (a closure or
+// sibling of the same call): the holder is blocked on a send or receive
+// whose partner waits for the lock. The pair becomes a wait-for cycle
+// (lock-chan-cycle), marked possible in its evidence, rather than a lock
+// "never released" beside a separate send with no receiver.
+func (w *waitGraph) possibleLockChan() {
+	for _, x := range w.gs {
+		if x.class != classParked || x.kind != "lock" && x.kind != "rlock" || len(x.wakers) > 0 || x.reach == reachMention {
+			continue
+		}
+		for _, y := range x.parkedHolders {
+			switch y.kind {
+			case "chan send", "chan receive", "select":
+			default:
+				continue
+			}
+			if y.reach == reachMention || slices.ContainsFunc(y.wakers, func(z *waitGor) bool { return z != x }) || !slices.Contains(y.parkedHolders, x) {
+				continue
+			}
+			if len(x.objs) > 0 && pointsInto(y, x.objs[0]) {
+				// y holds a pointer into the struct the lock heads (a
+				// singleflight.Group beside the mutex): it holds the
+				// lock while it blocks, and x does not serve its
+				// channel. Held while blocked, not a cycle.
+				x.wakers = append(x.wakers, y)
+				continue
+			}
+			x.wakers = append(x.wakers, y)
+			if !slices.Contains(y.wakers, x) {
+				y.wakers = append(y.wakers, x)
+			}
+			x.possibleCycle, y.possibleCycle = true, true
+		}
+	}
+}
+
+// pointsInto reports whether one of y's words points into the struct
+// that starts at a lock's address (within objectSlack above it).
+func pointsInto(y *waitGor, lock uint64) bool {
+	if lock < staticLimit {
+		return false
+	}
+	for _, v := range y.words {
+		if v > lock && v-lock < objectSlack {
+			return true
+		}
+	}
+	return false
+}
+
+// cannotRun says why a goroutine is ruled out as a waker.
+func cannotRun(y *waitGor) string {
+	if y.class == classLive {
+		return "idle: " + y.state
+	}
+	return "parked in " + y.state
+}
+
+func containsStr(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// holderNotes words a few holders for evidence texts.
+func holderNotes(hs []holderNote) string {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.String()
+	}
+	return strings.Join(parts, "; ")
+}
