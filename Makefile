@@ -25,7 +25,7 @@ deps: deps-apt deps-npm
 	cd export/duckdbtest && $(GO) mod download
 	cd samples/libs && $(GO) mod download
 	@# the corpus programs with library dependencies (internal/corpus)
-	for d in grpcidle kubequeue sqlpool waitloop; do \
+	for d in grpcidle heldcallback kubequeue sqlpool waitloop; do \
 		(cd samples/blocking/$$d && GOWORK=off $(GO) mod download) || exit 1; \
 	done
 
