@@ -59,7 +59,11 @@ func TestCorpusAccuracy(t *testing.T) {
 		for _, pr := range r.Problems {
 			t.Errorf("%s: %s", p.Truth.Name, pr)
 		}
-		outcomes = append(outcomes, Evaluate(r, p, tmp)...)
+		got, err := Evaluate(r, p, tmp)
+		if err != nil {
+			t.Error(err)
+		}
+		outcomes = append(outcomes, got...)
 		if found, leaked, err := RuntimeFound(r, p.Truth); err == nil {
 			runtime[p.Truth.Name] = RuntimeResult{Found: found, Leaked: leaked}
 			if !p.Truth.Healthy && found != p.Truth.GoroutineLeak {
@@ -71,10 +75,19 @@ func TestCorpusAccuracy(t *testing.T) {
 		if o.Err != "" { // counted as a miss (a flagged control) by Table
 			t.Logf("%s %s: %s", o.Program, o.Form, o.Err)
 		}
+		if o.NoSource && o.ProgramSource > 0 {
+			t.Errorf("%s %s: ingested without source, the bundle still quotes %d of the program's functions", o.Program, o.Form, o.ProgramSource)
+		}
+		if !o.NoSource && o.Recorded && o.Err == "" && o.Form == "dump" && o.ProgramSource == 0 {
+			t.Errorf("%s %s: ingested with source, the bundle quotes none of the program's functions", o.Program, o.Form)
+		}
 	}
 	rows := Table(progs, outcomes, runtime)
 	table := Markdown(rows)
 	t.Logf("corpus accuracy (%d programs):\n%s\n%s", len(progs), table, details(progs, outcomes))
+	if f := flaggedControls(outcomes); f != "" {
+		t.Logf("suspects on controls:\n%s", f)
+	}
 	if only != "" {
 		return
 	}
@@ -139,9 +152,11 @@ func keep(progs []blocking.Program, names []string) []blocking.Program {
 	return out
 }
 
-// details is the per-program table: the rank of the first suspect naming
-// the bug in each form (– none, x not recorded), and the top suspect of
-// the two-dump and dumps-plus-profile forms.
+// details is the per-program table: in each form, the rank of the first
+// suspect naming the bug with source, then without (– none, x not
+// recorded, * named first with another pattern than truth.json's; for a
+// control, its number of suspects), and the top suspect of the two-dump
+// and dumps-plus-profile forms.
 func details(progs []blocking.Program, outcomes []Outcome) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 1, ' ', 0)
@@ -154,31 +169,26 @@ func details(progs []blocking.Program, outcomes []Outcome) string {
 		cells := []string{p.Truth.Name, p.Truth.Class}
 		var note string
 		for _, f := range Forms {
-			cell := " "
+			var cell [2]string
 			for _, o := range outcomes {
 				if o.Program != p.Truth.Name || o.Form != f.Key {
 					continue
 				}
-				switch {
-				case !o.Recorded:
-					cell = "x"
-				case o.Err != "":
-					cell = "err"
-				case p.Truth.Healthy:
-					cell = fmt.Sprintf("%ds", o.Suspects)
-				case o.Rank == 0:
-					cell = "–"
-				default:
-					cell = fmt.Sprint(o.Rank)
+				k := 0
+				if o.NoSource {
+					k = 1
 				}
-				switch f.Key {
-				case "two-dumps":
-					note = o.Top
-				case "dumps-leak":
-					note += " | " + o.Top
+				cell[k] = detailCell(p.Truth, o)
+				if !o.NoSource {
+					switch f.Key {
+					case "two-dumps":
+						note = o.Top
+					case "dumps-leak":
+						note += " | " + o.Top
+					}
 				}
 			}
-			cells = append(cells, cell)
+			cells = append(cells, cell[0]+"/"+cell[1])
 		}
 		fmt.Fprintln(tw, strings.Join(append(cells, note), "\t"))
 	}
@@ -186,10 +196,45 @@ func details(progs []blocking.Program, outcomes []Outcome) string {
 	return b.String()
 }
 
+func detailCell(t blocking.Truth, o Outcome) string {
+	switch {
+	case !o.Recorded:
+		return "x"
+	case o.Err != "":
+		return "err"
+	case t.Healthy:
+		return fmt.Sprintf("%ds", o.Suspects)
+	case o.Rank == 0:
+		return "–"
+	case o.Rank == 1 && !o.PatternRight:
+		return "1*"
+	default:
+		return fmt.Sprint(o.Rank)
+	}
+}
+
+// flaggedControls lists, for each control and form with suspects, each
+// suspect with its evidence (with source, then without).
+func flaggedControls(outcomes []Outcome) string {
+	var b strings.Builder
+	for _, o := range outcomes {
+		src := "with source"
+		if o.NoSource {
+			src = "without source"
+		}
+		for _, f := range o.Flagged {
+			fmt.Fprintf(&b, "%s %s (%s): %s\n", o.Program, o.Form, src, f)
+		}
+	}
+	return b.String()
+}
+
 func TestClaimsRoundTrip(t *testing.T) {
 	rows := []Row{
-		{Form: "two-dumps", Label: "(b) two dumps", First: Ratio{3, 10}, InTopK: Ratio{5, 10}, Global: Ratio{1, 2}, Folded: Ratio{2, 5}, Controls: Ratio{1, 4}, Suspects: 2},
-		{Form: RuntimeRow, Label: "runtime", First: Ratio{8, 10}, InTopK: Ratio{8, 10}, Controls: Ratio{0, 4}},
+		{Form: "two-dumps", Label: "(b) two dumps", Measure: Measure{First: Ratio{3, 10}, Pattern: Ratio{2, 10}, Controls: Ratio{1, 4}, Suspects: 2},
+			InTopK: Ratio{5, 10}, Global: Ratio{1, 2}, Folded: Ratio{2, 5},
+			NoSource: Measure{First: Ratio{2, 10}, Pattern: Ratio{1, 10}, Controls: Ratio{2, 4}, Suspects: 5}},
+		{Form: RuntimeRow, Label: "runtime", Measure: Measure{First: Ratio{8, 10}, Controls: Ratio{0, 4}}, InTopK: Ratio{8, 10}},
 	}
 	readme := "intro\n" + Begin + "\nold\n" + End + "\nrest\n"
 	out, err := Replace(readme, Markdown(rows))
@@ -203,8 +248,13 @@ func TestClaimsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(claims) != 2 || claims[0].First != rows[0].First || claims[0].Controls != rows[0].Controls || claims[0].Suspects != 2 || claims[1].First != rows[1].First {
+	if len(claims) != len(rows) {
 		t.Fatalf("claims %+v do not round-trip %+v", claims, rows)
+	}
+	for i, r := range rows {
+		if r.Label = ""; claims[i] != r {
+			t.Fatalf("row %d: claim %+v does not round-trip %+v", i, claims[i], r)
+		}
 	}
 	if d := Compare(claims, rows); len(d) != 0 {
 		t.Fatalf("equal tables differ: %v", d)
@@ -214,6 +264,18 @@ func TestClaimsRoundTrip(t *testing.T) {
 	worse[1].First.Of = 11
 	if d := Compare(claims, worse); len(d) != 4 {
 		t.Fatalf("Compare found %d shortfalls, want 4 (fewer named, more controls flagged, more suspects, other corpus): %v", len(d), d)
+	}
+	worse = append([]Row(nil), rows...)
+	worse[0].Pattern.N = 1
+	worse[0].NoSource.First.N, worse[0].NoSource.Pattern.N = 1, 0
+	worse[0].NoSource.Controls.N, worse[0].NoSource.Suspects = 3, 6
+	if d := Compare(claims, worse); len(d) != 5 {
+		t.Fatalf("Compare found %d shortfalls, want 5 (pattern, and without source: named, pattern, controls, suspects): %v", len(d), d)
+	}
+	better := append([]Row(nil), rows...)
+	better[0].Pattern.N, better[0].NoSource.Controls.N, better[0].NoSource.Suspects = 3, 0, 0
+	if d := Compare(claims, better); len(d) != 0 {
+		t.Fatalf("a better run falls short: %v", d)
 	}
 	if _, err := ParseClaims("no table"); err == nil {
 		t.Fatal("README without markers accepted")
@@ -237,7 +299,7 @@ func TestHookBuildsAndServes(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		bin, err := build(context.Background(), p, DefaultToolchain, dir)
+		bin, err := build(context.Background(), p, DefaultToolchain, dir, filepath.Join(dir, "src"))
 		if err != nil {
 			t.Fatal(err)
 		}

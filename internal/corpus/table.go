@@ -19,13 +19,25 @@ func (r Ratio) String() string { return fmt.Sprintf("%d/%d", r.N, r.Of) }
 type Row struct {
 	Form  string // Form.Key, or RuntimeRow
 	Label string
-	// First counts bugs whose top suspect names a blocked function; TopK
-	// those named within the first TopK suspects; Global the First of the
-	// bugs whose blocked object is reachable from a global.
-	First, InTopK, Global Ratio
+	// Measure is what was measured with the program's source in place.
+	Measure
+	// TopK counts bugs named within the first TopK suspects; Global the
+	// First of the bugs whose blocked object is reachable from a global.
+	InTopK, Global Ratio
 	// Folded counts, among bugs named in the top k that have consequences,
 	// those whose consequences are not suspects of their own.
 	Folded Ratio
+	// NoSource is Measure again with the program's source moved away
+	// before ingest.
+	NoSource Measure
+}
+
+// Measure is the part of a row measured both with and without source.
+type Measure struct {
+	// First counts bugs whose top suspect names a blocked function;
+	// Pattern those of them whose top suspect has the pattern truth.json
+	// gives.
+	First, Pattern Ratio
 	// Controls counts controls with at least one suspect; Suspects is the
 	// number of those suspects.
 	Controls Ratio
@@ -47,41 +59,62 @@ func Table(progs []blocking.Program, outcomes []Outcome, runtime map[string]Runt
 	for _, f := range Forms {
 		row := Row{Form: f.Key, Label: f.Label}
 		for _, o := range outcomes {
-			t, ok := truth[o.Program]
-			if o.Form != f.Key || !ok {
-				continue
-			}
-			if t.Healthy {
-				row.Controls.Of++
-				if o.Suspects > 0 || o.Err != "" || !o.Recorded { // an input leakscope cannot read vouches for nothing
-					row.Controls.N++
-					row.Suspects += o.Suspects
-				}
-				continue
-			}
-			row.First.Of++
-			row.InTopK.Of++
-			if t.Global {
-				row.Global.Of++
-			}
-			if o.Rank == 1 {
-				row.First.N++
-				if t.Global {
-					row.Global.N++
-				}
-			}
-			if o.Rank >= 1 && o.Rank <= TopK {
-				row.InTopK.N++
-				if len(t.Consequences) > 0 {
-					row.Folded.Of++
-					if len(o.Unfolded) == 0 {
-						row.Folded.N++
-					}
-				}
+			if t, ok := truth[o.Program]; ok && o.Form == f.Key {
+				row.add(t, o)
 			}
 		}
 		rows = append(rows, row)
 	}
+	return append(rows, runtimeRow(progs, runtime))
+}
+
+// add counts one outcome into the row: the no-source columns for a
+// no-source outcome, all the others for one with source.
+func (row *Row) add(t blocking.Truth, o Outcome) {
+	m := &row.Measure
+	if o.NoSource {
+		m = &row.NoSource
+	}
+	if t.Healthy {
+		m.Controls.Of++
+		if o.Suspects > 0 || o.Err != "" || !o.Recorded { // an input leakscope cannot read vouches for nothing
+			m.Controls.N++
+			m.Suspects += o.Suspects
+		}
+		return
+	}
+	m.First.Of++
+	m.Pattern.Of++
+	if o.Rank == 1 {
+		m.First.N++
+	}
+	if o.PatternRight {
+		m.Pattern.N++
+	}
+	if o.NoSource {
+		return
+	}
+	row.InTopK.Of++
+	if t.Global {
+		row.Global.Of++
+		if o.Rank == 1 {
+			row.Global.N++
+		}
+	}
+	if o.Rank >= 1 && o.Rank <= TopK {
+		row.InTopK.N++
+		if len(t.Consequences) > 0 {
+			row.Folded.Of++
+			if len(o.Unfolded) == 0 {
+				row.Folded.N++
+			}
+		}
+	}
+}
+
+// runtimeRow is what the runtime's goroutineleak profile itself found. It
+// names no pattern, and the source does not change it.
+func runtimeRow(progs []blocking.Program, runtime map[string]RuntimeResult) Row {
 	rt := Row{Form: RuntimeRow, Label: "the runtime's goroutineleak profile itself (no leakscope)"}
 	for _, p := range progs {
 		r, ok := runtime[p.Truth.Name]
@@ -109,7 +142,8 @@ func Table(progs []blocking.Program, outcomes []Outcome, runtime map[string]Runt
 			}
 		}
 	}
-	return append(rows, rt)
+	rt.NoSource = Measure{First: rt.First, Controls: rt.Controls, Suspects: rt.Suspects}
+	return rt
 }
 
 // RuntimeResult is what the runtime's goroutineleak profile said of one
@@ -125,7 +159,8 @@ const (
 	End   = "<!-- corpus-accuracy:end -->"
 )
 
-var header = []string{"input", "bugs named first", "named in top " + strconv.Itoa(TopK), "global-object bugs named first", "consequences folded", "controls with a suspect (suspects)"}
+var header = []string{"input", "bugs named first", "pattern right", "named in top " + strconv.Itoa(TopK), "global-object bugs named first", "consequences folded", "controls with a suspect (suspects)",
+	"no source: named first", "no source: pattern right", "no source: controls with a suspect (suspects)"}
 
 // Markdown renders rows as the README's table.
 func Markdown(rows []Row) string {
@@ -134,7 +169,8 @@ func Markdown(rows []Row) string {
 	b.WriteString(strings.Repeat("|---", len(header)) + "|\n")
 	for _, r := range rows {
 		folded := r.Folded.String()
-		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s (%d) |\n", r.Form, r.Label, r.First, r.InTopK, r.Global, folded, r.Controls, r.Suspects)
+		fmt.Fprintf(&b, "| `%s` %s | %s | %s | %s | %s | %s | %s (%d) | %s | %s | %s (%d) |\n", r.Form, r.Label, r.First, r.Pattern, r.InTopK, r.Global, folded, r.Controls, r.Suspects,
+			r.NoSource.First, r.NoSource.Pattern, r.NoSource.Controls, r.NoSource.Suspects)
 	}
 	return b.String()
 }
@@ -161,7 +197,8 @@ func ParseClaims(readme string) ([]Row, error) {
 			continue
 		}
 		r := Row{Form: m[1]}
-		dst := []*Ratio{&r.First, &r.InTopK, &r.Global, &r.Folded, &r.Controls}
+		dst := []*Ratio{&r.First, &r.Pattern, &r.InTopK, &r.Global, &r.Folded, &r.Controls, &r.NoSource.First, &r.NoSource.Pattern, &r.NoSource.Controls}
+		suspects := map[int]*int{5: &r.Suspects, 8: &r.NoSource.Suspects}
 		for k, c := range cells[1:] {
 			v := ratio.FindStringSubmatch(strings.TrimSpace(c))
 			if v == nil {
@@ -169,8 +206,8 @@ func ParseClaims(readme string) ([]Row, error) {
 			}
 			dst[k].N, _ = strconv.Atoi(v[1])
 			dst[k].Of, _ = strconv.Atoi(v[2])
-			if v[3] != "" {
-				r.Suspects, _ = strconv.Atoi(v[3])
+			if n := suspects[k]; n != nil && v[3] != "" {
+				*n, _ = strconv.Atoi(v[3])
 			}
 		}
 		rows = append(rows, r)
@@ -201,10 +238,14 @@ func Compare(claimed, measured []Row) []string {
 			higher bool
 		}{
 			{"bugs named first", c.First, m.First, true},
+			{"pattern right", c.Pattern, m.Pattern, true},
 			{"named in top k", c.InTopK, m.InTopK, true},
 			{"global-object bugs named first", c.Global, m.Global, true},
 			{"consequences folded", c.Folded, m.Folded, true},
 			{"controls with a suspect", c.Controls, m.Controls, false},
+			{"no source: bugs named first", c.NoSource.First, m.NoSource.First, true},
+			{"no source: pattern right", c.NoSource.Pattern, m.NoSource.Pattern, true},
+			{"no source: controls with a suspect", c.NoSource.Controls, m.NoSource.Controls, false},
 		} {
 			switch {
 			case x.what != "consequences folded" && x.c.Of != x.m.Of:
@@ -217,6 +258,9 @@ func Compare(claimed, measured []Row) []string {
 		}
 		if m.Suspects > c.Suspects {
 			out = append(out, fmt.Sprintf("%s: %d suspects on controls, above the README's %d", c.Form, m.Suspects, c.Suspects))
+		}
+		if m.NoSource.Suspects > c.NoSource.Suspects {
+			out = append(out, fmt.Sprintf("%s: %d suspects on controls without source, above the README's %d", c.Form, m.NoSource.Suspects, c.NoSource.Suspects))
 		}
 	}
 	return out
