@@ -10,6 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples/blocking"
 )
 
@@ -18,8 +21,11 @@ const readmePath = "../../README.md"
 
 // TestCorpusAccuracy runs the whole blocking-bug corpus (about two
 // minutes of wall time: every program at once, the minute-long form
-// included), scores every input form and fails when the results fall below
-// the table in the README. Environment:
+// included), scores every input form with and without the programs'
+// source, and fails when the results fall below the table in the README,
+// when a no-source bundle still quotes the program, or when analysing a
+// one-dump, two-dump or traceback bundle again changes its verdicts.
+// Environment:
 //
 //	LEAKSCOPE_CORPUS_INPUTS=dir  re-score recordings kept by an earlier run instead of running the programs
 //	LEAKSCOPE_CORPUS_KEEP=dir    keep this run's recordings (raw dumps, tracebacks, profiles) in dir
@@ -64,6 +70,11 @@ func TestCorpusAccuracy(t *testing.T) {
 			t.Error(err)
 		}
 		outcomes = append(outcomes, got...)
+		for _, o := range got {
+			if o.Err == "" && o.Recorded && !o.NoSource && (o.Form == "dump" || o.Form == "two-dumps" || o.Form == "traceback") {
+				sameReports(t, filepath.Join(tmp, o.Program+"-"+o.Form+".lsb"), o.Program+" "+o.Form)
+			}
+		}
 		if found, leaked, err := RuntimeFound(r, p.Truth); err == nil {
 			runtime[p.Truth.Name] = RuntimeResult{Found: found, Leaked: leaked}
 			if !p.Truth.Healthy && found != p.Truth.GoroutineLeak {
@@ -112,6 +123,23 @@ func TestCorpusAccuracy(t *testing.T) {
 	for _, s := range Compare(claims, rows) {
 		t.Error(s)
 	}
+}
+
+// sameReports analyses the bundle in dir three times and requires the
+// same verdicts each time.
+func sameReports(t *testing.T, dir, what string) {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	reportsAgain(t, dir, what, verdicts(rep), 2)
 }
 
 // recordings runs the corpus, or loads an earlier run's recordings.

@@ -11,25 +11,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples/blocking"
 )
 
 // repeatRuns is how many separate runs of the program TestRepeatableVerdicts
-// captures.
-const repeatRuns = 5
+// captures, and reportAgain how many more times it analyses one bundle.
+const (
+	repeatRuns  = 5
+	reportAgain = 11
+)
 
 // TestRepeatableVerdicts runs the two-bug program (samples/blocking/twobugs:
 // a goroutine leaked per request beside a one-time lock-order deadlock)
 // repeatRuns times, each a separate process captured at another moment
 // (run i some 3i seconds after its bugs show, so the runs differ in how
 // many goroutines leaked and in what their stale argument words hold),
-// takes one dump and two dumps a second apart from each run, and requires
-// every run to give the same verdicts: the same suspects (pattern,
-// location, verdict) and the same incidents (pattern and member
-// locations). No incident may join the two bugs, and from two dumps (where
-// the per-request leak can be seen growing) each bug must be named by a
-// suspect of its own.
+// takes one dump, two dumps a second apart and a SIGQUIT traceback from
+// each run, and requires every run to give the same verdicts: the same
+// suspects (pattern, location, verdict) and the same incidents (pattern
+// and member locations). No incident may join the two bugs, and from two
+// dumps (where the per-request leak can be seen growing) each bug must be
+// named by a suspect of its own. The first run's bundles are also
+// analysed reportAgain more times each: one bundle, one report.
 func TestRepeatableVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the two-bug corpus program five times")
@@ -61,7 +67,7 @@ func TestRepeatableVerdicts(t *testing.T) {
 	}
 	wg.Wait()
 	for _, f := range Forms {
-		if f.Key != "dump" && f.Key != "two-dumps" {
+		if f.Key != "dump" && f.Key != "two-dumps" && f.Key != "traceback" {
 			continue
 		}
 		var first []string
@@ -69,11 +75,15 @@ func TestRepeatableVerdicts(t *testing.T) {
 			if len(r.Problems) > 0 {
 				t.Fatalf("run %d: %v", i, r.Problems)
 			}
-			rep, err := analyse(r, f, filepath.Join(dir, fmt.Sprintf("%s-%d.lsb", f.Key, i)))
+			bdir := filepath.Join(dir, fmt.Sprintf("%s-%d.lsb", f.Key, i))
+			rep, err := analyse(r, f, bdir)
 			if err != nil {
 				t.Fatalf("%s, run %d: %v", f.Key, i, err)
 			}
 			got := verdicts(rep)
+			if i == 0 {
+				reportsAgain(t, bdir, f.Key, got, reportAgain)
+			}
 			t.Logf("%s, run %d:\n  %s", f.Key, i, strings.Join(got, "\n  "))
 			for _, msg := range twoBugsApart(p.Truth, rep, f.Key == "two-dumps") {
 				t.Errorf("%s, run %d: %s", f.Key, i, msg)
@@ -88,8 +98,32 @@ func TestRepeatableVerdicts(t *testing.T) {
 	}
 }
 
+// reportsAgain analyses the bundle in dir n more times and requires the
+// verdicts want each time.
+func reportsAgain(t *testing.T, dir, what string, want []string, n int) {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for k := 0; k < n; k++ {
+		rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if got := verdicts(rep); !slices.Equal(got, want) {
+			t.Errorf("%s: analysing the same bundle again (%d) gave other verdicts:\n  first: %s\n  again: %s", what, k+1,
+				strings.Join(want, "\n         "), strings.Join(got, "\n         "))
+			return
+		}
+	}
+}
+
 // captureDumps runs the program once, waits for its bug and then for
-// delay, and records two dumps a second apart into r.
+// delay, and records two dumps a second apart and then a SIGQUIT
+// traceback into r.
 func captureDumps(ctx context.Context, prog blocking.Program, bin, tmp string, r *Recording, delay time.Duration) {
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		r.problem("%v", err)
@@ -120,6 +154,12 @@ func captureDumps(ctx context.Context, prog blocking.Program, bin, tmp string, r
 		return
 	}
 	r.add(Dump2, at, b)
+	at = time.Now()
+	if b, err = p.quit(); err != nil {
+		r.problem("traceback: %v", err)
+		return
+	}
+	r.add(Traceback, at, b)
 }
 
 // verdicts is what must not change between captures: each suspect's
