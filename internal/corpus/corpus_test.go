@@ -48,7 +48,44 @@ func TestCorpusAccuracy(t *testing.T) {
 	if only != "" {
 		progs = keep(progs, strings.Split(only, ","))
 	}
-	recs := recordings(t, progs)
+	outcomes, runtime := evaluateAll(t, progs, recordings(t, progs))
+	checkSource(t, outcomes)
+	rows := Table(progs, outcomes, runtime)
+	table := Markdown(rows)
+	t.Logf("corpus accuracy (%d programs):\n%s\n%s", len(progs), table, details(progs, outcomes))
+	if f := flaggedControls(outcomes); f != "" {
+		t.Logf("suspects on controls:\n%s", f)
+	}
+	if only != "" {
+		return
+	}
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("LEAKSCOPE_CORPUS_UPDATE") == "1" {
+		out, err := Replace(string(readme), table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(readmePath, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	claims, err := ParseClaims(string(readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range Compare(claims, rows) {
+		t.Error(s)
+	}
+}
+
+// evaluateAll scores every program's recording, analyses its one-dump,
+// two-dump and traceback bundles again (the verdicts must not change), and
+// reads what the runtime's own goroutineleak profile found.
+func evaluateAll(t *testing.T, progs []blocking.Program, recs []*Recording) ([]Outcome, map[string]RuntimeResult) {
 	byName := map[string]*Recording{}
 	for _, r := range recs {
 		byName[r.Program] = r
@@ -82,6 +119,13 @@ func TestCorpusAccuracy(t *testing.T) {
 			}
 		}
 	}
+	return outcomes, runtime
+}
+
+// checkSource logs the outcomes that failed and checks that no bundle
+// ingested without source quotes the program, and that a one-dump bundle
+// with source does.
+func checkSource(t *testing.T, outcomes []Outcome) {
 	for _, o := range outcomes {
 		if o.Err != "" { // counted as a miss (a flagged control) by Table
 			t.Logf("%s %s: %s", o.Program, o.Form, o.Err)
@@ -92,36 +136,6 @@ func TestCorpusAccuracy(t *testing.T) {
 		if !o.NoSource && o.Recorded && o.Err == "" && o.Form == "dump" && o.ProgramSource == 0 {
 			t.Errorf("%s %s: ingested with source, the bundle quotes none of the program's functions", o.Program, o.Form)
 		}
-	}
-	rows := Table(progs, outcomes, runtime)
-	table := Markdown(rows)
-	t.Logf("corpus accuracy (%d programs):\n%s\n%s", len(progs), table, details(progs, outcomes))
-	if f := flaggedControls(outcomes); f != "" {
-		t.Logf("suspects on controls:\n%s", f)
-	}
-	if only != "" {
-		return
-	}
-	readme, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if os.Getenv("LEAKSCOPE_CORPUS_UPDATE") == "1" {
-		out, err := Replace(string(readme), table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(readmePath, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	claims, err := ParseClaims(string(readme))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range Compare(claims, rows) {
-		t.Error(s)
 	}
 }
 
