@@ -28,6 +28,7 @@ const readmePath = "../../README.md"
 // Environment:
 //
 //	LEAKSCOPE_CORPUS_INPUTS=dir  re-score recordings kept by an earlier run instead of running the programs
+//	                             (dir1,dir2: several runs, scored apart; the table is their floor, cell by cell)
 //	LEAKSCOPE_CORPUS_KEEP=dir    keep this run's recordings (raw dumps, tracebacks, profiles) in dir
 //	LEAKSCOPE_CORPUS_UPDATE=1    write the measured table into the README instead of checking it
 //	LEAKSCOPE_CORPUS_ONLY=a,b    run only these programs (no README check)
@@ -48,13 +49,21 @@ func TestCorpusAccuracy(t *testing.T) {
 	if only != "" {
 		progs = keep(progs, strings.Split(only, ","))
 	}
-	outcomes, runtime := evaluateAll(t, progs, recordings(t, progs))
-	checkSource(t, outcomes)
-	rows := Table(progs, outcomes, runtime)
+	var runs [][]Row
+	for i, recs := range recordings(t, progs) {
+		outcomes, runtime := evaluateAll(t, progs, recs)
+		checkSource(t, outcomes)
+		rows := Table(progs, outcomes, runtime)
+		runs = append(runs, rows)
+		t.Logf("corpus accuracy (%d programs, run %d):\n%s\n%s", len(progs), i+1, Markdown(rows), details(progs, outcomes))
+		if f := flaggedControls(outcomes); f != "" {
+			t.Logf("suspects on controls (run %d):\n%s", i+1, f)
+		}
+	}
+	rows := Floor(runs...)
 	table := Markdown(rows)
-	t.Logf("corpus accuracy (%d programs):\n%s\n%s", len(progs), table, details(progs, outcomes))
-	if f := flaggedControls(outcomes); f != "" {
-		t.Logf("suspects on controls:\n%s", f)
+	if len(runs) > 1 {
+		t.Logf("the floor of %d runs:\n%s", len(runs), table)
 	}
 	if only != "" {
 		return
@@ -156,14 +165,19 @@ func sameReports(t *testing.T, dir, what string) {
 	reportsAgain(t, dir, what, verdicts(rep), 2)
 }
 
-// recordings runs the corpus, or loads an earlier run's recordings.
-func recordings(t *testing.T, progs []blocking.Program) []*Recording {
-	if dir := os.Getenv("LEAKSCOPE_CORPUS_INPUTS"); dir != "" {
-		recs, err := LoadRecordings(dir)
-		if err != nil {
-			t.Fatal(err)
+// recordings runs the corpus, or loads the recordings of earlier runs
+// (one set per directory of $LEAKSCOPE_CORPUS_INPUTS, comma-separated).
+func recordings(t *testing.T, progs []blocking.Program) [][]*Recording {
+	if dirs := os.Getenv("LEAKSCOPE_CORPUS_INPUTS"); dirs != "" {
+		var out [][]*Recording
+		for _, dir := range strings.Split(dirs, ",") {
+			recs, err := LoadRecordings(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, recs)
 		}
-		return recs
+		return out
 	}
 	out := os.Getenv("LEAKSCOPE_CORPUS_KEEP")
 	if out == "" {
@@ -179,7 +193,7 @@ func recordings(t *testing.T, progs []blocking.Program) []*Recording {
 		t.Fatal(err)
 	}
 	t.Logf("recorded %d programs in %v", len(recs), time.Since(start).Round(time.Second))
-	return recs
+	return [][]*Recording{recs}
 }
 
 func keep(progs []blocking.Program, names []string) []blocking.Program {
@@ -318,6 +332,14 @@ func TestClaimsRoundTrip(t *testing.T) {
 	better[0].Pattern.N, better[0].NoSource.Controls.N, better[0].NoSource.Suspects = 3, 0, 0
 	if d := Compare(claims, better); len(d) != 0 {
 		t.Fatalf("a better run falls short: %v", d)
+	}
+	floor := Floor(rows, worse, better)
+	if floor[0].First != worse[0].First || floor[0].Pattern != worse[0].Pattern || floor[0].Controls != rows[0].Controls ||
+		floor[0].NoSource.Controls != worse[0].NoSource.Controls || floor[0].NoSource.Suspects != 6 || floor[1].First != rows[1].First {
+		t.Fatalf("Floor did not keep the worst cell of each run: %+v", floor)
+	}
+	if d := Compare(floor, worse); len(d) != 0 {
+		t.Fatalf("a run falls short of the floor it is part of: %v", d)
 	}
 	if _, err := ParseClaims("no table"); err == nil {
 		t.Fatal("README without markers accepted")
