@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,7 +21,8 @@ import (
 // Each must be ingested and analysed without an error (the cut traceback
 // as truncated), and the report must still name one of the bugs, as it
 // does from the dump as captured: the verdict at the confidence that is
-// left.
+// left. Source that does not parse may lower confidence but must not
+// change the verdicts.
 func TestDegradedInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a corpus program")
@@ -58,6 +60,7 @@ func TestDegradedInputs(t *testing.T) {
 	if !ok {
 		t.Fatalf("the traceback has no main.transfer frame to cut:\n%s", tb)
 	}
+	var asCaptured []string
 	for _, c := range []struct {
 		name, artifact string
 		body           []byte
@@ -80,9 +83,15 @@ func TestDegradedInputs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("not analysed: %v", err)
 			}
-			t.Logf("verdicts:\n  %v", verdicts(rep))
+			got := verdicts(rep)
+			t.Logf("verdicts:\n  %v", got)
 			if !namesBlocked(rep, p.Truth) {
 				t.Errorf("no suspect names a blocked function (%v)", p.Truth.BlockedFunctions())
+			}
+			if c.artifact == Dump1 && !c.breakSource && bytes.Equal(c.body, dump) {
+				asCaptured = got
+			} else if c.breakSource && !slices.Equal(got, asCaptured) {
+				t.Errorf("source that does not parse changed the verdicts of the dump as captured:\n  captured: %v\n  now:      %v", asCaptured, got)
 			}
 		})
 	}
