@@ -170,6 +170,52 @@ func analyse(rec *Recording, f Form, dir string) (*analysis.Report, error) {
 	return analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{})
 }
 
+// Worst merges the outcomes of several runs into one per program, form and
+// source setting, each at its worst over the runs that have it: a bug
+// named first (in the top k, with the right pattern, with its
+// consequences folded) only if it was in every one of them, a control's
+// suspects the most any run saw. A table of the merged outcomes is the
+// per-program floor of the runs; a run may cover only some programs.
+func Worst(runs ...[]Outcome) []Outcome {
+	type key struct {
+		program, form string
+		noSource      bool
+	}
+	var out []Outcome
+	at := map[key]int{}
+	for _, run := range runs {
+		for _, o := range run {
+			k := key{o.Program, o.Form, o.NoSource}
+			i, ok := at[k]
+			if !ok {
+				at[k] = len(out)
+				out = append(out, o)
+				continue
+			}
+			out[i] = worse(out[i], o)
+		}
+	}
+	return out
+}
+
+// worse is a merged with b at the worst of each.
+func worse(a, b Outcome) Outcome {
+	if !b.Recorded || b.Err != "" {
+		a.Recorded, a.Err = a.Recorded && b.Recorded, a.Err+b.Err
+	}
+	if b.Rank == 0 || a.Rank != 0 && b.Rank > a.Rank {
+		a.Rank, a.Pattern, a.Top = b.Rank, b.Pattern, b.Top
+	}
+	a.PatternRight = a.PatternRight && b.PatternRight
+	a.Unfolded = append(a.Unfolded, b.Unfolded...)
+	a.Others = append(a.Others, b.Others...)
+	if b.Suspects > a.Suspects {
+		a.Suspects, a.Flagged = b.Suspects, b.Flagged
+	}
+	a.ProgramSource = max(a.ProgramSource, b.ProgramSource)
+	return a
+}
+
 // quoted counts the functions under src whose source the bundle in dir
 // holds.
 func quoted(dir, src string) (int, error) {

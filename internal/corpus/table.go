@@ -146,56 +146,29 @@ func runtimeRow(progs []blocking.Program, runtime map[string]RuntimeResult) Row 
 	return rt
 }
 
-// Floor returns, form by form, the worst of runs in every cell: the fewest
-// bugs named (first, with the right pattern, in the top k, global,
-// folded; with and without source) and the most controls flagged and
-// suspects on them. Rows are matched by form; a form missing from a run
-// is left as the others have it.
-func Floor(runs ...[]Row) []Row {
-	if len(runs) == 0 {
-		return nil
-	}
-	out := append([]Row(nil), runs[0]...)
-	for _, run := range runs[1:] {
-		for _, r := range run {
-			for i := range out {
-				if out[i].Form == r.Form {
-					out[i].worst(r)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func (row *Row) worst(r Row) {
-	row.Measure.worst(r.Measure)
-	row.NoSource.worst(r.NoSource)
-	for _, x := range []struct{ dst, src *Ratio }{{&row.InTopK, &r.InTopK}, {&row.Global, &r.Global}, {&row.Folded, &r.Folded}} {
-		if x.src.N < x.dst.N {
-			*x.dst = *x.src
-		}
-	}
-}
-
-func (m *Measure) worst(r Measure) {
-	if r.First.N < m.First.N {
-		m.First = r.First
-	}
-	if r.Pattern.N < m.Pattern.N {
-		m.Pattern = r.Pattern
-	}
-	if r.Controls.N > m.Controls.N {
-		m.Controls = r.Controls
-	}
-	m.Suspects = max(m.Suspects, r.Suspects)
-}
-
 // RuntimeResult is what the runtime's goroutineleak profile said of one
 // program.
 type RuntimeResult struct {
 	Found  bool
 	Leaked int64
+}
+
+// WorstRuntime merges what the runtime's profile said over several runs:
+// a bug found only if every run that has it found it, the most goroutines
+// listed on a control.
+func WorstRuntime(runs ...map[string]RuntimeResult) map[string]RuntimeResult {
+	out := map[string]RuntimeResult{}
+	for _, run := range runs {
+		for name, r := range run {
+			w, ok := out[name]
+			if !ok {
+				out[name] = r
+				continue
+			}
+			out[name] = RuntimeResult{Found: w.Found && r.Found, Leaked: max(w.Leaked, r.Leaked)}
+		}
+	}
+	return out
 }
 
 // Begin and End mark the generated table in the README.
