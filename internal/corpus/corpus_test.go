@@ -51,8 +51,9 @@ func TestCorpusAccuracy(t *testing.T) {
 	}
 	var runs [][]Outcome
 	var runtimes []map[string]RuntimeResult
-	for i, recs := range recordings(t, progs) {
-		outcomes, runtime := evaluateAll(t, progs, recs)
+	all := recordings(t, progs)
+	for i, recs := range all {
+		outcomes, runtime := evaluateAll(t, progs, recs, len(all) > 1)
 		checkSource(t, outcomes)
 		runs, runtimes = append(runs, outcomes), append(runtimes, runtime)
 		t.Logf("corpus accuracy (%d programs, run %d):\n%s\n%s", len(progs), i+1,
@@ -94,8 +95,10 @@ func TestCorpusAccuracy(t *testing.T) {
 
 // evaluateAll scores every program's recording, analyses its one-dump,
 // two-dump and traceback bundles again (the verdicts must not change), and
-// reads what the runtime's own goroutineleak profile found.
-func evaluateAll(t *testing.T, progs []blocking.Program, recs []*Recording) ([]Outcome, map[string]RuntimeResult) {
+// reads what the runtime's own goroutineleak profile found. A program
+// without a recording is an error, unless the run is one of several
+// (partial), which may hold only some of the programs.
+func evaluateAll(t *testing.T, progs []blocking.Program, recs []*Recording, partial bool) ([]Outcome, map[string]RuntimeResult) {
 	byName := map[string]*Recording{}
 	for _, r := range recs {
 		byName[r.Program] = r
@@ -105,8 +108,10 @@ func evaluateAll(t *testing.T, progs []blocking.Program, recs []*Recording) ([]O
 	tmp := t.TempDir()
 	for _, p := range progs {
 		r := byName[p.Truth.Name]
-		if r == nil {
+		if r == nil && !partial {
 			t.Errorf("%s: no recording", p.Truth.Name)
+		}
+		if r == nil {
 			continue
 		}
 		for _, pr := range r.Problems {
