@@ -24,6 +24,10 @@ deps: deps-apt deps-npm
 	cd samples/kube && $(GO) mod download
 	cd export/duckdbtest && $(GO) mod download
 	cd samples/libs && $(GO) mod download
+	@# the corpus programs with library dependencies (internal/corpus)
+	for d in grpcidle heldcallback kubequeue sqlpool waitloop; do \
+		(cd samples/blocking/$$d && GOWORK=off $(GO) mod download) || exit 1; \
+	done
 
 ## (gcc: the race detector, which the dump parser's tests run, and the cgo
 ## trace test program need cgo; qemu-user: the arm64 test runs leakscope and

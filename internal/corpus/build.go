@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,16 +45,22 @@ func ToolchainFromEnv() Toolchain {
 	}
 }
 
-// build compiles p into dir with the pprof hook added: `go test -c` for a
-// test kernel, `go build` for a service. It returns the binary's path.
-func build(ctx context.Context, p blocking.Program, tc Toolchain, dir string) (string, error) {
+// build copies p's directory to srcDir and compiles the copy into dir with
+// the pprof hook added: `go test -c` for a test kernel, `go build` for a
+// service. It returns the binary's path. The binary's frames name files
+// under srcDir, so the harness can take the source away at ingest (see
+// [Evaluate]) without touching the corpus.
+func build(ctx context.Context, p blocking.Program, tc Toolchain, dir, srcDir string) (string, error) {
+	if err := copyTree(p.Dir, srcDir); err != nil {
+		return "", fmt.Errorf("copy %s: %w", p.Truth.Name, err)
+	}
 	test := p.Truth.Shape == blocking.ShapeTest
 	name, src := hookFile(p.Package(), test)
 	hook := filepath.Join(dir, p.Truth.Name+"-"+name)
 	if err := os.WriteFile(hook, []byte(src), 0o644); err != nil {
 		return "", err
 	}
-	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(p.Dir, name): hook}})
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(srcDir, name): hook}})
 	if err != nil {
 		return "", err
 	}
@@ -67,7 +74,7 @@ func build(ctx context.Context, p blocking.Program, tc Toolchain, dir string) (s
 		args = []string{"test", "-c", "-vet=off", "-overlay", ov, "-o", bin, "."}
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = p.Dir
+	cmd.Dir = srcDir
 	// Static, as operators usually ship (and cgo's extra M would hide a
 	// whole-process deadlock from the runtime's detector).
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
@@ -76,4 +83,29 @@ func build(ctx context.Context, p blocking.Program, tc Toolchain, dir string) (s
 		return "", fmt.Errorf("build %s with %s: %w\n%s", p.Truth.Name, tc.Name, err, out)
 	}
 	return bin, nil
+}
+
+// copyTree copies the regular files under src to dst (created).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
 }

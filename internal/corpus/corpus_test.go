@@ -10,6 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples/blocking"
 )
 
@@ -18,10 +21,14 @@ const readmePath = "../../README.md"
 
 // TestCorpusAccuracy runs the whole blocking-bug corpus (about two
 // minutes of wall time: every program at once, the minute-long form
-// included), scores every input form and fails when the results fall below
-// the table in the README. Environment:
+// included), scores every input form with and without the programs'
+// source, and fails when the results fall below the table in the README,
+// when a no-source bundle still quotes the program, or when analysing a
+// one-dump, two-dump or traceback bundle again changes its verdicts.
+// Environment:
 //
 //	LEAKSCOPE_CORPUS_INPUTS=dir  re-score recordings kept by an earlier run instead of running the programs
+//	                             (dir1,dir2: several runs, scored apart; the table takes each program at its worst)
 //	LEAKSCOPE_CORPUS_KEEP=dir    keep this run's recordings (raw dumps, tracebacks, profiles) in dir
 //	LEAKSCOPE_CORPUS_UPDATE=1    write the measured table into the README instead of checking it
 //	LEAKSCOPE_CORPUS_ONLY=a,b    run only these programs (no README check)
@@ -42,39 +49,24 @@ func TestCorpusAccuracy(t *testing.T) {
 	if only != "" {
 		progs = keep(progs, strings.Split(only, ","))
 	}
-	recs := recordings(t, progs)
-	byName := map[string]*Recording{}
-	for _, r := range recs {
-		byName[r.Program] = r
-	}
-	var outcomes []Outcome
-	runtime := map[string]RuntimeResult{}
-	tmp := t.TempDir()
-	for _, p := range progs {
-		r := byName[p.Truth.Name]
-		if r == nil {
-			t.Errorf("%s: no recording", p.Truth.Name)
-			continue
-		}
-		for _, pr := range r.Problems {
-			t.Errorf("%s: %s", p.Truth.Name, pr)
-		}
-		outcomes = append(outcomes, Evaluate(r, p, tmp)...)
-		if found, leaked, err := RuntimeFound(r, p.Truth); err == nil {
-			runtime[p.Truth.Name] = RuntimeResult{Found: found, Leaked: leaked}
-			if !p.Truth.Healthy && found != p.Truth.GoroutineLeak {
-				t.Errorf("%s: truth says goroutineleak=%v, the runtime's profile says %v", p.Truth.Name, p.Truth.GoroutineLeak, found)
-			}
+	var runs [][]Outcome
+	var runtimes []map[string]RuntimeResult
+	all := recordings(t, progs)
+	for i, recs := range all {
+		outcomes, runtime := evaluateAll(t, progs, recs, len(all) > 1)
+		checkSource(t, outcomes)
+		runs, runtimes = append(runs, outcomes), append(runtimes, runtime)
+		t.Logf("corpus accuracy (%d programs, run %d):\n%s\n%s", len(progs), i+1,
+			Markdown(Table(progs, outcomes, runtime)), details(progs, outcomes))
+		if f := flaggedControls(outcomes); f != "" {
+			t.Logf("suspects on controls (run %d):\n%s", i+1, f)
 		}
 	}
-	for _, o := range outcomes {
-		if o.Err != "" { // counted as a miss (a flagged control) by Table
-			t.Logf("%s %s: %s", o.Program, o.Form, o.Err)
-		}
-	}
-	rows := Table(progs, outcomes, runtime)
+	rows := Table(progs, Worst(runs...), WorstRuntime(runtimes...))
 	table := Markdown(rows)
-	t.Logf("corpus accuracy (%d programs):\n%s\n%s", len(progs), table, details(progs, outcomes))
+	if len(runs) > 1 {
+		t.Logf("each program at its worst over %d runs:\n%s", len(runs), table)
+	}
 	if only != "" {
 		return
 	}
@@ -101,14 +93,98 @@ func TestCorpusAccuracy(t *testing.T) {
 	}
 }
 
-// recordings runs the corpus, or loads an earlier run's recordings.
-func recordings(t *testing.T, progs []blocking.Program) []*Recording {
-	if dir := os.Getenv("LEAKSCOPE_CORPUS_INPUTS"); dir != "" {
-		recs, err := LoadRecordings(dir)
-		if err != nil {
-			t.Fatal(err)
+// evaluateAll scores every program's recording, analyses its one-dump,
+// two-dump and traceback bundles again (the verdicts must not change), and
+// reads what the runtime's own goroutineleak profile found. A program
+// without a recording is an error, unless the run is one of several
+// (partial), which may hold only some of the programs.
+func evaluateAll(t *testing.T, progs []blocking.Program, recs []*Recording, partial bool) ([]Outcome, map[string]RuntimeResult) {
+	byName := map[string]*Recording{}
+	for _, r := range recs {
+		byName[r.Program] = r
+	}
+	var outcomes []Outcome
+	runtime := map[string]RuntimeResult{}
+	tmp := t.TempDir()
+	for _, p := range progs {
+		r := byName[p.Truth.Name]
+		if r == nil && !partial {
+			t.Errorf("%s: no recording", p.Truth.Name)
 		}
-		return recs
+		if r == nil {
+			continue
+		}
+		for _, pr := range r.Problems {
+			t.Errorf("%s: %s", p.Truth.Name, pr)
+		}
+		got, err := Evaluate(r, p, tmp)
+		if err != nil {
+			t.Error(err)
+		}
+		outcomes = append(outcomes, got...)
+		for _, o := range got {
+			if o.Err == "" && o.Recorded && !o.NoSource && (o.Form == "dump" || o.Form == "two-dumps" || o.Form == "traceback") {
+				sameReports(t, filepath.Join(tmp, o.Program+"-"+o.Form+".lsb"), o.Program+" "+o.Form)
+			}
+		}
+		if found, leaked, err := RuntimeFound(r, p.Truth); err == nil {
+			runtime[p.Truth.Name] = RuntimeResult{Found: found, Leaked: leaked}
+			if !p.Truth.Healthy && found != p.Truth.GoroutineLeak {
+				t.Errorf("%s: truth says goroutineleak=%v, the runtime's profile says %v", p.Truth.Name, p.Truth.GoroutineLeak, found)
+			}
+		}
+	}
+	return outcomes, runtime
+}
+
+// checkSource logs the outcomes that failed and checks that no bundle
+// ingested without source quotes the program, and that a one-dump bundle
+// with source does.
+func checkSource(t *testing.T, outcomes []Outcome) {
+	for _, o := range outcomes {
+		if o.Err != "" { // counted as a miss (a flagged control) by Table
+			t.Logf("%s %s: %s", o.Program, o.Form, o.Err)
+		}
+		if o.NoSource && o.ProgramSource > 0 {
+			t.Errorf("%s %s: ingested without source, the bundle still quotes %d of the program's functions", o.Program, o.Form, o.ProgramSource)
+		}
+		if !o.NoSource && o.Recorded && o.Err == "" && o.Form == "dump" && o.ProgramSource == 0 {
+			t.Errorf("%s %s: ingested with source, the bundle quotes none of the program's functions", o.Program, o.Form)
+		}
+	}
+}
+
+// sameReports analyses the bundle in dir three times and requires the
+// same verdicts each time.
+func sameReports(t *testing.T, dir, what string) {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	reportsAgain(t, dir, what, verdicts(rep), 2)
+}
+
+// recordings runs the corpus, or loads the recordings of earlier runs
+// (one set per directory of $LEAKSCOPE_CORPUS_INPUTS, comma-separated; a
+// run may hold only some of the programs).
+func recordings(t *testing.T, progs []blocking.Program) [][]*Recording {
+	if dirs := os.Getenv("LEAKSCOPE_CORPUS_INPUTS"); dirs != "" {
+		var out [][]*Recording
+		for _, dir := range strings.Split(dirs, ",") {
+			recs, err := LoadRecordings(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, recs)
+		}
+		return out
 	}
 	out := os.Getenv("LEAKSCOPE_CORPUS_KEEP")
 	if out == "" {
@@ -124,7 +200,7 @@ func recordings(t *testing.T, progs []blocking.Program) []*Recording {
 		t.Fatal(err)
 	}
 	t.Logf("recorded %d programs in %v", len(recs), time.Since(start).Round(time.Second))
-	return recs
+	return [][]*Recording{recs}
 }
 
 func keep(progs []blocking.Program, names []string) []blocking.Program {
@@ -139,9 +215,11 @@ func keep(progs []blocking.Program, names []string) []blocking.Program {
 	return out
 }
 
-// details is the per-program table: the rank of the first suspect naming
-// the bug in each form (– none, x not recorded), and the top suspect of
-// the two-dump and dumps-plus-profile forms.
+// details is the per-program table: in each form, the rank of the first
+// suspect naming the bug with source, then without (– none, x not
+// recorded, * named first with another pattern than truth.json's; for a
+// control, its number of suspects), and the top suspect of the two-dump
+// and dumps-plus-profile forms.
 func details(progs []blocking.Program, outcomes []Outcome) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 1, ' ', 0)
@@ -154,31 +232,26 @@ func details(progs []blocking.Program, outcomes []Outcome) string {
 		cells := []string{p.Truth.Name, p.Truth.Class}
 		var note string
 		for _, f := range Forms {
-			cell := " "
+			var cell [2]string
 			for _, o := range outcomes {
 				if o.Program != p.Truth.Name || o.Form != f.Key {
 					continue
 				}
-				switch {
-				case !o.Recorded:
-					cell = "x"
-				case o.Err != "":
-					cell = "err"
-				case p.Truth.Healthy:
-					cell = fmt.Sprintf("%ds", o.Suspects)
-				case o.Rank == 0:
-					cell = "–"
-				default:
-					cell = fmt.Sprint(o.Rank)
+				k := 0
+				if o.NoSource {
+					k = 1
 				}
-				switch f.Key {
-				case "two-dumps":
-					note = o.Top
-				case "dumps-leak":
-					note += " | " + o.Top
+				cell[k] = detailCell(p.Truth, o)
+				if !o.NoSource {
+					switch f.Key {
+					case "two-dumps":
+						note = o.Top
+					case "dumps-leak":
+						note += " | " + o.Top
+					}
 				}
 			}
-			cells = append(cells, cell)
+			cells = append(cells, cell[0]+"/"+cell[1])
 		}
 		fmt.Fprintln(tw, strings.Join(append(cells, note), "\t"))
 	}
@@ -186,10 +259,45 @@ func details(progs []blocking.Program, outcomes []Outcome) string {
 	return b.String()
 }
 
+func detailCell(t blocking.Truth, o Outcome) string {
+	switch {
+	case !o.Recorded:
+		return "x"
+	case o.Err != "":
+		return "err"
+	case t.Healthy:
+		return fmt.Sprintf("%ds", o.Suspects)
+	case o.Rank == 0:
+		return "–"
+	case o.Rank == 1 && !o.PatternRight:
+		return "1*"
+	default:
+		return fmt.Sprint(o.Rank)
+	}
+}
+
+// flaggedControls lists, for each control and form with suspects, each
+// suspect with its evidence (with source, then without).
+func flaggedControls(outcomes []Outcome) string {
+	var b strings.Builder
+	for _, o := range outcomes {
+		src := "with source"
+		if o.NoSource {
+			src = "without source"
+		}
+		for _, f := range o.Flagged {
+			fmt.Fprintf(&b, "%s %s (%s): %s\n", o.Program, o.Form, src, f)
+		}
+	}
+	return b.String()
+}
+
 func TestClaimsRoundTrip(t *testing.T) {
 	rows := []Row{
-		{Form: "two-dumps", Label: "(b) two dumps", First: Ratio{3, 10}, InTopK: Ratio{5, 10}, Global: Ratio{1, 2}, Folded: Ratio{2, 5}, Controls: Ratio{1, 4}, Suspects: 2},
-		{Form: RuntimeRow, Label: "runtime", First: Ratio{8, 10}, InTopK: Ratio{8, 10}, Controls: Ratio{0, 4}},
+		{Form: "two-dumps", Label: "(b) two dumps", Measure: Measure{First: Ratio{3, 10}, Pattern: Ratio{2, 10}, Controls: Ratio{1, 4}, Suspects: 2},
+			InTopK: Ratio{5, 10}, Global: Ratio{1, 2}, Folded: Ratio{2, 5},
+			NoSource: Measure{First: Ratio{2, 10}, Pattern: Ratio{1, 10}, Controls: Ratio{2, 4}, Suspects: 5}},
+		{Form: RuntimeRow, Label: "runtime", Measure: Measure{First: Ratio{8, 10}, Controls: Ratio{0, 4}}, InTopK: Ratio{8, 10}},
 	}
 	readme := "intro\n" + Begin + "\nold\n" + End + "\nrest\n"
 	out, err := Replace(readme, Markdown(rows))
@@ -203,8 +311,13 @@ func TestClaimsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(claims) != 2 || claims[0].First != rows[0].First || claims[0].Controls != rows[0].Controls || claims[0].Suspects != 2 || claims[1].First != rows[1].First {
+	if len(claims) != len(rows) {
 		t.Fatalf("claims %+v do not round-trip %+v", claims, rows)
+	}
+	for i, r := range rows {
+		if r.Label = ""; claims[i] != r {
+			t.Fatalf("row %d: claim %+v does not round-trip %+v", i, claims[i], r)
+		}
 	}
 	if d := Compare(claims, rows); len(d) != 0 {
 		t.Fatalf("equal tables differ: %v", d)
@@ -215,8 +328,63 @@ func TestClaimsRoundTrip(t *testing.T) {
 	if d := Compare(claims, worse); len(d) != 4 {
 		t.Fatalf("Compare found %d shortfalls, want 4 (fewer named, more controls flagged, more suspects, other corpus): %v", len(d), d)
 	}
+	worse = append([]Row(nil), rows...)
+	worse[0].Pattern.N = 1
+	worse[0].NoSource.First.N, worse[0].NoSource.Pattern.N = 1, 0
+	worse[0].NoSource.Controls.N, worse[0].NoSource.Suspects = 3, 6
+	if d := Compare(claims, worse); len(d) != 5 {
+		t.Fatalf("Compare found %d shortfalls, want 5 (pattern, and without source: named, pattern, controls, suspects): %v", len(d), d)
+	}
+	better := append([]Row(nil), rows...)
+	better[0].Pattern.N, better[0].NoSource.Controls.N, better[0].NoSource.Suspects = 3, 0, 0
+	if d := Compare(claims, better); len(d) != 0 {
+		t.Fatalf("a better run falls short: %v", d)
+	}
 	if _, err := ParseClaims("no table"); err == nil {
 		t.Fatal("README without markers accepted")
+	}
+}
+
+// TestWorst merges outcomes of three runs, one of them partial, and checks
+// that each program is kept at its worst.
+func TestWorst(t *testing.T) {
+	progs := []blocking.Program{
+		{Truth: blocking.Truth{Name: "bug", Pattern: "p", Blocked: []blocking.Goroutines{{Function: "f"}}}},
+		{Truth: blocking.Truth{Name: "ctl", Healthy: true}},
+	}
+	run1 := []Outcome{
+		{Program: "bug", Form: "dump", Recorded: true, Rank: 1, Pattern: "p", PatternRight: true},
+		{Program: "ctl", Form: "dump", Recorded: true},
+		{Program: "bug", Form: "dump", NoSource: true, Recorded: true, Rank: 1, Pattern: "p", PatternRight: true},
+	}
+	run2 := []Outcome{
+		{Program: "bug", Form: "dump", Recorded: true, Rank: 1, Pattern: "q"},
+		{Program: "ctl", Form: "dump", Recorded: true},
+		{Program: "bug", Form: "dump", NoSource: true, Recorded: true, Rank: 1, Pattern: "p", PatternRight: true},
+	}
+	partial := []Outcome{{Program: "ctl", Form: "dump", Recorded: true, Suspects: 2, Flagged: []string{"x", "y"}}}
+	rows := Table(progs, Worst(run1, run2, partial), WorstRuntime(map[string]RuntimeResult{"bug": {Found: true}}, map[string]RuntimeResult{"bug": {Found: false}, "ctl": {Leaked: 3}}))
+	var dump, rt Row
+	for _, r := range rows {
+		switch r.Form {
+		case "dump":
+			dump = r
+		case RuntimeRow:
+			rt = r
+		}
+	}
+	if dump.First != (Ratio{1, 1}) || dump.Pattern != (Ratio{0, 1}) || dump.NoSource.Pattern != (Ratio{1, 1}) {
+		t.Errorf("bug not at its worst: %+v", dump)
+	}
+	if dump.Controls != (Ratio{1, 1}) || dump.Suspects != 2 || dump.NoSource.Controls != (Ratio{0, 0}) {
+		t.Errorf("control not at its worst, or the partial run's control counted without source: %+v", dump)
+	}
+	if rt.First != (Ratio{0, 1}) || rt.Controls != (Ratio{1, 1}) || rt.Suspects != 3 {
+		t.Errorf("runtime row not at its worst: %+v", rt)
+	}
+	first := Worst(run1)
+	if len(first) != len(run1) || first[0].Rank != 1 || !first[0].PatternRight {
+		t.Errorf("one run is not its own worst: %+v", first)
 	}
 }
 
@@ -237,7 +405,7 @@ func TestHookBuildsAndServes(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		bin, err := build(context.Background(), p, DefaultToolchain, dir)
+		bin, err := build(context.Background(), p, DefaultToolchain, dir, filepath.Join(dir, "src"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,10 @@
 // engineer would have — one SIGQUIT traceback, `go test -timeout` output,
 // one dump, two dumps a second apart, a dump after the goroutines have
 // waited a minute, the runtime's goroutineleak profile alone and beside
-// two dumps — ingests each form into its own bundle, analyses it and
-// scores the report against the program's truth.json.
+// two dumps — ingests each form into its own bundle, with the program's
+// source and again with it moved away, analyses it and scores the report
+// against the program's truth.json (the bug named first, with the right
+// pattern; no suspect on a control).
 //
 // The table it prints is the one in the README (make accuracy), and the
 // test in this package fails when a run falls below the README's claim.

@@ -52,6 +52,9 @@ type Recording struct {
 	Artifacts []Artifact `json:"artifacts"`
 	// Problems says which runs failed or never triggered, and why.
 	Problems []string `json:"problems,omitempty"`
+	// Source is the directory, relative to Dir, holding the copy of the
+	// program's source it was built from (the paths its frames name).
+	Source string `json:"source,omitempty"`
 	// Dir holds the artifact files.
 	Dir string `json:"-"`
 
@@ -136,7 +139,7 @@ func Record(ctx context.Context, progs []blocking.Program, tc Toolchain, out str
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	bins, err := buildAll(ctx, progs, tc, out, logf)
+	bins, err := buildAll(ctx, progs, tc, out, sourceDir, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +151,7 @@ func Record(ctx context.Context, progs []blocking.Program, tc Toolchain, out str
 	short := make(chan struct{}, 6) // quit and leak runs are short: a few at a time
 	var wg sync.WaitGroup
 	for i, p := range progs {
-		r := &Recording{Program: p.Truth.Name, Toolchain: tc.Name, Dir: filepath.Join(out, p.Truth.Name)}
+		r := &Recording{Program: p.Truth.Name, Toolchain: tc.Name, Dir: filepath.Join(out, p.Truth.Name), Source: sourceDir}
 		if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -179,9 +182,13 @@ func Record(ctx context.Context, progs []blocking.Program, tc Toolchain, out str
 	return recs, ctx.Err()
 }
 
+// sourceDir is where, in a program's recording directory, the copy of its
+// source that was built lives.
+const sourceDir = "src"
+
 // buildAll compiles the programs, two at a time (the machine has two
-// cores).
-func buildAll(ctx context.Context, progs []blocking.Program, tc Toolchain, out string, logf func(string, ...any)) ([]string, error) {
+// cores), each from a copy of its source in out/<program>/<src>.
+func buildAll(ctx context.Context, progs []blocking.Program, tc Toolchain, out, src string, logf func(string, ...any)) ([]string, error) {
 	dir := filepath.Join(out, "bin")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -196,7 +203,7 @@ func buildAll(ctx context.Context, progs []blocking.Program, tc Toolchain, out s
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			bins[i], errs[i] = build(ctx, p, tc, dir)
+			bins[i], errs[i] = build(ctx, p, tc, dir, filepath.Join(out, p.Truth.Name, src))
 		}()
 	}
 	wg.Wait()

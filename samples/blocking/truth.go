@@ -28,7 +28,8 @@ const (
 
 // Classes are the bug classes of the corpus (after the usual taxonomy of
 // blocking bugs: resource deadlocks, communication deadlocks and mixed
-// ones), plus "healthy" for the controls.
+// ones), "two-bugs" for a program with two independent bugs, and
+// "healthy" for the controls.
 var Classes = []string{
 	"double-lock", "lock-order-cycle", "rwr-deadlock",
 	"waitgroup-missing-done", "waitgroup-wait-in-worker", "waitgroup-add-in-goroutine",
@@ -36,7 +37,9 @@ var Classes = []string{
 	"collector-returned-early", "nil-channel", "select-no-cases",
 	"select-without-cancel", "context-never-cancelled",
 	"cond-no-signal", "lost-signal", "ticker-leak", "timer-never-fires",
-	"chan-and-lock", "semaphore-leak", "resource-pool-leak",
+	"chan-and-lock", "rlock-across-wait", "lock-across-callback",
+	"semaphore-leak", "resource-pool-leak",
+	"two-bugs",
 	"healthy",
 }
 
@@ -52,6 +55,10 @@ type Goroutines struct {
 	State string `json:"state"`
 	// Count is how many such goroutines there are at least.
 	Count int `json:"count"`
+	// Pattern, in a blocked group, is the pattern a suspect naming
+	// Function should have when it is not the truth's own (a program with
+	// two bugs).
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // Truth is the content of a program's truth.json.
@@ -107,6 +114,17 @@ func (p Program) Package() string {
 	return p.Truth.Name
 }
 
+// PatternOf returns the pattern a suspect located at fn should have: the
+// blocked group's own pattern if it has one, else the truth's.
+func (t Truth) PatternOf(fn string) string {
+	for _, g := range t.Blocked {
+		if g.Function == fn && g.Pattern != "" {
+			return g.Pattern
+		}
+	}
+	return t.Pattern
+}
+
 // BlockedFunctions returns the distinct functions of Blocked.
 func (t Truth) BlockedFunctions() []string {
 	var out []string
@@ -153,10 +171,13 @@ func (t Truth) Validate() error {
 	if t.Shape == ShapeTest && !t.Healthy && !hasFunction(t.Consequences, "testing.(*T).Run") {
 		return fmt.Errorf("truth %s: a test kernel's runner waits in testing.(*T).Run: list it among the consequences", t.Name)
 	}
-	for _, list := range [][]Goroutines{t.Blocked, t.Consequences, t.Parked} {
+	for i, list := range [][]Goroutines{t.Blocked, t.Consequences, t.Parked} {
 		for _, g := range list {
 			if g.Function == "" || g.State == "" || g.Count < 1 {
 				return fmt.Errorf("truth %s: goroutines %+v need a function, a state and a positive count", t.Name, g)
+			}
+			if g.Pattern != "" && (i != 0 || g.Pattern == "none") {
+				return fmt.Errorf("truth %s: goroutines %+v: only blocked groups have a pattern of their own", t.Name, g)
 			}
 		}
 	}

@@ -62,12 +62,34 @@ func TestValidateRejects(t *testing.T) {
 		"test without runner": func(t *Truth) {
 			t.Shape, t.Test = ShapeTest, "TestX"
 		},
+		"pattern on a consequence": func(t *Truth) {
+			t.Consequences = []Goroutines{{Function: "main.g", State: "chan receive", Count: 1, Pattern: "x"}}
+		},
+		"group pattern none": func(t *Truth) { t.Blocked[0].Pattern = "none" },
 	} {
 		bad := ok
 		bad.Blocked = append([]Goroutines(nil), ok.Blocked...)
 		edit(&bad)
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestPatternOf checks that a blocked group's own pattern wins over the
+// truth's, for its function only.
+func TestPatternOf(t *testing.T) {
+	tr := Truth{Pattern: "lock-order-cycle", Blocked: []Goroutines{
+		{Function: "main.transfer", State: "sync.Mutex.Lock", Count: 2},
+		{Function: "main.awaitReceipt", State: "chan receive", Count: 5, Pattern: "chan-receive-never-closed"},
+	}}
+	for fn, want := range map[string]string{
+		"main.transfer":     "lock-order-cycle",
+		"main.awaitReceipt": "chan-receive-never-closed",
+		"main.other":        "lock-order-cycle",
+	} {
+		if got := tr.PatternOf(fn); got != want {
+			t.Errorf("PatternOf(%s) = %q, want %q", fn, got, want)
 		}
 	}
 }

@@ -1,0 +1,3 @@
+module condfeeder
+
+go 1.22

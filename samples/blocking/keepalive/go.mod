@@ -1,0 +1,3 @@
+module keepalive
+
+go 1.22

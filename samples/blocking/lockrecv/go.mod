@@ -1,0 +1,3 @@
+module lockrecv
+
+go 1.22

@@ -1,0 +1,3 @@
+module rlockwait
+
+go 1.22

@@ -1,0 +1,3 @@
+module twobugs
+
+go 1.22

@@ -1,0 +1,3 @@
+module wokenpool
+
+go 1.22
