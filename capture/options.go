@@ -62,6 +62,11 @@ type Options struct {
 
 	// Tool is the tool version string written to the manifest.
 	Tool string
+
+	// History are earlier goroutine and heap profiles of the target (the
+	// node agent's rolling watch), ingested first as snapshots marked
+	// history (bundle.RoleHistory).
+	History []HistoryFile
 }
 
 // withDefaults fills zero intervals with their defaults.
