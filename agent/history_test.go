@@ -2,8 +2,11 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +118,40 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	if last := more[len(more)-1].Time; !last.After(before[len(before)-1].Time) {
 		t.Errorf("the restarted agent added nothing after %v", last)
 	}
+
+	// An alert's capture starts with the history, the profiles from
+	// before the restart included.
+	waitFor(t, a2, "the sample to be watched again", func(st status) bool { return len(st.Targets) == 1 })
+	e := alertCapture(t, a2, p.PID)
+	b, err := bundle.Open(a2.spool.BundlePath(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, art := range b.Manifest.Artifacts {
+		if art.Role == bundle.RoleHistory && art.Status == bundle.StatusComplete {
+			got[art.OriginPath] = true
+		}
+	}
+	for _, f := range before {
+		if !got[f.Path] {
+			t.Errorf("the capture lacks the history file %s from before the restart", f.Path)
+		}
+	}
+}
+
+// alertCapture posts a firing alert naming pid and waits for its capture
+// to be ready in the spool.
+func alertCapture(t *testing.T, a *Agent, pid int) *Entry {
+	t.Helper()
+	note := fmt.Sprintf(`{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"GoroutineGrowth","pid":"%d"}}]}`, pid)
+	resp, err := http.Post("http://"+a.Addr()+"/alerts", "application/json", strings.NewReader(note))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	st := waitFor(t, a, "the alert's capture", func(st status) bool { return len(st.Spool) == 1 && st.Spool[0].State == StateReady })
+	return st.Spool[0]
 }
 
 // TestHistoryBound feeds the history real profiles of the leaky sample

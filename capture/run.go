@@ -111,6 +111,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 			Detail: fmt.Sprintf("(CLOCK_MONOTONIC, wall) pairs every %v in clock_sync; ts = mono_ns + offset of the latest pair; trace windows use the offset at their end", o.ClockSyncEvery)}
 	})
 	c.start = time.Now()
+	c.ingestHistory()
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	c.stop = stop
