@@ -31,6 +31,8 @@ type loaded struct {
 	// their counts laid on the snapshot times ts.
 	sites []*site
 	ts    []int64
+	// hist is the agent's history before the first dump (see addHistory).
+	hist history
 	// leaks is the last goroutineleak profile's count per location;
 	// leakTotal its sum (nil, 0 without such a profile).
 	leaks     map[Frame]int64
@@ -119,6 +121,7 @@ func (in *loaded) buildSites() {
 	switch {
 	case in.d.rows > 0:
 		in.sites, in.ts = buildSites(in.d, in.st), in.d.snapshots
+		in.addHistory()
 	case len(in.prof.gorTS) > 0:
 		in.sites, in.ts = sitesFromProfile(in.prof.goroutine, in.prof.gorTS, in.st), in.prof.gorTS
 		in.warnings = append(in.warnings, "no goroutine dumps: groups come from goroutine profile counts, without wait times or creators")
