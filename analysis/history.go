@@ -164,3 +164,13 @@ func historyTotals(in *loaded) []Point {
 	}
 	return out
 }
+
+// historyUsed reports whether some site's counts reach into the history.
+func (in *loaded) historyUsed() bool {
+	for _, s := range in.sites {
+		if s.histPoints > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -132,7 +132,7 @@ func (in *loaded) buildSites() {
 		in.sites, in.ts = sitesFromTrace(in.tgroups, in.st)
 		in.warnings = append(in.warnings, "no goroutine dumps or profiles: groups come from goroutines alive at the end of the trace")
 	}
-	if len(in.ts) == 1 {
+	if len(in.ts) == 1 && !in.historyUsed() {
 		in.warnings = append(in.warnings, "only one goroutine snapshot: growth cannot be measured, only long waits and the runtime's leak marks")
 	}
 }
