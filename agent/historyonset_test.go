@@ -2,7 +2,9 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -119,6 +121,18 @@ func TestHistoryOnset(t *testing.T) {
 	}
 	if !sus.FirstSeen.Before(firstDump) || sus.FirstSeen.Before(t0) {
 		t.Errorf("first seen %v, want after T0 %v and before the first dump %v", sus.FirstSeen, t0, firstDump)
+	}
+	// The first answer, written after the first dump, already rests on
+	// the history.
+	prelim, err := os.ReadFile(a.spool.Path(e, firstAnswerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(prelim, []byte("Preliminary")) || !bytes.Contains(prelim, []byte("main.worker")) || !bytes.Contains(prelim, []byte("absent from the agent's history")) {
+		t.Errorf("preliminary report lacks the suspect or its history onset:\n%.2000s", prelim)
+	}
+	if bytes.Contains(prelim, []byte("growth cannot be measured")) {
+		t.Errorf("preliminary report says growth cannot be measured, with the history before its dump")
 	}
 	var before int
 	for _, p := range sus.Counts {

@@ -46,6 +46,8 @@ type capturer struct {
 	// sawNotPprof is the first reply that was not what its endpoint serves.
 	sawNotPprof atomic.Pointer[NotPprofError]
 
+	first firstAnswer
+
 	srcMu sync.Mutex
 	src   *srclines.Snapshotter
 
@@ -150,6 +152,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	}
 	c.clock.take()
 	c.snapshotSources()
+	c.first.wg.Wait()
 	c.finishManifest()
 	c.log.Done()
 	closeErr := w.Close()
