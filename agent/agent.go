@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -53,6 +54,9 @@ type Config struct {
 	// its size in bytes.
 	SpoolDir string
 	SpoolMax int64
+	// History is the rolling window of watch profiles kept in the spool
+	// (zero Keep: none).
+	History HistoryConfig
 	// UploadTo is the workbench base URL (empty: keep captures in the
 	// spool only); UploadToken its write token.
 	UploadTo    string
@@ -86,6 +90,9 @@ type Agent struct {
 	slot     chan struct{} // one capture at a time on a node
 	wake     chan struct{} // a new entry is ready for upload
 	runCtx   context.Context
+
+	// history is the rolling profile window (nil when disabled).
+	history *History
 }
 
 // target is one watched process.
@@ -141,6 +148,9 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.spool = sp
+	if a.history, err = OpenHistory(filepath.Join(cfg.SpoolDir, historyDir), cfg.History, a.logf); err != nil {
+		return nil, err
+	}
 	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}

@@ -36,6 +36,8 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
 	}
 	o := a.cfg.Capture
 	o.PID, o.URL, o.Out = t.proc.PID, t.url, a.spool.BundlePath(e)
+	o.History = a.history.Files(t.proc.key(), time.Now())
+	o.FirstDump = a.firstAnswer(e, t.proc.PID, e.Created)
 	if o.Tool == "" {
 		o.Tool = "leakscope-agent " + a.cfg.Version
 	}

@@ -17,6 +17,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	for {
 		a.refresh(ctx)
 		a.sampleAll(ctx)
+		a.pruneHistory()
 		select {
 		case <-ctx.Done():
 			return
@@ -124,7 +125,7 @@ func (a *Agent) sampleAll(ctx context.Context) {
 			return
 		}
 		sctx, cancel := context.WithTimeout(ctx, a.cfg.WatchEvery)
-		tot, err := capture.ReadTotals(sctx, t.client, t.url)
+		tot, err := a.watchSample(sctx, t)
 		cancel()
 		if err != nil {
 			a.m.watchErrs.Inc()

@@ -313,8 +313,10 @@ type Onset struct {
 	// present in the next), "longest-wait" (the oldest member's wait in a
 	// dump), "trace-creation" (a member's creation in a trace window),
 	// "fit" (the growth line extrapolated back to zero), "process-start"
-	// (the process started then), or "first-seen" (nothing earlier than
-	// the capture's first sight).
+	// (the process started then), "history" (absent from a goroutine
+	// profile of the agent's history before the capture, present in the
+	// next), or "first-seen" (nothing earlier than the capture's first
+	// sight).
 	Basis string `json:"basis"`
 	// Detail says in words what each bound comes from.
 	Detail string `json:"detail"`

@@ -146,7 +146,7 @@ func goroutineSeries(in *loaded) []Point {
 		}
 		times = prof.gorTS
 	}
-	var out []Point
+	out := historyTotals(in)
 	for _, t := range times {
 		out = append(out, Point{TS: tsTime(t), Value: float64(totals[t])})
 	}

@@ -31,6 +31,8 @@ type loaded struct {
 	// their counts laid on the snapshot times ts.
 	sites []*site
 	ts    []int64
+	// hist is the agent's history before the first dump (see addHistory).
+	hist history
 	// leaks is the last goroutineleak profile's count per location;
 	// leakTotal its sum (nil, 0 without such a profile).
 	leaks     map[Frame]int64
@@ -119,6 +121,7 @@ func (in *loaded) buildSites() {
 	switch {
 	case in.d.rows > 0:
 		in.sites, in.ts = buildSites(in.d, in.st), in.d.snapshots
+		in.addHistory()
 	case len(in.prof.gorTS) > 0:
 		in.sites, in.ts = sitesFromProfile(in.prof.goroutine, in.prof.gorTS, in.st), in.prof.gorTS
 		in.warnings = append(in.warnings, "no goroutine dumps: groups come from goroutine profile counts, without wait times or creators")
@@ -129,7 +132,7 @@ func (in *loaded) buildSites() {
 		in.sites, in.ts = sitesFromTrace(in.tgroups, in.st)
 		in.warnings = append(in.warnings, "no goroutine dumps or profiles: groups come from goroutines alive at the end of the trace")
 	}
-	if len(in.ts) == 1 {
+	if len(in.ts) == 1 && !in.historyUsed() {
 		in.warnings = append(in.warnings, "only one goroutine snapshot: growth cannot be measured, only long waits and the runtime's leak marks")
 	}
 }

@@ -9,6 +9,7 @@ import (
 // Onset bases ([Onset.Basis]), most precise first.
 const (
 	OnsetTraceCreation = "trace-creation"
+	OnsetHistory       = "history"
 	OnsetAppeared      = "appeared"
 	OnsetLongestWait   = "longest-wait"
 	OnsetFit           = "fit"
@@ -27,6 +28,10 @@ type onsetFacts struct {
 	// traceFirst is the earliest creation of a member seen alive in a
 	// trace window (0: none).
 	traceFirst int64
+	// hist is how many of the first snapshots are the agent's history
+	// (goroutine profiles); until is when the capture proper began.
+	hist  int
+	until int64
 }
 
 // bound is one interval the onset lies in, with what it rests on.
@@ -61,6 +66,9 @@ func estimateOnset(f onsetFacts) *Onset {
 		if f.fit.Slope > 0 {
 			back := int64(f.v[first] / f.fit.Slope * 60e9)
 			b.at = max(b.lo, seen-back)
+		}
+		if first-1 < f.hist {
+			historyBound(&b, f)
 		}
 		bounds = append(bounds, b)
 	} else if f.fit.Points >= 3 && f.fit.R2 >= 0.5 {
@@ -113,7 +121,7 @@ func combine(bounds []bound) *Onset {
 		lo = 0 // the bounds disagree (clocks of different sources): keep the upper one
 	}
 	pick := bounds[0]
-	for _, basis := range []string{OnsetTraceCreation, OnsetAppeared, OnsetLongestWait, OnsetFit, OnsetProcessStart} {
+	for _, basis := range []string{OnsetTraceCreation, OnsetHistory, OnsetAppeared, OnsetLongestWait, OnsetFit, OnsetProcessStart} {
 		if b, ok := find(bounds, basis); ok && b.at != 0 {
 			pick = b
 			break
@@ -149,7 +157,8 @@ func clock(ns int64) string {
 
 // goroutineOnset estimates when a goroutine group began.
 func goroutineOnset(in *loaded, x *candidate) *Onset {
-	f := onsetFacts{ts: in.ts, v: x.s.counts, fit: x.sc.rate, wait: x.s.maxWait, waitTS: x.s.maxWaitTS, start: processStart(in)}
+	f := onsetFacts{ts: in.tsOf(x.s), v: x.s.counts, fit: x.sc.rate, wait: x.s.maxWait, waitTS: x.s.maxWaitTS, start: processStart(in),
+		hist: x.s.histPoints, until: in.hist.until}
 	if x.trace != nil {
 		f.traceFirst = x.trace.firstAlive
 	}

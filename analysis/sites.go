@@ -34,6 +34,10 @@ type site struct {
 	labels          string
 	fromProfile     bool    // built from goroutine profile counts, not dumps
 	profileStacks   []int64 // the goroutine profile stacks of such a site
+	// ts, when set, are the site's own snapshot times: the agent's
+	// history (the first histPoints counts) followed by the dumps'.
+	ts         []int64
+	histPoints int
 
 	// persist is how the members of the latest dump snapshot had been
 	// parked (filled by readDetail).

@@ -13,7 +13,7 @@ import (
 // candidate's figures over the bundle's snapshots, computed once here and
 // repeated, never recomputed, by every view.
 func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Suspect {
-	s, ts := x.s, in.ts
+	s, ts := x.s, in.tsOf(x.s)
 	n := len(s.counts)
 	var last float64
 	if n > 0 {

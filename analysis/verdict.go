@@ -29,12 +29,12 @@ type verdicts struct {
 func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 	v := &verdicts{}
 	for _, x := range ev.candidates {
-		x.sc = scoreSite(x.s, in.ts, x.rule, 0, x.leakHit, x.trace, x.facts)
+		x.sc = scoreSite(x.s, in.tsOf(x.s), x.rule, 0, x.leakHit, x.trace, x.facts)
 	}
 	owner := attributeHeap(ev.candidates, growingStacks(ev.heap), minScore)
 	for _, x := range ev.candidates {
 		if x.retained > 0 {
-			x.sc = scoreSite(x.s, in.ts, x.rule, x.retained, x.leakHit, x.trace, x.facts)
+			x.sc = scoreSite(x.s, in.tsOf(x.s), x.rule, x.retained, x.leakHit, x.trace, x.facts)
 		}
 	}
 	// A group that does not make the cut explains no heap growth.

@@ -89,6 +89,9 @@ func (c *capturer) fetchArtifact(ctx context.Context, ep endpoint) (bundle.Artif
 		err = fmt.Errorf("%w: read %s: %w", errTransport, ep.path, copyErr)
 	}
 	c.w.Update(func(m *bundle.Manifest) { m.Artifacts = append(m.Artifacts, a) })
+	if ep.kind == bundle.SourceDump && copyErr == nil {
+		c.afterDump(a)
+	}
 	return a, err
 }
 

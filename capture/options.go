@@ -62,6 +62,16 @@ type Options struct {
 
 	// Tool is the tool version string written to the manifest.
 	Tool string
+
+	// History are earlier goroutine and heap profiles of the target (the
+	// node agent's rolling watch), ingested first as snapshots marked
+	// history (bundle.RoleHistory).
+	History []HistoryFile
+	// FirstDump, when set, is called with the bundle directory once the
+	// first complete dump (and the history before it) is in the bundle,
+	// for a preliminary answer; the capture goes on meanwhile and waits
+	// for it to return before closing the bundle.
+	FirstDump func(bundleDir string) `json:"-"`
 }
 
 // withDefaults fills zero intervals with their defaults.

@@ -46,6 +46,8 @@ type capturer struct {
 	// sawNotPprof is the first reply that was not what its endpoint serves.
 	sawNotPprof atomic.Pointer[NotPprofError]
 
+	first firstAnswer
+
 	srcMu sync.Mutex
 	src   *srclines.Snapshotter
 
@@ -111,6 +113,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 			Detail: fmt.Sprintf("(CLOCK_MONOTONIC, wall) pairs every %v in clock_sync; ts = mono_ns + offset of the latest pair; trace windows use the offset at their end", o.ClockSyncEvery)}
 	})
 	c.start = time.Now()
+	c.ingestHistory()
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	c.stop = stop
@@ -149,6 +152,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	}
 	c.clock.take()
 	c.snapshotSources()
+	c.first.wg.Wait()
 	c.finishManifest()
 	c.log.Done()
 	closeErr := w.Close()

@@ -32,6 +32,9 @@ privileged) goes to the spool directory with its report.md and
 postmortem.md, and is uploaded to the workbench given by --to, with retries
 and backoff. The spool survives restarts and keeps at most --spool-max
 bytes, dropping the oldest entries (uploaded ones first) with a log line.
+The spool also keeps the last --history of every watched process's watch
+profiles (bounded by --history-max); each capture starts with them as
+earlier snapshots, so its report reaches back before the trigger.
 GET /status shows the watched processes and the spool.`, stderr)
 	var (
 		pids, exes       listFlag
@@ -70,6 +73,7 @@ GET /status shows the watched processes and the spool.`, stderr)
 	fs.StringVar(&cfg.UploadToken, "token", os.Getenv("LEAKSCOPE_TOKEN"), "workbench write `token` (default $LEAKSCOPE_TOKEN)")
 	fs.StringVar(&rules, "rules", "", "extra leak rules `FILE` for the reports; default $"+analysis.RulesEnv)
 	fs.Float64Var(&minScore, "min-score", 0, "drop suspects scoring below this in the reports (0: default)")
+	history := historyFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -93,6 +97,7 @@ GET /status shows the watched processes and the spool.`, stderr)
 	}
 	cfg.Rule.GoroutinesPerMin, cfg.Rule.HeapBytesPerMin = goroutineGrowth, heapGrowth
 	cfg.SpoolMax = int64(maxSpool)
+	cfg.History = history()
 	cfg.Capture.Duration, cfg.Capture.Interval = captureDuration, captureInterval
 	fit := max(1e9, (captureInterval / 3).Truncate(1e9))
 	cfg.Capture.TraceWindow, cfg.Capture.CPUWindow = min(traceWin, fit), min(cpuWin, fit)

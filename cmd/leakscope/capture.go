@@ -37,6 +37,7 @@ bundle is recorded into NAME.lsb beside it and packed at the end.`, stderr)
 	fs.BoolVar(&o.NoEBPF, "no-ebpf", false, "do not attach eBPF probes")
 	budget := ebpfBudgetFlag(fs)
 	fs.IntVar(&o.Nice, "nice", capture.DefaultNice, "nice value to capture at, so the target wins CPU contention (0 = unchanged)")
+	firstAnswer := fs.String("first-answer", "", "write a preliminary Markdown report to `FILE` right after the first dump, while the capture goes on")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -80,6 +81,9 @@ bundle is recorded into NAME.lsb beside it and packed at the end.`, stderr)
 		if exists(o.Out) {
 			return fmt.Errorf("capture: -o %s records into %s first, which exists; remove it or choose another name", archive, o.Out)
 		}
+	}
+	if *firstAnswer != "" {
+		o.FirstDump = firstAnswerHook(*firstAnswer, stderr)
 	}
 	sum, err := capture.Run(ctx, o, stderr)
 	if err == nil && archive != "" {

@@ -124,7 +124,15 @@ type Artifact struct {
 	// (for a heap profile the runtime's MemProfileRate in bytes), 0 when
 	// it states none.
 	Period int64 `json:"period,omitempty"`
+	// Role is what the artifact was taken as: empty for a capture's own
+	// snapshot, [RoleHistory] for a profile the node agent recorded in its
+	// rolling watch before the capture was triggered.
+	Role string `json:"role,omitempty"`
 }
+
+// RoleHistory marks an artifact from the agent's history ([Artifact.Role]):
+// an earlier goroutine or heap profile, never a dump.
+const RoleHistory = "history"
 
 // Where an artifact's time comes from ([Artifact.TimeBasis]), strongest
 // first.
