@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -81,11 +82,15 @@ func (wb *workbench) report(t *testing.T, id string) []struct{ Pattern, Location
 // startAgent runs an agent until the test ends.
 func startAgent(t *testing.T, cfg Config) *Agent {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
 	if cfg.SpoolDir == "" {
 		cfg.SpoolDir = t.TempDir()
 	}
-	cfg.Log = testLog{t}
+	if cfg.Log == nil {
+		cfg.Log = testLog{t}
+	}
 	cfg.Version = "test"
 	cfg.Capture.Duration, cfg.Capture.Interval = 6*time.Second, 2*time.Second
 	cfg.Capture.TraceWindow, cfg.Capture.CPUWindow = time.Second, 0
@@ -327,7 +332,11 @@ func TestRuleTriggersAndRetries(t *testing.T) {
 
 func TestMatches(t *testing.T) {
 	p := Process{PID: 42, Exe: "/usr/bin/operator", Comm: "operator", Pod: "op-7d9f"}
-	ports := []int{8080, 6060}
+	ep := endpoint{
+		listeners: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:6060"), netip.MustParseAddrPort("[::]:8080")},
+		local:     []netip.Addr{netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("127.0.0.1")},
+		names:     []string{"n1", "op-7d9f"},
+	}
 	for _, c := range []struct {
 		labels map[string]string
 		label  string
@@ -338,15 +347,45 @@ func TestMatches(t *testing.T) {
 		{map[string]string{"pod": "op-7d9f", "namespace": "ops"}, "pod", true},
 		{map[string]string{"pod": "other"}, "pod", false},
 		{map[string]string{"instance": "10.0.0.5:8080"}, "instance", true},
+		{map[string]string{"instance": "op-7d9f:8080"}, "instance", true},
+		{map[string]string{"instance": "127.0.0.1:6060"}, "instance", true},
+		{map[string]string{"instance": "localhost:6060"}, "instance", true},
+		// The port alone is not enough: another host's socket on it is
+		// another process.
+		{map[string]string{"instance": "10.0.0.6:8080"}, "", false},
+		{map[string]string{"instance": "10.0.0.5:6060"}, "", false},
+		{map[string]string{"instance": "other-host:8080"}, "", false},
 		{map[string]string{"instance": "10.0.0.5:9090"}, "", false},
+		{map[string]string{"instance": "10.0.0.5"}, "", false},
 		{map[string]string{"exe": "operator"}, "exe", true},
 		{map[string]string{"node": "other-node", "pid": "42"}, "", false},
 		{map[string]string{"node": "n1", "pid": "42"}, "pid", true},
 		{map[string]string{"job": "svc"}, "", false},
 	} {
-		label, ok := matches(Alert{Labels: c.labels}, "n1", p, ports)
+		label, ok := matches(Alert{Labels: c.labels}, "n1", p, ep)
 		if ok != c.ok || (ok && label != c.label) {
 			t.Errorf("%v: (%q, %v), want (%q, %v)", c.labels, label, ok, c.label, c.ok)
 		}
+	}
+}
+
+func TestParseFibTrie(t *testing.T) {
+	const table = `Main:
+  +-- 0.0.0.0/0 3 0 5
+     |-- 0.0.0.0
+        /0 universe UNICAST
+     +-- 10.0.0.0/24 2 0 2
+        |-- 10.0.0.0
+           /24 link UNICAST
+        |-- 10.0.0.5
+           /32 host LOCAL
+Local:
+  +-- 127.0.0.0/8 2 0 2
+     |-- 127.0.0.1
+        /32 host LOCAL
+`
+	got, err := parseFibTrie(strings.NewReader(table))
+	if err != nil || fmt.Sprint(got) != "[10.0.0.5 127.0.0.1]" {
+		t.Errorf("parseFibTrie = %v, %v", got, err)
 	}
 }

@@ -20,6 +20,7 @@ type metrics struct {
 	heap       *prometheus.GaugeVec
 	watched    prometheus.Gauge
 	watchErrs  prometheus.Counter
+	scans      prometheus.Counter
 	triggers   *prometheus.CounterVec
 	alerts     *prometheus.CounterVec
 	captures   *prometheus.CounterVec
@@ -40,10 +41,12 @@ func newMetrics() *metrics {
 			Help: "Processes the agent watches."}),
 		watchErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "leakscope_agent_watch_errors_total",
 			Help: "Watch samples that failed (target not answering, bad profile)."}),
+		scans: prometheus.NewCounter(prometheus.CounterOpts{Name: "leakscope_agent_process_scans_total",
+			Help: "Looks through /proc for the selected processes (watch loop and unmatched alerts)."}),
 		triggers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leakscope_agent_triggers_total",
 			Help: "Capture triggers by source (rule, alert) and result (started, busy, cooldown)."}, []string{"source", "result"}),
 		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leakscope_agent_alerts_total",
-			Help: "Alertmanager alerts received, by result (matched, no_match, resolved)."}, []string{"result"}),
+			Help: "Alertmanager alerts received, by result (matched, no_match, ambiguous, resolved, throttled)."}, []string{"result"}),
 		captures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leakscope_agent_captures_total",
 			Help: "Captures run, by result (ok, failed)."}, []string{"result"}),
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "leakscope_agent_uploads_total",
@@ -55,7 +58,7 @@ func newMetrics() *metrics {
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "leakscope_agent_spool_dropped_total",
 			Help: "Spool entries dropped because the spool was full."}),
 	}
-	m.reg.MustRegister(m.goroutines, m.heap, m.watched, m.watchErrs, m.triggers, m.alerts, m.captures,
+	m.reg.MustRegister(m.goroutines, m.heap, m.watched, m.watchErrs, m.scans, m.triggers, m.alerts, m.captures,
 		m.uploads, m.spoolBytes, m.spoolCount, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

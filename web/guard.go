@@ -2,10 +2,11 @@ package web
 
 import (
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/httpguard"
 )
 
 // TokenHeader is the header (besides "Authorization: Bearer TOKEN") that
@@ -75,50 +76,15 @@ func cookieOK(r *http.Request, token string) bool {
 }
 
 func tokenOK(r *http.Request, token string) bool {
-	got := r.Header.Get(TokenHeader)
-	if auth := r.Header.Get("Authorization"); got == "" && strings.HasPrefix(auth, "Bearer ") {
-		got = strings.TrimPrefix(auth, "Bearer ")
-	}
-	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+	return httpguard.TokenOK(r, TokenHeader, token)
 }
 
 // IsLoopback reports whether a listen address (HOST:PORT) binds only
 // loopback interfaces. An empty host (all interfaces) is not loopback.
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopback(addr string) bool { return httpguard.IsLoopback(addr) }
 
-func loopbackAddr(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func loopbackAddr(remote string) bool { return httpguard.LoopbackClient(remote) }
 
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func loopbackHost(hostport string) bool { return httpguard.LoopbackHost(hostport) }
 
-func sameOrigin(origin, host string) bool {
-	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
-}
+func sameOrigin(origin, host string) bool { return httpguard.SameOrigin(origin, host) }
