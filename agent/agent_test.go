@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 }
 
 // workbench is an in-process `leakscope serve` on loopback whose uploads
-// fail with 503 while down is set.
+// are refused while down is set: 413 with the quota's message (a full data
+// directory), as the real one answers.
 type workbench struct {
 	srv   *httptest.Server
 	store *web.Store
@@ -52,7 +53,7 @@ func newWorkbench(t *testing.T) *workbench {
 			wb.posts.Add(1)
 			if wb.down.Load() {
 				io.Copy(io.Discard, r.Body)
-				http.Error(w, `{"error":"down for the test"}`, http.StatusServiceUnavailable)
+				http.Error(w, `{"error":"archive too large: no room for the upload: the quota of 32 GiB is taken"}`, http.StatusRequestEntityTooLarge)
 				return
 			}
 		}
@@ -286,8 +287,8 @@ func TestAlertTriggersCapture(t *testing.T) {
 }
 
 // TestRuleTriggersAndRetries lets the agent's own growth rule trigger on
-// the leaky sample while the workbench is down, and checks the capture
-// waits in the spool and is uploaded once the workbench is back.
+// the leaky sample while the workbench's data directory is full (413), and
+// checks the capture waits in the spool and is uploaded once there is room.
 func TestRuleTriggersAndRetries(t *testing.T) {
 	exe := fmt.Sprintf("leaky-%d", os.Getpid())
 	p, leak := startLeaky(t, exe)

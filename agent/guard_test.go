@@ -2,7 +2,9 @@ package agent
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"github.com/leakscope/leakscope/capture"
 	"io"
 	"net/http"
 	"os"
@@ -247,5 +249,19 @@ func TestAlertRefusesAmbiguousAndOtherHost(t *testing.T) {
 	}
 	if strings.Count(body, `"result":"started"`) != 0 || !strings.Contains(body, `"result":"no_match"`) {
 		t.Errorf("answers %s: want no capture started, the other host's instance unmatched", body)
+	}
+}
+
+// TestUploadErrorsRetried: a full data directory (413), a busy or
+// unavailable workbench (429, 503) and a stalled upload (408) are tried
+// again; a refused archive (400, 415) is final.
+func TestUploadErrorsRetried(t *testing.T) {
+	for code, want := range map[int]bool{400: true, 415: true, 408: false, 413: false, 429: false, 503: false, 401: false} {
+		if got := final(&capture.UploadError{Code: code, Status: http.StatusText(code)}); got != want {
+			t.Errorf("final(%d) = %v, want %v", code, got, want)
+		}
+	}
+	if final(errors.New("connection refused")) {
+		t.Error("a network error is final")
 	}
 }

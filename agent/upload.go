@@ -76,8 +76,7 @@ func (a *Agent) uploadPending(ctx context.Context) {
 		a.m.uploads.WithLabelValues("failed").Inc()
 		e.Attempts++
 		e.UploadError = err.Error()
-		var ue *capture.UploadError
-		if errors.As(err, &ue) && ue.Code != http.StatusUnauthorized && ue.Code != http.StatusForbidden {
+		if final(err) {
 			e.State = StateFailed // refused for what it is: retrying cannot help
 			a.logf("%s: %v; kept in the spool, not retried", e.Name, err)
 		} else {
@@ -90,6 +89,25 @@ func (a *Agent) uploadPending(ctx context.Context) {
 		}
 	}
 	a.updateSpool()
+}
+
+// final reports whether an upload error is the workbench refusing the
+// bundle for what it is (a bad archive: 400, 415), which retrying cannot
+// help. Everything else is tried again later: the network, the workbench
+// down or busy (5xx, 408, 429), a full data directory (413: its quota or
+// disk frees up as captures are deleted), a token being rotated (401,
+// 403).
+func final(err error) bool {
+	var ue *capture.UploadError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	switch ue.Code {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout,
+		http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+		return false
+	}
+	return ue.Code < 500
 }
 
 // userAgent sets the User-Agent of every request, so the workbench can

@@ -58,8 +58,8 @@ const DefaultQuota = 32 << 30
 const minFree = 1 << 30
 
 // ErrQuota is wrapped by the error for an upload the data directory has
-// no room for.
-var ErrQuota = errors.New("the data directory is full")
+// no room for; the error says which bound (quota or disk).
+var ErrQuota = errors.New("no room for the upload")
 
 // OpenStore opens (creating it if needed) the data directory. On first use
 // of a data directory (no DATA/captures yet), every bundle directory at the
@@ -243,18 +243,18 @@ func newID() string {
 // bundle.Digest) is not stored twice: Add returns the id of the capture it
 // already is, with existed true.
 func (s *Store) Add(r io.Reader) (id string, existed bool, err error) {
-	room, why, err := s.reserve()
-	if err != nil {
+	if err := s.roomFor(0); err != nil {
 		return "", false, err
 	}
-	defer s.release(room)
+	res := &reservation{s: s}
+	defer res.release()
 	id = newID()
 	dst := filepath.Join(s.dir, id)
 	lim := s.limits
-	lim.MaxBytes = room
+	lim.Reserve = res.grow
 	if _, err := bundle.Unpack(r, dst, lim); err != nil {
-		if errors.Is(err, bundle.ErrTooLarge) {
-			return "", false, fmt.Errorf("%w (%s)", err, why)
+		if errors.Is(err, bundle.ErrTooLarge) && !errors.Is(err, ErrQuota) {
+			return "", false, fmt.Errorf("%w (the most one capture may take is %s; see serve --max-unpacked)", err, sizeText(s.limits.MaxBytes))
 		}
 		return "", false, err
 	}
@@ -323,33 +323,57 @@ func (s *Store) digestOf(id string) (string, func(), error) {
 	return d, release, nil
 }
 
-// reserve sets aside room for one upload: the per-upload limit, or what
-// is left under the quota and on the disk if that is less. why says
-// which bound it.
-func (s *Store) reserve() (room int64, why string, err error) {
+// reservation is the room one upload has set aside: it grows with every
+// file of the archive, by the size the file's header declares, so an
+// upload in flight holds what it has sent so far, not the most it could.
+type reservation struct {
+	s *Store
+	n int64
+}
+
+// grow sets aside n more bytes, or says which bound leaves no room.
+func (r *reservation) grow(n int64) error {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if err := r.s.roomLocked(n); err != nil {
+		return err
+	}
+	r.s.reserved += n
+	r.n += n
+	return nil
+}
+
+func (r *reservation) release() {
+	r.s.mu.Lock()
+	r.s.reserved -= r.n
+	r.n = 0
+	r.s.mu.Unlock()
+}
+
+// roomFor checks that n more bytes fit under the quota and on the disk.
+func (s *Store) roomFor(n int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	room, why = s.limits.MaxBytes, fmt.Sprintf("the most one capture may take is %s; see serve --max-unpacked", sizeText(s.limits.MaxBytes))
-	if left := s.quota - s.used - s.reserved; left < room {
-		room, why = left, fmt.Sprintf("the captures take %s of the data directory's quota of %s; delete some, or raise serve --quota", sizeText(s.used), sizeText(s.quota))
+	return s.roomLocked(n)
+}
+
+// roomLocked is roomFor with s.mu held. The error wraps ErrQuota and says
+// which bound has no room: the quota (what stored captures take, and what
+// uploads in flight have set aside), or the disk's free space.
+func (s *Store) roomLocked(n int64) error {
+	if left := s.quota - s.used - s.reserved; left <= 0 || n > left {
+		return fmt.Errorf("%w: the quota of %s is taken: stored captures take %s and uploads in flight have set aside %s; delete some captures, or raise serve --quota",
+			ErrQuota, sizeText(s.quota), sizeText(s.used), sizeText(s.reserved))
 	}
 	var st syscall.Statfs_t
 	if syscall.Statfs(s.dir, &st) == nil {
-		if free := int64(st.Bavail)*st.Bsize - minFree - s.reserved; free < room {
-			room, why = free, fmt.Sprintf("the disk holding the data directory has %s free, and uploads leave %s", sizeText(int64(st.Bavail)*st.Bsize), sizeText(minFree))
+		free := int64(st.Bavail) * st.Bsize
+		if left := free - minFree - s.reserved; left <= 0 || n > left {
+			return fmt.Errorf("%w: the disk holding the data directory has %s free, uploads leave %s, and uploads in flight have set aside %s",
+				ErrQuota, sizeText(free), sizeText(minFree), sizeText(s.reserved))
 		}
 	}
-	if room <= 0 {
-		return 0, "", fmt.Errorf("%w: %s", ErrQuota, why)
-	}
-	s.reserved += room
-	return room, why, nil
-}
-
-func (s *Store) release(room int64) {
-	s.mu.Lock()
-	s.reserved -= room
-	s.mu.Unlock()
+	return nil
 }
 
 // sizeText writes a byte count in binary units.
@@ -416,4 +440,11 @@ func (s *Store) Delete(id string) error {
 		return fmt.Errorf("delete capture %s: %w", id, err)
 	}
 	return nil
+}
+
+// reservedBytes is what uploads in flight have set aside.
+func (s *Store) reservedBytes() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.reserved
 }
