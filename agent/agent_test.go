@@ -320,7 +320,7 @@ func TestRuleTriggersAndRetries(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		fmt.Sprintf(`leakscope_agent_process_goroutines{exe=%q,node=%q,pid="%d",pod=""}`, exe, a.cfg.Node, p.PID),
+		fmt.Sprintf(`leakscope_agent_process_goroutines{exe=%q,node=%q,pid="%d"}`, exe, a.cfg.Node, p.PID),
 		`leakscope_agent_triggers_total{result="started",source="rule"} 1`,
 		`leakscope_agent_captures_total{result="ok"} 1`,
 		`leakscope_agent_uploads_total{result="ok"} 1`,
@@ -328,6 +328,9 @@ func TestRuleTriggersAndRetries(t *testing.T) {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+	if bytes.Contains(body, []byte(`=""`)) {
+		t.Errorf("/metrics has an empty label:\n%s", body)
 	}
 }
 

@@ -58,6 +58,7 @@ func (a *Agent) refresh(ctx context.Context) {
 		} else {
 			delete(a.noPprof, k)
 			a.targets[k] = t
+			a.m.watch(a.cfg.Node, t.proc)
 			a.logf("watching pid %d (%s%s) at %s", p.PID, p.Name(), podSuffix(p), t.url)
 		}
 		a.mu.Unlock()

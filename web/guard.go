@@ -20,8 +20,9 @@ const TokenHeader = "X-Leakscope-Token"
 //   - Writes (any method but GET and HEAD) are refused when they come from a
 //     page of another origin, and need the token when one is set.
 //   - On any other address, reads of the API need the token too (as a
-//     header, or the cookie the page sets), unless PublicRead is set; the
-//     page itself loads without it, to ask for it.
+//     header, or the cookie the page sets), unless PublicRead is set, and
+//     /metrics always does; the page itself loads without it, to ask for
+//     it.
 func guard(opts Options, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if opts.Loopback {
@@ -61,7 +62,12 @@ const TokenCookie = "leakscope-token"
 // needsReadToken reports whether a read must carry the token: on a server
 // that is not loopback-only, for the API, unless reads are public.
 func needsReadToken(opts Options, r *http.Request) bool {
-	return !opts.Loopback && !opts.PublicRead && opts.Token != "" && strings.HasPrefix(r.URL.Path, "/api/")
+	if opts.Loopback || opts.Token == "" {
+		return false
+	}
+	// /metrics names every capture's services, nodes and functions: off
+	// loopback it always needs the token (Prometheus's authorization).
+	return r.URL.Path == MetricsPath || (!opts.PublicRead && strings.HasPrefix(r.URL.Path, "/api/"))
 }
 
 // cookieOK checks the token cookie (for reads only: a cookie rides along

@@ -90,7 +90,7 @@ func TestMetricsFromReport(t *testing.T) {
 		t.Fatal("fixture has no suspects")
 	}
 	fams := scrape(t, h)
-	capL := map[string]string{"capture": up.ID}
+	capL := map[string]string{"capture": c.b.Manifest.CaptureID}
 	last := rep.Series.Goroutines[len(rep.Series.Goroutines)-1].Value
 	checks := []struct {
 		name string
@@ -106,20 +106,20 @@ func TestMetricsFromReport(t *testing.T) {
 			t.Errorf("%s: %d series, value %g; report says %g", c.name, n, got, c.want)
 		}
 	}
-	for _, sp := range rep.Suspects {
-		l := map[string]string{"capture": up.ID, "suspect": sp.ID, "pattern": sp.Pattern, "location": sp.Location}
+	for _, sp := range rep.Suspects[:min(len(rep.Suspects), DefaultMetricsSuspects)] {
+		l := map[string]string{"capture": c.b.Manifest.CaptureID, "suspect": sp.ID, "pattern": sp.Pattern, "location": sp.Location}
 		if got, n := value(fams, "leakscope_suspect_score", l); n != 1 || got != sp.Score {
 			t.Errorf("%s score: %d series, %g; report %g", sp.ID, n, got, sp.Score)
 		}
-		count, growth := "leakscope_suspect_goroutines", "leakscope_suspect_goroutine_growth_per_minute"
+		count, growth := "leakscope_suspect_goroutines", "leakscope_suspect_goroutine_growth_per_second"
 		if sp.Kind == analysis.KindHeap {
-			count, growth = "leakscope_suspect_heap_bytes", "leakscope_suspect_heap_growth_bytes_per_minute"
+			count, growth = "leakscope_suspect_heap_bytes", "leakscope_suspect_heap_growth_bytes_per_second"
 		}
 		if got, n := value(fams, count, l); n != 1 || got != float64(sp.Count) {
 			t.Errorf("%s %s: %d series, %g; report %d", sp.ID, count, n, got, sp.Count)
 		}
-		if got, n := value(fams, growth, l); n != 1 || got != sp.GrowthPerMin {
-			t.Errorf("%s %s: %d series, %g; report %g", sp.ID, growth, n, got, sp.GrowthPerMin)
+		if got, n := value(fams, growth, l); n != 1 || got != sp.GrowthPerMin/60 {
+			t.Errorf("%s %s: %d series, %g; report %g a minute", sp.ID, growth, n, got, sp.GrowthPerMin)
 		}
 	}
 	for _, c := range []struct {
