@@ -148,6 +148,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.spool = sp
+	sp.Uploads = cfg.UploadTo != ""
 	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -171,6 +172,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(a.ln) }()
 	a.logf("agent on node %s: webhook http://%s/alerts, metrics http://%s/metrics; spool %s", a.cfg.Node, a.Addr(), a.Addr(), a.cfg.SpoolDir)
+	a.reportRecovered()
 	a.updateSpool()
 
 	var loops sync.WaitGroup

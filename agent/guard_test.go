@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/samples/bundles"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"regexp"
@@ -263,5 +265,40 @@ func TestUploadErrorsRetried(t *testing.T) {
 	}
 	if final(errors.New("connection refused")) {
 		t.Error("a network error is final")
+	}
+}
+
+// TestRecoveredEntryGetsReports: an entry the agent was killed during,
+// with a bundle of data, gets report.md and postmortem.md when the agent
+// starts again, and its sources read interrupted.
+func TestRecoveredEntryGetsReports(t *testing.T) {
+	spool := t.TempDir()
+	var l logs
+	s, err := OpenSpool(spool, 0, l.logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.New(Process{PID: 4242, Exe: "/usr/bin/svc"}, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := fs.Sub(bundles.FS, "timeout-send.lsb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(s.BundlePath(e), sub); err != nil {
+		t.Fatal(err)
+	}
+	a := selfAgent(t, Config{SpoolDir: spool})
+	st := waitFor(t, a, "the recovered entry's reports", func(st status) bool {
+		return len(st.Spool) == 1 && st.Spool[0].Suspects > 0
+	})
+	if en := st.Spool[0]; en.State != StateReady || !en.Interrupted {
+		t.Errorf("recovered entry %+v", en)
+	}
+	for _, f := range []string{reportFile, postmortemFile} {
+		if data, err := os.ReadFile(s.Path(e, f)); err != nil || len(data) == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

@@ -51,6 +51,17 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
 	if err != nil {
 		e.Error = err.Error()
 	}
+	e.Interrupted = ctx.Err() != nil
+	if b, err := bundle.Open(sum.Bundle); err == nil {
+		if empty, err := isEmpty(b); err == nil && empty {
+			e.State, e.Error = StateEmpty, "the capture ended before it recorded anything ("+sum.Reason+")"
+			a.spool.Save(e)
+			a.m.captures.WithLabelValues("empty").Inc()
+			a.logf("%s: pid %d: %s; not uploaded", e.Name, t.proc.PID, e.Error)
+			a.updateSpool()
+			return
+		}
+	}
 	a.m.captures.WithLabelValues("ok").Inc()
 	if err := a.writeReports(e); err != nil {
 		a.logf("%s: %v", e.Name, err)
@@ -82,6 +93,10 @@ func (a *Agent) writeReports(e *Entry) error {
 	if err != nil {
 		return err
 	}
+	if e.Interrupted {
+		// No one writes the bundle any more, however recent its last flush.
+		b.Manifest.MarkWriterGone()
+	}
 	mem := memory.DefaultAllocator
 	opts := a.cfg.Analysis
 	opts.Now = time.Now()
@@ -111,6 +126,32 @@ func (a *Agent) writeReports(e *Entry) error {
 		}
 	}
 	return nil
+}
+
+// reportRecovered writes the reports of ready entries that have none (a
+// capture the agent was killed during, recovered by OpenSpool).
+func (a *Agent) reportRecovered() {
+	entries, err := a.spool.Entries()
+	if err != nil {
+		a.logf("%v", err)
+		return
+	}
+	for _, e := range entries {
+		if e.State != StateReady {
+			continue
+		}
+		if _, err := os.Stat(a.spool.Path(e, reportFile)); err == nil {
+			continue
+		}
+		if err := a.writeReports(e); err != nil {
+			a.logf("%s: %v", e.Name, err)
+			continue
+		}
+		if err := a.spool.Save(e); err != nil {
+			a.logf("%v", err)
+		}
+		a.logf("%s: recovered; %d suspects%s; report %s", e.Name, e.Suspects, topSuffix(e), a.spool.Path(e, reportFile))
+	}
 }
 
 // enforceSpool keeps the spool within its bound and updates its gauges.

@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // Entry states in the spool.
@@ -21,6 +23,10 @@ const (
 	StateReady     = "ready"     // bundle and reports written, not uploaded
 	StateUploaded  = "uploaded"  // on the workbench; the bundle was removed
 	StateFailed    = "failed"    // the capture produced no bundle
+	// StateEmpty is a capture that ended before it recorded anything (the
+	// agent stopped or was killed in its first second): kept for its
+	// entry.json, never uploaded.
+	StateEmpty = "empty"
 )
 
 // Files of a spool entry.
@@ -42,6 +48,9 @@ type Entry struct {
 	Pod     string    `json:"pod,omitempty"`
 	State   string    `json:"state"`
 	Error   string    `json:"error,omitempty"`
+	// Interrupted is set when the agent stopped during the capture: the
+	// bundle holds what was flushed, and its sources say "interrupted".
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Top is the report's top suspect ("pattern location (count)").
 	Suspects int    `json:"suspects"`
 	Top      string `json:"top_suspect,omitempty"`
@@ -60,15 +69,20 @@ type Entry struct {
 type Spool struct {
 	Dir      string
 	MaxBytes int64
-	logf     func(format string, args ...any)
+	// Uploads is set when the agent uploads its captures: a ready entry
+	// never tried is then not dropped to make room (a capture larger than
+	// the spool is uploaded first, and dropped after).
+	Uploads bool
+	logf    func(format string, args ...any)
 
 	mu sync.Mutex
 }
 
 // OpenSpool opens (creating) the spool directory. Entries a previous run
-// left in StateCapturing (the agent was stopped or killed mid-capture)
-// become ready when their bundle opens — a capture writes its tables in
-// place and flushes them every second — and failed otherwise.
+// left in StateCapturing (the agent was stopped or killed mid-capture) are
+// marked interrupted and become ready when their bundle opens and holds
+// data — a capture writes its tables in place and flushes them every
+// second — empty when it holds none, and failed otherwise.
 func OpenSpool(dir string, maxBytes int64, logf func(string, ...any)) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
@@ -82,17 +96,45 @@ func OpenSpool(dir string, maxBytes int64, logf func(string, ...any)) (*Spool, e
 		if e.State != StateCapturing {
 			continue
 		}
-		if _, err := bundle.Open(s.BundlePath(e)); err != nil {
-			e.State, e.Error = StateFailed, "the agent stopped during the capture and left no readable bundle: "+err.Error()
-		} else {
-			e.State, e.Error = StateReady, "the agent stopped during the capture; the bundle holds what was flushed"
-		}
+		s.recover(e)
 		logf("spool: %s: %s", e.Name, e.Error)
 		if err := s.Save(e); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// recover sets the state of an entry whose agent stopped during its
+// capture: failed without a readable bundle, empty when the bundle holds
+// no data, else ready and interrupted.
+func (s *Spool) recover(e *Entry) {
+	e.Interrupted = true
+	b, err := bundle.Open(s.BundlePath(e))
+	if err != nil {
+		e.State, e.Error = StateFailed, "the agent stopped during the capture and left no readable bundle: "+err.Error()
+		return
+	}
+	if empty, err := isEmpty(b); err != nil || empty {
+		e.State, e.Error = StateEmpty, "the agent stopped during the capture before it recorded anything"
+		return
+	}
+	e.State, e.Error = StateReady, "the agent stopped during the capture; the bundle holds what was flushed"
+}
+
+// isEmpty reports whether a bundle holds no data: no rows in any table
+// but its clock pairs.
+func isEmpty(b *bundle.Bundle) (bool, error) {
+	infos, err := b.Tables(memory.DefaultAllocator)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range infos {
+		if t.Name != schema.TableClockSync && t.Rows > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // New creates the directory of a new entry in StateCapturing.
@@ -207,8 +249,8 @@ func (s *Spool) Usage() (int64, int, error) {
 }
 
 // Enforce drops entries, uploaded ones first and then the oldest, until
-// the spool fits MaxBytes. Entries being captured are never dropped. It
-// returns the names dropped.
+// the spool fits MaxBytes. Entries being captured, and with Uploads ready
+// ones not tried yet, are never dropped. It returns the names dropped.
 func (s *Spool) Enforce() ([]string, error) {
 	if s.MaxBytes <= 0 {
 		return nil, nil
@@ -224,8 +266,11 @@ func (s *Spool) Enforce() ([]string, error) {
 		total += sizes[e.Name]
 	}
 	// Uploaded entries first, each group oldest first (Entries' order).
+	untried := func(e *Entry) bool { return s.Uploads && e.State == StateReady && e.Attempts == 0 && e.UploadID == "" }
 	order := append(filter(entries, func(e *Entry) bool { return e.State == StateUploaded }),
-		filter(entries, func(e *Entry) bool { return e.State != StateUploaded && e.State != StateCapturing })...)
+		filter(entries, func(e *Entry) bool {
+			return e.State != StateUploaded && e.State != StateCapturing && !untried(e)
+		})...)
 	var dropped []string
 	for _, e := range order {
 		if total <= s.MaxBytes {

@@ -88,7 +88,8 @@ func (a *Agent) uploadPending(ctx context.Context) {
 			a.logf("%v", err)
 		}
 	}
-	a.updateSpool()
+	// An entry larger than the spool was kept until it was tried.
+	a.enforceSpool()
 }
 
 // final reports whether an upload error is the workbench refusing the

@@ -206,6 +206,13 @@ func TestFleetAPI(t *testing.T) {
 // names node: the same capture as another node would have sent it.
 func onNode(t *testing.T, dir, node string) []byte {
 	t.Helper()
+	return editManifest(t, dir, func(m map[string]any) { m["node"] = node })
+}
+
+// editManifest returns an archive of a copy of the bundle dir with its
+// manifest changed by edit.
+func editManifest(t *testing.T, dir string, edit func(map[string]any)) []byte {
+	t.Helper()
 	cp := filepath.Join(t.TempDir(), filepath.Base(dir))
 	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
@@ -219,7 +226,7 @@ func onNode(t *testing.T, dir, node string) []byte {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	m["node"] = node
+	edit(m)
 	if raw, err = json.Marshal(m); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/killpoint"
 )
 
 // ErrNotFound is returned for a capture id the store does not hold.
@@ -108,7 +109,7 @@ func (s *Store) load() error {
 		if !e.IsDir() || !idPattern.MatchString(name) {
 			continue
 		}
-		b, err := bundle.Open(filepath.Join(s.dir, name))
+		b, err := openStored(filepath.Join(s.dir, name))
 		if err != nil {
 			log.Printf("leakscope serve: skipping %s: %v", filepath.Join(s.dir, name), err)
 			continue
@@ -249,35 +250,58 @@ func (s *Store) Add(r io.Reader) (id string, existed bool, err error) {
 	res := &reservation{s: s}
 	defer res.release()
 	id = newID()
+	// The upload is unpacked under a dot name, which load removes, and
+	// renamed to its id only once it is known to be new: a kill at any
+	// step stores it once or not at all.
+	incoming := filepath.Join(s.dir, ".incoming-"+id)
 	dst := filepath.Join(s.dir, id)
 	lim := s.limits
 	lim.Reserve = res.grow
-	if _, err := bundle.Unpack(r, dst, lim); err != nil {
+	if _, err := bundle.Unpack(r, incoming, lim); err != nil {
 		if errors.Is(err, bundle.ErrTooLarge) && !errors.Is(err, ErrQuota) {
 			return "", false, fmt.Errorf("%w (the most one capture may take is %s; see serve --max-unpacked)", err, sizeText(s.limits.MaxBytes))
 		}
 		return "", false, err
 	}
-	b, err := bundle.Open(dst)
+	defer os.RemoveAll(incoming)
+	killpoint.At("store:unpacked")
+	b, err := bundle.Open(incoming)
 	if err != nil {
-		os.RemoveAll(dst)
 		return "", false, err
 	}
-	c := newCapture(id, b, s)
-	size := dirSize(dst)
+	size := dirSize(incoming)
 	// One upload at a time decides whether it is new, so that two copies
 	// of one bundle sent at once are not both kept.
 	s.addMu.Lock()
 	defer s.addMu.Unlock()
-	if same, err := s.same(c); err != nil || same != "" {
-		os.RemoveAll(dst)
+	if same, err := s.same(newCapture(id, b, s)); err != nil || same != "" {
 		return same, same != "", err
 	}
+	killpoint.At("store:checked")
+	if err := os.Rename(incoming, dst); err != nil {
+		return "", false, fmt.Errorf("store upload: %w", err)
+	}
+	if b, err = openStored(dst); err != nil {
+		os.RemoveAll(dst)
+		return "", false, err
+	}
 	s.mu.Lock()
-	s.caps[id] = c
+	s.caps[id] = newCapture(id, b, s)
 	s.used += size
 	s.mu.Unlock()
 	return id, false, nil
+}
+
+// openStored opens a stored bundle. Nothing writes a stored bundle, so a
+// source still "running" is interrupted, however recent its last flush
+// (an agent killed mid-capture uploads what it had when it restarts).
+func openStored(dir string) (*bundle.Bundle, error) {
+	b, err := bundle.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	b.Manifest.MarkWriterGone()
+	return b, nil
 }
 
 // same returns the id of a stored capture holding the same bundle as c, or
