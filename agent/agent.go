@@ -29,8 +29,8 @@ const (
 
 // Config configures an [Agent].
 type Config struct {
-	// Node names this node in metrics, alerts and bundles (default: the
-	// host name).
+	// Node names this node in metrics, alerts and bundles (default:
+	// capture.DefaultNode, $NODE_NAME or the host name).
 	Node   string
 	Select Selection
 	// Listen is the address of the webhook (POST /alerts), /metrics,
@@ -110,7 +110,7 @@ type target struct {
 // address; [Agent.Run] starts the work.
 func New(cfg Config) (*Agent, error) {
 	if cfg.Node == "" {
-		cfg.Node, _ = os.Hostname()
+		cfg.Node = capture.DefaultNode()
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen

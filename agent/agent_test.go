@@ -80,6 +80,21 @@ func (wb *workbench) report(t *testing.T, id string) []struct{ Pattern, Location
 	return rep.Suspects
 }
 
+// node fetches the node a capture names on the workbench.
+func (wb *workbench) node(t *testing.T, id string) string {
+	t.Helper()
+	resp, err := http.Get(wb.srv.URL + "/api/captures/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c struct{ Node string }
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Node
+}
+
 // startAgent runs an agent until the test ends.
 func startAgent(t *testing.T, cfg Config) *Agent {
 	t.Helper()
@@ -230,7 +245,7 @@ func uploadedEntry(st status) *Entry {
 func TestAlertTriggersCapture(t *testing.T) {
 	p, leak := startLeaky(t, "")
 	wb := newWorkbench(t)
-	a := startAgent(t, Config{Select: Selection{PIDs: []int{p.PID}}, UploadTo: wb.srv.URL, WatchEvery: time.Second})
+	a := startAgent(t, Config{Node: "node-7", Select: Selection{PIDs: []int{p.PID}}, UploadTo: wb.srv.URL, WatchEvery: time.Second})
 	waitFor(t, a, "the sample to be watched", func(st status) bool { return len(st.Targets) == 1 && st.Targets[0].Goroutines > 0 })
 
 	u, _ := url.Parse(p.URL)
@@ -279,6 +294,10 @@ func TestAlertTriggersCapture(t *testing.T) {
 	sus := wb.report(t, e.UploadID)
 	if len(sus) == 0 || sus[0].Location != leak.Function || sus[0].Pattern != leak.Pattern {
 		t.Errorf("workbench report suspects %+v, want %s %s first", sus, leak.Pattern, leak.Function)
+	}
+	// The bundle, and so the workbench, names the agent's node.
+	if node := wb.node(t, e.UploadID); node != "node-7" {
+		t.Errorf("workbench says node %q, the agent runs as node-7", node)
 	}
 	// After the capture: cooldown.
 	if _, later := post(note); later[0].Result != "cooldown" {

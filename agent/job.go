@@ -35,7 +35,7 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
 		return
 	}
 	o := a.cfg.Capture
-	o.PID, o.URL, o.Out = t.proc.PID, t.url, a.spool.BundlePath(e)
+	o.PID, o.URL, o.Out, o.Node = t.proc.PID, t.url, a.spool.BundlePath(e), a.cfg.Node
 	if o.Tool == "" {
 		o.Tool = "leakscope-agent " + a.cfg.Version
 	}
