@@ -262,7 +262,7 @@ func TestAlertTriggersCapture(t *testing.T) {
 	if code, _ := post("{not json"); code != http.StatusBadRequest {
 		t.Errorf("bad notification: %d, want 400", code)
 	}
-	note := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"leakscope-agent","alerts":[
+	note := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"leakscope-agent","externalURL":"http://alertmanager.example:9093","alerts":[
 		{"status":"firing","labels":{"alertname":"GoroutineGrowthFast","instance":%q,"job":"svc"},"startsAt":"2026-01-01T00:00:00Z"},
 		{"status":"firing","labels":{"alertname":"GoroutineGrowthFast","instance":"10.9.9.9:1","job":"other"}},
 		{"status":"resolved","labels":{"alertname":"GoroutineGrowthFast","instance":%q}}]}`, u.Host, u.Host)
@@ -286,6 +286,13 @@ func TestAlertTriggersCapture(t *testing.T) {
 		data, err := os.ReadFile(filepath.Join(a.cfg.SpoolDir, e.Name, f))
 		if err != nil || !bytes.Contains(data, []byte(leak.Function)) {
 			t.Errorf("%s does not name %s (err %v)", f, leak.Function, err)
+		}
+		// It names the alert that triggered it: name, labels, start and
+		// the Alertmanager it came from.
+		for _, want := range []string{`"GoroutineGrowthFast"`, `"instance"="` + u.Host + `"`, `"2026-01-01T00:00:00Z"`, `"http://alertmanager.example:9093"`, "`node-7`"} {
+			if !bytes.Contains(data, []byte(want)) {
+				t.Errorf("%s does not name the triggering alert's %s", f, want)
+			}
 		}
 	}
 	if _, err := os.Stat(filepath.Join(a.cfg.SpoolDir, e.Name, bundleDir)); !os.IsNotExist(err) {

@@ -302,3 +302,34 @@ func TestRecoveredEntryGetsReports(t *testing.T) {
 		}
 	}
 }
+
+// TestCooldownSurvivesRestart: an agent restarted minutes after it
+// captured a process does not capture it again for the same alert.
+func TestCooldownSurvivesRestart(t *testing.T) {
+	p, _ := startLeaky(t, "")
+	proc, err := readProcess(p.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spool := t.TempDir()
+	var l logs
+	s, err := OpenSpool(spool, 0, l.logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.New(proc, "alert GoroutineGrowthFast{}", time.Now().Add(-5*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.State, e.Ended = StateUploaded, time.Now().Add(-3*time.Minute)
+	if err := s.Save(e); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, Config{Select: Selection{PIDs: []int{p.PID}}, SpoolDir: spool, WatchEvery: time.Second})
+	waitFor(t, a, "the sample to be watched", func(st status) bool { return len(st.Targets) == 1 })
+	note := fmt.Sprintf(`{"version":"4","alerts":[{"status":"firing","labels":{"alertname":"GoroutineGrowthFast","pid":"%d"}}]}`, p.PID)
+	code, body := do(t, a, "POST", "/alerts", "", map[string]string{"Content-Type": "application/json"}, strings.NewReader(note))
+	if code != http.StatusOK || !strings.Contains(body, `"result":"cooldown"`) {
+		t.Errorf("alert 3 minutes after the last capture, agent restarted: %d %s, want cooldown", code, body)
+	}
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -16,7 +17,7 @@ import (
 // captureJob captures t into a new spool entry, writes its report and
 // postmortem, and hands the entry to the uploader. Captures on a node run
 // one at a time.
-func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
+func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *AlertInfo) {
 	defer func() {
 		a.mu.Lock()
 		t.busy, t.lastCapture = false, time.Now()
@@ -29,6 +30,10 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
 		return
 	}
 	e, err := a.spool.New(t.proc, why, time.Now())
+	if err == nil && alert != nil {
+		e.Alert = alert
+		err = a.spool.Save(e)
+	}
 	if err != nil {
 		a.logf("pid %d: %v", t.proc.PID, err)
 		a.m.captures.WithLabelValues("failed").Inc()
@@ -40,6 +45,7 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
 		o.Tool = "leakscope-agent " + a.cfg.Version
 	}
 	sum, err := capture.Run(ctx, o, logWriter{a: a, prefix: fmt.Sprintf("pid %d: ", t.proc.PID)})
+	e.Ended = time.Now().UTC()
 	if err != nil && sum.Bundle == "" {
 		e.State, e.Error = StateFailed, err.Error()
 		a.spool.Save(e)
@@ -113,15 +119,11 @@ func (a *Agent) writeReports(e *Entry) error {
 		name       string
 		postmortem bool
 	}{{reportFile, false}, {postmortemFile, true}} {
-		out, err := os.Create(a.spool.Path(e, f.name))
-		if err != nil {
-			return err
+		var doc bytes.Buffer
+		if err := report.Markdown(&doc, rep, report.Options{Postmortem: f.postmortem, Bundle: b, Mem: mem}); err != nil {
+			return fmt.Errorf("write %s: %w", f.name, err)
 		}
-		err = report.Markdown(out, rep, report.Options{Postmortem: f.postmortem, Bundle: b, Mem: mem})
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := os.WriteFile(a.spool.Path(e, f.name), withTrigger(doc.Bytes(), triggerSection(e, a.cfg.Node)), 0o640); err != nil {
 			return fmt.Errorf("write %s: %w", f.name, err)
 		}
 	}

@@ -48,6 +48,14 @@ type Entry struct {
 	Pod     string    `json:"pod,omitempty"`
 	State   string    `json:"state"`
 	Error   string    `json:"error,omitempty"`
+	// ProcessStart is the process's start time (ticks since boot): with
+	// PID it tells the process from a later one that reused the pid, so
+	// the cooldown holds across agent restarts.
+	ProcessStart uint64 `json:"process_start,omitempty"`
+	// Ended is when the capture ended.
+	Ended time.Time `json:"ended,omitzero"`
+	// Alert is the Alertmanager alert that triggered the capture.
+	Alert *AlertInfo `json:"alert,omitempty"`
 	// Interrupted is set when the agent stopped during the capture: the
 	// bundle holds what was flushed, and its sources say "interrupted".
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -137,9 +145,45 @@ func isEmpty(b *bundle.Bundle) (bool, error) {
 	return true, nil
 }
 
+// AlertInfo is what the spool keeps of a triggering alert.
+type AlertInfo struct {
+	Name     string            `json:"name"`
+	Labels   map[string]string `json:"labels"`
+	StartsAt time.Time         `json:"starts_at,omitzero"`
+	// GeneratorURL links the alert's rule in Prometheus; Alertmanager is
+	// the notification's externalURL.
+	GeneratorURL string `json:"generator_url,omitempty"`
+	Alertmanager string `json:"alertmanager,omitempty"`
+	Fingerprint  string `json:"fingerprint,omitempty"`
+}
+
+// LastCapture returns when the latest capture of process p in the spool
+// ended (or began, when it did not end), zero if there is none: the
+// cooldown survives a restart of the agent.
+func (s *Spool) LastCapture(p Process) time.Time {
+	entries, err := s.Entries()
+	if err != nil {
+		return time.Time{}
+	}
+	var last time.Time
+	for _, e := range entries {
+		if e.PID != p.PID || e.ProcessStart == 0 || e.ProcessStart != p.Start {
+			continue
+		}
+		t := e.Ended
+		if t.IsZero() {
+			t = e.Created
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
 // New creates the directory of a new entry in StateCapturing.
 func (s *Spool) New(p Process, trigger string, now time.Time) (*Entry, error) {
-	e := &Entry{Created: now.UTC(), Trigger: trigger, PID: p.PID, Exe: p.Exe, Pod: p.Pod, State: StateCapturing}
+	e := &Entry{Created: now.UTC(), Trigger: trigger, PID: p.PID, ProcessStart: p.Start, Exe: p.Exe, Pod: p.Pod, State: StateCapturing}
 	base := fmt.Sprintf("%s-%s-%d", now.UTC().Format("20060102T150405Z"), safeName(p.Name()), p.PID)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -99,7 +99,7 @@ func (a *Agent) discover(ctx context.Context, p Process) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &target{proc: p, client: client, url: url}
+	t := &target{proc: p, client: client, url: url, lastCapture: a.spool.LastCapture(p)}
 	if ls, err := capture.ProcessListeners(p.PID); err == nil {
 		for _, l := range ls {
 			t.ports = append(t.ports, int(l.Addr.Port()))
@@ -146,7 +146,7 @@ func (a *Agent) sampleAll(ctx context.Context) {
 		why, fire := a.cfg.Rule.evaluate(&t.series, tot.TS)
 		a.mu.Unlock()
 		if fire {
-			a.trigger(t, "rule", "growth rule: "+why)
+			a.trigger(t, "rule", "growth rule: "+why, nil)
 		}
 	}
 }
@@ -215,8 +215,9 @@ func (s *scanOnce) do() bool {
 }
 
 // trigger starts a capture of t unless one is running or the last one
-// ended less than Cooldown ago, and returns what it did.
-func (a *Agent) trigger(t *target, source, why string) string {
+// ended less than Cooldown ago (also before the agent restarted: see
+// Spool.LastCapture), and returns what it did.
+func (a *Agent) trigger(t *target, source, why string, alert *AlertInfo) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	result := "started"
@@ -235,7 +236,7 @@ func (a *Agent) trigger(t *target, source, why string) string {
 	t.busy = true
 	t.series.since = time.Time{}
 	a.logf("pid %d (%s): capture triggered by %s", t.proc.PID, t.proc.Name(), why)
-	a.captures.Go(func() { a.captureJob(a.runCtx, t, why) })
+	a.captures.Go(func() { a.captureJob(a.runCtx, t, why, alert) })
 	return result
 }
 

@@ -114,7 +114,7 @@ func (a *Agent) webhookHandler() http.Handler {
 					Detail: fmt.Sprintf("a notification's first %d alerts are looked at", maxAlertsPerNote)})
 				continue
 			}
-			out = append(out, a.onAlert(al, &scan))
+			out = append(out, a.onAlert(al, n.ExternalURL, &scan))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"alerts": out})
 	})
@@ -122,7 +122,7 @@ func (a *Agent) webhookHandler() http.Handler {
 }
 
 // onAlert handles one alert of a notification.
-func (a *Agent) onAlert(al Alert, scan *scanOnce) alertAnswer {
+func (a *Agent) onAlert(al Alert, alertmanager string, scan *scanOnce) alertAnswer {
 	ans := alertAnswer{Alert: al.describe()}
 	if al.Status == "resolved" {
 		a.m.alerts.WithLabelValues("resolved").Inc()
@@ -146,7 +146,9 @@ func (a *Agent) onAlert(al Alert, scan *scanOnce) alertAnswer {
 	}
 	a.m.alerts.WithLabelValues("matched").Inc()
 	ans.PID = t.proc.PID
-	ans.Result = a.trigger(t, "alert", fmt.Sprintf("alert %s (matched by %s)", ans.Alert, label))
+	info := &AlertInfo{Name: al.Labels["alertname"], Labels: al.Labels, StartsAt: al.StartsAt,
+		GeneratorURL: al.GeneratorURL, Alertmanager: alertmanager, Fingerprint: al.Fingerprint}
+	ans.Result = a.trigger(t, "alert", fmt.Sprintf("alert %s (matched by %s)", ans.Alert, label), info)
 	return ans
 }
 
