@@ -84,7 +84,7 @@ func summarize(c *capture) captureSummary {
 	}
 	out.Bytes = c.Size()
 	out.Size = sizeText(out.Bytes)
-	rep, err := c.Report()
+	rep, err := c.ListedReport()
 	if err != nil {
 		out.AnalysisError = err.Error()
 		return out

@@ -149,7 +149,7 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		if perService[svc] > c.captures || seen[key] {
 			o := omitted[svc]
 			o[0]++
-			if rep, err := cp.Report(); err == nil {
+			if rep, err := cp.ListedReport(); err == nil {
 				o[1] += len(rep.Suspects)
 			}
 			omitted[svc] = o
@@ -185,7 +185,7 @@ func sortedKeys(m map[string]int) []string {
 func collectCapture(ch chan<- prometheus.Metric, c *capture, top int) {
 	m := c.b.Manifest
 	labels := []string{m.CaptureID, m.Node, m.Target.Service()}
-	rep, err := c.Report()
+	rep, err := c.ListedReport()
 	if err != nil {
 		gauge(ch, descAnalysisFailed, 1, labels...)
 		return

@@ -117,6 +117,12 @@ func (s *Store) load() error {
 		s.caps[name] = newCapture(name, b, s)
 		s.used += dirSize(b.Dir)
 	}
+	// Kept analyses of captures that are gone (deleted, then killed).
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), reportCacheSuffix); ok && s.caps[id] == nil {
+			os.Remove(filepath.Join(s.dir, e.Name()))
+		}
+	}
 	return nil
 }
 
@@ -460,6 +466,7 @@ func (s *Store) Delete(id string) error {
 	s.mu.Lock()
 	s.used -= size
 	s.mu.Unlock()
+	os.Remove(s.reportCachePath(id))
 	if err := os.RemoveAll(trash); err != nil {
 		return fmt.Errorf("delete capture %s: %w", id, err)
 	}
