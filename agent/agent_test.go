@@ -25,6 +25,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if arg := os.Getenv(childEnv); arg != "" {
+		os.Exit(runChild(arg))
+	}
 	code := m.Run()
 	samples.Cleanup()
 	os.Exit(code)

@@ -12,6 +12,7 @@ import (
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/capture"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/killpoint"
 )
 
 // captureJob captures t into a new spool entry, writes its report and
@@ -46,6 +47,7 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *Al
 	}
 	sum, err := capture.Run(ctx, o, logWriter{a: a, prefix: fmt.Sprintf("pid %d: ", t.proc.PID)})
 	e.Ended = time.Now().UTC()
+	killpoint.At("agent:captured")
 	if err != nil && sum.Bundle == "" {
 		e.State, e.Error = StateFailed, err.Error()
 		a.spool.Save(e)
@@ -73,6 +75,7 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *Al
 		a.logf("%s: %v", e.Name, err)
 		e.Error = err.Error()
 	}
+	killpoint.At("agent:reported")
 	e.State = StateReady
 	if err := a.spool.Save(e); err != nil {
 		a.logf("%v", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/killpoint"
 )
 
 // Entry states in the spool.
@@ -272,6 +273,7 @@ func (s *Spool) MarkUploaded(e *Entry, id string) error {
 	if err := s.Save(e); err != nil {
 		return err
 	}
+	killpoint.At("spool:id-saved")
 	if err := os.RemoveAll(s.BundlePath(e)); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}

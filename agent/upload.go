@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/internal/killpoint"
 )
 
 // Upload retry timing: a failed entry waits Config.UploadBackoff (default
@@ -63,6 +64,7 @@ func (a *Agent) uploadPending(ctx context.Context) {
 			Log: logWriter{a: a, prefix: e.Name + ": "},
 		})
 		if err == nil {
+			killpoint.At("agent:uploaded")
 			a.m.uploads.WithLabelValues("ok").Inc()
 			a.logf("%s: uploaded to %s as capture %s (%d bytes)", e.Name, a.cfg.UploadTo, res.ID, res.Bytes)
 			if err := a.spool.MarkUploaded(e, res.ID); err != nil {

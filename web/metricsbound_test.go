@@ -100,6 +100,7 @@ func TestMetricsBounded(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("/metrics: %d capture and suspect series, %d bytes, for 4 captures (%d suspects in one)", series, len(body), len(rep.Suspects))
 	// 2 captures: 7 capture series, (3 + 1 other) × 3 suspect series.
 	if series > 2*(7+4*3) {
 		t.Errorf("/metrics has %d capture and suspect series (%d bytes) for 4 captures, want at most %d", series, len(body), 2*(7+4*3))
