@@ -49,6 +49,7 @@ deps-apt:
 
 deps-npm:
 	cd internal/arrowjs && npm ci --no-audit --no-fund --loglevel=error
+	cd internal/parquetjs && npm ci --no-audit --no-fund --loglevel=error
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
 
 ## test: the README's test command: vet, formatting, built assets current,

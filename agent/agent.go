@@ -14,6 +14,7 @@ import (
 
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/internal/httpguard"
 )
 
 // Defaults of [Config].
@@ -29,8 +30,8 @@ const (
 
 // Config configures an [Agent].
 type Config struct {
-	// Node names this node in metrics, alerts and bundles (default: the
-	// host name).
+	// Node names this node in metrics, alerts and bundles (default:
+	// capture.DefaultNode, $NODE_NAME or the host name).
 	Node   string
 	Select Selection
 	// Listen is the address of the webhook (POST /alerts), /metrics,
@@ -93,6 +94,10 @@ type Agent struct {
 
 	// history is the rolling profile window (nil when disabled).
 	history *History
+	// lastAlertScan is when an alert last looked for new processes.
+	lastAlertScan time.Time
+	// webhookSlots bounds the notifications handled at once.
+	webhookSlots chan struct{}
 }
 
 // target is one watched process.
@@ -101,6 +106,7 @@ type target struct {
 	client      *http.Client // scrapes this process (from its network namespace)
 	url         string
 	ports       []int
+	ep          endpoint
 	series      series
 	last        capture.Totals
 	busy        bool
@@ -111,7 +117,7 @@ type target struct {
 // address; [Agent.Run] starts the work.
 func New(cfg Config) (*Agent, error) {
 	if cfg.Node == "" {
-		cfg.Node, _ = os.Hostname()
+		cfg.Node = capture.DefaultNode()
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
@@ -137,12 +143,13 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
-	if !isLoopback(cfg.Listen) && cfg.WebhookToken == "" {
+	if !httpguard.IsLoopback(cfg.Listen) && cfg.WebhookToken == "" {
 		return nil, fmt.Errorf("agent: %s is not a loopback address; give a webhook token (--webhook-token or $LEAKSCOPE_WEBHOOK_TOKEN) for Alertmanager to send", cfg.Listen)
 	}
 	a := &Agent{cfg: cfg, m: newMetrics(),
 		targets: map[key]*target{}, noPprof: map[key]time.Time{},
-		slot: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
+		slot: make(chan struct{}, 1), wake: make(chan struct{}, 1),
+		webhookSlots: make(chan struct{}, maxWebhookInFlight)}
 	sp, err := OpenSpool(cfg.SpoolDir, cfg.SpoolMax, a.logf)
 	if err != nil {
 		return nil, err
@@ -151,6 +158,7 @@ func New(cfg Config) (*Agent, error) {
 	if a.history, err = OpenHistory(filepath.Join(cfg.SpoolDir, historyDir), cfg.History, a.logf); err != nil {
 		return nil, err
 	}
+	sp.Uploads = cfg.UploadTo != ""
 	if a.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -169,10 +177,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	mux.Handle("GET /metrics", a.m.handler())
 	mux.HandleFunc("GET /status", a.statusHandler)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: a.guard(mux), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(a.ln) }()
 	a.logf("agent on node %s: webhook http://%s/alerts, metrics http://%s/metrics; spool %s", a.cfg.Node, a.Addr(), a.Addr(), a.cfg.SpoolDir)
+	a.reportRecovered()
 	a.updateSpool()
 
 	var loops sync.WaitGroup
@@ -196,7 +206,7 @@ func (a *Agent) Run(ctx context.Context) error {
 func (a *Agent) logf(format string, args ...any) {
 	a.logMu.Lock()
 	defer a.logMu.Unlock()
-	fmt.Fprintf(a.cfg.Log, "%s agent: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
+	fmt.Fprintf(a.cfg.Log, "%s agent: %s\n", time.Now().UTC().Format(time.RFC3339), escape(fmt.Sprintf(format, args...)))
 }
 
 // logWriter is an io.Writer of prefixed log lines (for the capture's
@@ -228,17 +238,4 @@ func splitLines(s string) []string {
 		out = append(out, s[start:])
 	}
 	return out
-}
-
-// isLoopback reports whether a listen address binds loopback only.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

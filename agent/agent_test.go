@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,13 +25,17 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if arg := os.Getenv(childEnv); arg != "" {
+		os.Exit(runChild(arg))
+	}
 	code := m.Run()
 	samples.Cleanup()
 	os.Exit(code)
 }
 
 // workbench is an in-process `leakscope serve` on loopback whose uploads
-// fail with 503 while down is set.
+// are refused while down is set: 413 with the quota's message (a full data
+// directory), as the real one answers.
 type workbench struct {
 	srv   *httptest.Server
 	store *web.Store
@@ -51,7 +56,7 @@ func newWorkbench(t *testing.T) *workbench {
 			wb.posts.Add(1)
 			if wb.down.Load() {
 				io.Copy(io.Discard, r.Body)
-				http.Error(w, `{"error":"down for the test"}`, http.StatusServiceUnavailable)
+				http.Error(w, `{"error":"archive too large: no room for the upload: the quota of 32 GiB is taken"}`, http.StatusRequestEntityTooLarge)
 				return
 			}
 		}
@@ -78,14 +83,33 @@ func (wb *workbench) report(t *testing.T, id string) []struct{ Pattern, Location
 	return rep.Suspects
 }
 
+// node fetches the node a capture names on the workbench.
+func (wb *workbench) node(t *testing.T, id string) string {
+	t.Helper()
+	resp, err := http.Get(wb.srv.URL + "/api/captures/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c struct{ Node string }
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Node
+}
+
 // startAgent runs an agent until the test ends.
 func startAgent(t *testing.T, cfg Config) *Agent {
 	t.Helper()
-	cfg.Listen = "127.0.0.1:0"
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
 	if cfg.SpoolDir == "" {
 		cfg.SpoolDir = t.TempDir()
 	}
-	cfg.Log = testLog{t}
+	if cfg.Log == nil {
+		cfg.Log = testLog{t}
+	}
 	cfg.Version = "test"
 	cfg.Capture.Duration, cfg.Capture.Interval = 6*time.Second, 2*time.Second
 	cfg.Capture.TraceWindow, cfg.Capture.CPUWindow = time.Second, 0
@@ -224,7 +248,7 @@ func uploadedEntry(st status) *Entry {
 func TestAlertTriggersCapture(t *testing.T) {
 	p, leak := startLeaky(t, "")
 	wb := newWorkbench(t)
-	a := startAgent(t, Config{Select: Selection{PIDs: []int{p.PID}}, UploadTo: wb.srv.URL, WatchEvery: time.Second})
+	a := startAgent(t, Config{Node: "node-7", Select: Selection{PIDs: []int{p.PID}}, UploadTo: wb.srv.URL, WatchEvery: time.Second})
 	waitFor(t, a, "the sample to be watched", func(st status) bool { return len(st.Targets) == 1 && st.Targets[0].Goroutines > 0 })
 
 	u, _ := url.Parse(p.URL)
@@ -241,7 +265,7 @@ func TestAlertTriggersCapture(t *testing.T) {
 	if code, _ := post("{not json"); code != http.StatusBadRequest {
 		t.Errorf("bad notification: %d, want 400", code)
 	}
-	note := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"leakscope-agent","alerts":[
+	note := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"leakscope-agent","externalURL":"http://alertmanager.example:9093","alerts":[
 		{"status":"firing","labels":{"alertname":"GoroutineGrowthFast","instance":%q,"job":"svc"},"startsAt":"2026-01-01T00:00:00Z"},
 		{"status":"firing","labels":{"alertname":"GoroutineGrowthFast","instance":"10.9.9.9:1","job":"other"}},
 		{"status":"resolved","labels":{"alertname":"GoroutineGrowthFast","instance":%q}}]}`, u.Host, u.Host)
@@ -266,6 +290,13 @@ func TestAlertTriggersCapture(t *testing.T) {
 		if err != nil || !bytes.Contains(data, []byte(leak.Function)) {
 			t.Errorf("%s does not name %s (err %v)", f, leak.Function, err)
 		}
+		// It names the alert that triggered it: name, labels, start and
+		// the Alertmanager it came from.
+		for _, want := range []string{`"GoroutineGrowthFast"`, `"instance"="` + u.Host + `"`, `"2026-01-01T00:00:00Z"`, `"http://alertmanager.example:9093"`, "`node-7`"} {
+			if !bytes.Contains(data, []byte(want)) {
+				t.Errorf("%s does not name the triggering alert's %s", f, want)
+			}
+		}
 	}
 	if _, err := os.Stat(filepath.Join(a.cfg.SpoolDir, e.Name, bundleDir)); !os.IsNotExist(err) {
 		t.Errorf("uploaded bundle still in the spool (%v)", err)
@@ -274,6 +305,10 @@ func TestAlertTriggersCapture(t *testing.T) {
 	if len(sus) == 0 || sus[0].Location != leak.Function || sus[0].Pattern != leak.Pattern {
 		t.Errorf("workbench report suspects %+v, want %s %s first", sus, leak.Pattern, leak.Function)
 	}
+	// The bundle, and so the workbench, names the agent's node.
+	if node := wb.node(t, e.UploadID); node != "node-7" {
+		t.Errorf("workbench says node %q, the agent runs as node-7", node)
+	}
 	// After the capture: cooldown.
 	if _, later := post(note); later[0].Result != "cooldown" {
 		t.Errorf("alert after the capture: %+v", later[0])
@@ -281,8 +316,8 @@ func TestAlertTriggersCapture(t *testing.T) {
 }
 
 // TestRuleTriggersAndRetries lets the agent's own growth rule trigger on
-// the leaky sample while the workbench is down, and checks the capture
-// waits in the spool and is uploaded once the workbench is back.
+// the leaky sample while the workbench's data directory is full (413), and
+// checks the capture waits in the spool and is uploaded once there is room.
 func TestRuleTriggersAndRetries(t *testing.T) {
 	exe := fmt.Sprintf("leaky-%d", os.Getpid())
 	p, leak := startLeaky(t, exe)
@@ -314,7 +349,7 @@ func TestRuleTriggersAndRetries(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		fmt.Sprintf(`leakscope_agent_process_goroutines{exe=%q,node=%q,pid="%d",pod=""}`, exe, a.cfg.Node, p.PID),
+		fmt.Sprintf(`leakscope_agent_process_goroutines{exe=%q,node=%q,pid="%d"}`, exe, a.cfg.Node, p.PID),
 		`leakscope_agent_triggers_total{result="started",source="rule"} 1`,
 		`leakscope_agent_captures_total{result="ok"} 1`,
 		`leakscope_agent_uploads_total{result="ok"} 1`,
@@ -323,11 +358,18 @@ func TestRuleTriggersAndRetries(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	if bytes.Contains(body, []byte(`=""`)) {
+		t.Errorf("/metrics has an empty label:\n%s", body)
+	}
 }
 
 func TestMatches(t *testing.T) {
 	p := Process{PID: 42, Exe: "/usr/bin/operator", Comm: "operator", Pod: "op-7d9f"}
-	ports := []int{8080, 6060}
+	ep := endpoint{
+		listeners: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:6060"), netip.MustParseAddrPort("[::]:8080")},
+		local:     []netip.Addr{netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("127.0.0.1")},
+		names:     []string{"n1", "op-7d9f"},
+	}
 	for _, c := range []struct {
 		labels map[string]string
 		label  string
@@ -338,15 +380,45 @@ func TestMatches(t *testing.T) {
 		{map[string]string{"pod": "op-7d9f", "namespace": "ops"}, "pod", true},
 		{map[string]string{"pod": "other"}, "pod", false},
 		{map[string]string{"instance": "10.0.0.5:8080"}, "instance", true},
+		{map[string]string{"instance": "op-7d9f:8080"}, "instance", true},
+		{map[string]string{"instance": "127.0.0.1:6060"}, "instance", true},
+		{map[string]string{"instance": "localhost:6060"}, "instance", true},
+		// The port alone is not enough: another host's socket on it is
+		// another process.
+		{map[string]string{"instance": "10.0.0.6:8080"}, "", false},
+		{map[string]string{"instance": "10.0.0.5:6060"}, "", false},
+		{map[string]string{"instance": "other-host:8080"}, "", false},
 		{map[string]string{"instance": "10.0.0.5:9090"}, "", false},
+		{map[string]string{"instance": "10.0.0.5"}, "", false},
 		{map[string]string{"exe": "operator"}, "exe", true},
 		{map[string]string{"node": "other-node", "pid": "42"}, "", false},
 		{map[string]string{"node": "n1", "pid": "42"}, "pid", true},
 		{map[string]string{"job": "svc"}, "", false},
 	} {
-		label, ok := matches(Alert{Labels: c.labels}, "n1", p, ports)
+		label, ok := matches(Alert{Labels: c.labels}, "n1", p, ep)
 		if ok != c.ok || (ok && label != c.label) {
 			t.Errorf("%v: (%q, %v), want (%q, %v)", c.labels, label, ok, c.label, c.ok)
 		}
+	}
+}
+
+func TestParseFibTrie(t *testing.T) {
+	const table = `Main:
+  +-- 0.0.0.0/0 3 0 5
+     |-- 0.0.0.0
+        /0 universe UNICAST
+     +-- 10.0.0.0/24 2 0 2
+        |-- 10.0.0.0
+           /24 link UNICAST
+        |-- 10.0.0.5
+           /32 host LOCAL
+Local:
+  +-- 127.0.0.0/8 2 0 2
+     |-- 127.0.0.1
+        /32 host LOCAL
+`
+	got, err := parseFibTrie(strings.NewReader(table))
+	if err != nil || fmt.Sprint(got) != "[10.0.0.5 127.0.0.1]" {
+		t.Errorf("parseFibTrie = %v, %v", got, err)
 	}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,12 +12,13 @@ import (
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/capture"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/killpoint"
 )
 
 // captureJob captures t into a new spool entry, writes its report and
 // postmortem, and hands the entry to the uploader. Captures on a node run
 // one at a time.
-func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
+func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *AlertInfo) {
 	defer func() {
 		a.mu.Lock()
 		t.busy, t.lastCapture = false, time.Now()
@@ -29,19 +31,25 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
 		return
 	}
 	e, err := a.spool.New(t.proc, why, time.Now())
+	if err == nil && alert != nil {
+		e.Alert = alert
+		err = a.spool.Save(e)
+	}
 	if err != nil {
 		a.logf("pid %d: %v", t.proc.PID, err)
 		a.m.captures.WithLabelValues("failed").Inc()
 		return
 	}
 	o := a.cfg.Capture
-	o.PID, o.URL, o.Out = t.proc.PID, t.url, a.spool.BundlePath(e)
+	o.PID, o.URL, o.Out, o.Node = t.proc.PID, t.url, a.spool.BundlePath(e), a.cfg.Node
 	o.History = a.history.Files(t.proc.key(), time.Now())
 	o.FirstDump = a.firstAnswer(e, t.proc.PID, e.Created)
 	if o.Tool == "" {
 		o.Tool = "leakscope-agent " + a.cfg.Version
 	}
 	sum, err := capture.Run(ctx, o, logWriter{a: a, prefix: fmt.Sprintf("pid %d: ", t.proc.PID)})
+	e.Ended = time.Now().UTC()
+	killpoint.At("agent:captured")
 	if err != nil && sum.Bundle == "" {
 		e.State, e.Error = StateFailed, err.Error()
 		a.spool.Save(e)
@@ -53,11 +61,23 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string) {
 	if err != nil {
 		e.Error = err.Error()
 	}
+	e.Interrupted = ctx.Err() != nil
+	if b, err := bundle.Open(sum.Bundle); err == nil {
+		if empty, err := isEmpty(b); err == nil && empty {
+			e.State, e.Error = StateEmpty, "the capture ended before it recorded anything ("+sum.Reason+")"
+			a.spool.Save(e)
+			a.m.captures.WithLabelValues("empty").Inc()
+			a.logf("%s: pid %d: %s; not uploaded", e.Name, t.proc.PID, e.Error)
+			a.updateSpool()
+			return
+		}
+	}
 	a.m.captures.WithLabelValues("ok").Inc()
 	if err := a.writeReports(e); err != nil {
 		a.logf("%s: %v", e.Name, err)
 		e.Error = err.Error()
 	}
+	killpoint.At("agent:reported")
 	e.State = StateReady
 	if err := a.spool.Save(e); err != nil {
 		a.logf("%v", err)
@@ -84,6 +104,10 @@ func (a *Agent) writeReports(e *Entry) error {
 	if err != nil {
 		return err
 	}
+	if e.Interrupted {
+		// No one writes the bundle any more, however recent its last flush.
+		b.Manifest.MarkWriterGone()
+	}
 	mem := memory.DefaultAllocator
 	opts := a.cfg.Analysis
 	opts.Now = time.Now()
@@ -100,19 +124,41 @@ func (a *Agent) writeReports(e *Entry) error {
 		name       string
 		postmortem bool
 	}{{reportFile, false}, {postmortemFile, true}} {
-		out, err := os.Create(a.spool.Path(e, f.name))
-		if err != nil {
-			return err
+		var doc bytes.Buffer
+		if err := report.Markdown(&doc, rep, report.Options{Postmortem: f.postmortem, Bundle: b, Mem: mem}); err != nil {
+			return fmt.Errorf("write %s: %w", f.name, err)
 		}
-		err = report.Markdown(out, rep, report.Options{Postmortem: f.postmortem, Bundle: b, Mem: mem})
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := os.WriteFile(a.spool.Path(e, f.name), withTrigger(doc.Bytes(), triggerSection(e, a.cfg.Node)), 0o640); err != nil {
 			return fmt.Errorf("write %s: %w", f.name, err)
 		}
 	}
 	return nil
+}
+
+// reportRecovered writes the reports of ready entries that have none (a
+// capture the agent was killed during, recovered by OpenSpool).
+func (a *Agent) reportRecovered() {
+	entries, err := a.spool.Entries()
+	if err != nil {
+		a.logf("%v", err)
+		return
+	}
+	for _, e := range entries {
+		if e.State != StateReady {
+			continue
+		}
+		if _, err := os.Stat(a.spool.Path(e, reportFile)); err == nil {
+			continue
+		}
+		if err := a.writeReports(e); err != nil {
+			a.logf("%s: %v", e.Name, err)
+			continue
+		}
+		if err := a.spool.Save(e); err != nil {
+			a.logf("%v", err)
+		}
+		a.logf("%s: recovered; %d suspects%s; report %s", e.Name, e.Suspects, topSuffix(e), a.spool.Path(e, reportFile))
+	}
 }
 
 // enforceSpool keeps the spool within its bound and updates its gauges.

@@ -12,7 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/killpoint"
+	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // Entry states in the spool.
@@ -21,6 +24,10 @@ const (
 	StateReady     = "ready"     // bundle and reports written, not uploaded
 	StateUploaded  = "uploaded"  // on the workbench; the bundle was removed
 	StateFailed    = "failed"    // the capture produced no bundle
+	// StateEmpty is a capture that ended before it recorded anything (the
+	// agent stopped or was killed in its first second): kept for its
+	// entry.json, never uploaded.
+	StateEmpty = "empty"
 )
 
 // Files of a spool entry.
@@ -42,6 +49,17 @@ type Entry struct {
 	Pod     string    `json:"pod,omitempty"`
 	State   string    `json:"state"`
 	Error   string    `json:"error,omitempty"`
+	// ProcessStart is the process's start time (ticks since boot): with
+	// PID it tells the process from a later one that reused the pid, so
+	// the cooldown holds across agent restarts.
+	ProcessStart uint64 `json:"process_start,omitempty"`
+	// Ended is when the capture ended.
+	Ended time.Time `json:"ended,omitzero"`
+	// Alert is the Alertmanager alert that triggered the capture.
+	Alert *AlertInfo `json:"alert,omitempty"`
+	// Interrupted is set when the agent stopped during the capture: the
+	// bundle holds what was flushed, and its sources say "interrupted".
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Top is the report's top suspect ("pattern location (count)").
 	Suspects int    `json:"suspects"`
 	Top      string `json:"top_suspect,omitempty"`
@@ -60,15 +78,20 @@ type Entry struct {
 type Spool struct {
 	Dir      string
 	MaxBytes int64
-	logf     func(format string, args ...any)
+	// Uploads is set when the agent uploads its captures: a ready entry
+	// never tried is then not dropped to make room (a capture larger than
+	// the spool is uploaded first, and dropped after).
+	Uploads bool
+	logf    func(format string, args ...any)
 
 	mu sync.Mutex
 }
 
 // OpenSpool opens (creating) the spool directory. Entries a previous run
-// left in StateCapturing (the agent was stopped or killed mid-capture)
-// become ready when their bundle opens — a capture writes its tables in
-// place and flushes them every second — and failed otherwise.
+// left in StateCapturing (the agent was stopped or killed mid-capture) are
+// marked interrupted and become ready when their bundle opens and holds
+// data — a capture writes its tables in place and flushes them every
+// second — empty when it holds none, and failed otherwise.
 func OpenSpool(dir string, maxBytes int64, logf func(string, ...any)) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
@@ -82,11 +105,7 @@ func OpenSpool(dir string, maxBytes int64, logf func(string, ...any)) (*Spool, e
 		if e.State != StateCapturing {
 			continue
 		}
-		if _, err := bundle.Open(s.BundlePath(e)); err != nil {
-			e.State, e.Error = StateFailed, "the agent stopped during the capture and left no readable bundle: "+err.Error()
-		} else {
-			e.State, e.Error = StateReady, "the agent stopped during the capture; the bundle holds what was flushed"
-		}
+		s.recover(e)
 		logf("spool: %s: %s", e.Name, e.Error)
 		if err := s.Save(e); err != nil {
 			return nil, err
@@ -95,9 +114,77 @@ func OpenSpool(dir string, maxBytes int64, logf func(string, ...any)) (*Spool, e
 	return s, nil
 }
 
+// recover sets the state of an entry whose agent stopped during its
+// capture: failed without a readable bundle, empty when the bundle holds
+// no data, else ready and interrupted.
+func (s *Spool) recover(e *Entry) {
+	e.Interrupted = true
+	b, err := bundle.Open(s.BundlePath(e))
+	if err != nil {
+		e.State, e.Error = StateFailed, "the agent stopped during the capture and left no readable bundle: "+err.Error()
+		return
+	}
+	if empty, err := isEmpty(b); err != nil || empty {
+		e.State, e.Error = StateEmpty, "the agent stopped during the capture before it recorded anything"
+		return
+	}
+	e.State, e.Error = StateReady, "the agent stopped during the capture; the bundle holds what was flushed"
+}
+
+// isEmpty reports whether a bundle holds no data: no rows in any table
+// but its clock pairs.
+func isEmpty(b *bundle.Bundle) (bool, error) {
+	infos, err := b.Tables(memory.DefaultAllocator)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range infos {
+		if t.Name != schema.TableClockSync && t.Rows > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// AlertInfo is what the spool keeps of a triggering alert.
+type AlertInfo struct {
+	Name     string            `json:"name"`
+	Labels   map[string]string `json:"labels"`
+	StartsAt time.Time         `json:"starts_at,omitzero"`
+	// GeneratorURL links the alert's rule in Prometheus; Alertmanager is
+	// the notification's externalURL.
+	GeneratorURL string `json:"generator_url,omitempty"`
+	Alertmanager string `json:"alertmanager,omitempty"`
+	Fingerprint  string `json:"fingerprint,omitempty"`
+}
+
+// LastCapture returns when the latest capture of process p in the spool
+// ended (or began, when it did not end), zero if there is none: the
+// cooldown survives a restart of the agent.
+func (s *Spool) LastCapture(p Process) time.Time {
+	entries, err := s.Entries()
+	if err != nil {
+		return time.Time{}
+	}
+	var last time.Time
+	for _, e := range entries {
+		if e.PID != p.PID || e.ProcessStart == 0 || e.ProcessStart != p.Start {
+			continue
+		}
+		t := e.Ended
+		if t.IsZero() {
+			t = e.Created
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
 // New creates the directory of a new entry in StateCapturing.
 func (s *Spool) New(p Process, trigger string, now time.Time) (*Entry, error) {
-	e := &Entry{Created: now.UTC(), Trigger: trigger, PID: p.PID, Exe: p.Exe, Pod: p.Pod, State: StateCapturing}
+	e := &Entry{Created: now.UTC(), Trigger: trigger, PID: p.PID, ProcessStart: p.Start, Exe: p.Exe, Pod: p.Pod, State: StateCapturing}
 	base := fmt.Sprintf("%s-%s-%d", now.UTC().Format("20060102T150405Z"), safeName(p.Name()), p.PID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,6 +273,7 @@ func (s *Spool) MarkUploaded(e *Entry, id string) error {
 	if err := s.Save(e); err != nil {
 		return err
 	}
+	killpoint.At("spool:id-saved")
 	if err := os.RemoveAll(s.BundlePath(e)); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
@@ -207,8 +295,8 @@ func (s *Spool) Usage() (int64, int, error) {
 }
 
 // Enforce drops entries, uploaded ones first and then the oldest, until
-// the spool fits MaxBytes. Entries being captured are never dropped. It
-// returns the names dropped.
+// the spool fits MaxBytes. Entries being captured, and with Uploads ready
+// ones not tried yet, are never dropped. It returns the names dropped.
 func (s *Spool) Enforce() ([]string, error) {
 	if s.MaxBytes <= 0 {
 		return nil, nil
@@ -224,8 +312,11 @@ func (s *Spool) Enforce() ([]string, error) {
 		total += sizes[e.Name]
 	}
 	// Uploaded entries first, each group oldest first (Entries' order).
+	untried := func(e *Entry) bool { return s.Uploads && e.State == StateReady && e.Attempts == 0 && e.UploadID == "" }
 	order := append(filter(entries, func(e *Entry) bool { return e.State == StateUploaded }),
-		filter(entries, func(e *Entry) bool { return e.State != StateUploaded && e.State != StateCapturing })...)
+		filter(entries, func(e *Entry) bool {
+			return e.State != StateUploaded && e.State != StateCapturing && !untried(e)
+		})...)
 	var dropped []string
 	for _, e := range order {
 		if total <= s.MaxBytes {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // logs collects log lines.
@@ -86,8 +87,9 @@ func names(es []*Entry) []string {
 }
 
 // TestSpoolRecoversInterruptedCaptures reopens a spool whose agent died
-// during two captures: one left a readable bundle (ready for upload), one
-// nothing (failed).
+// during three captures: one left a bundle with data (ready, marked
+// interrupted), one an empty bundle (empty: never uploaded as a healthy
+// capture), one nothing (failed).
 func TestSpoolRecoversInterruptedCaptures(t *testing.T) {
 	dir := t.TempDir()
 	var l logs
@@ -96,14 +98,10 @@ func TestSpoolRecoversInterruptedCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	withBundle := addEntry(t, s, 10, StateCapturing, 1, t0)
-	w, err := bundle.Create(s.BundlePath(withBundle), bundle.NewManifest("c1", "test"), memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	withData := addEntry(t, s, 10, StateCapturing, 1, t0)
+	writeBundle(t, s.BundlePath(withData), 5)
+	empty := addEntry(t, s, 12, StateCapturing, 1, t0.Add(2*time.Second))
+	writeBundle(t, s.BundlePath(empty), 0)
 	without := addEntry(t, s, 11, StateCapturing, 1, t0.Add(time.Second))
 
 	s2, err := OpenSpool(dir, 0, l.logf)
@@ -114,11 +112,57 @@ func TestSpoolRecoversInterruptedCaptures(t *testing.T) {
 	state := map[string]string{}
 	for _, e := range es {
 		state[e.Name] = e.State
+		if !e.Interrupted {
+			t.Errorf("%s: not marked interrupted", e.Name)
+		}
 	}
-	if state[withBundle.Name] != StateReady || state[without.Name] != StateFailed {
+	if state[withData.Name] != StateReady || state[without.Name] != StateFailed || state[empty.Name] != StateEmpty {
 		t.Errorf("states after restart: %v", state)
 	}
-	if _, err := os.Stat(filepath.Join(dir, withBundle.Name, entryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, withData.Name, entryFile)); err != nil {
 		t.Error(err)
+	}
+}
+
+// writeBundle writes a bundle of n goroutine rows at dir.
+func writeBundle(t *testing.T, dir string, n int) {
+	t.Helper()
+	w, err := bundle.Create(dir, bundle.NewManifest("c-"+filepath.Base(filepath.Dir(dir)), "test"), memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 0 {
+		sid, err := w.StackID([]bundle.StackFrame{{Function: "main.main", File: "main.go", Line: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			w.Append(schema.Goroutine{SnapshotTS: time.Now().UnixNano(), Goid: int64(i + 1), State: "running", StackID: sid})
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSpoolKeepsUntriedCapture: a capture larger than the spool is not
+// dropped before its first upload attempt; after one, it is.
+func TestSpoolKeepsUntriedCapture(t *testing.T) {
+	var l logs
+	s, err := OpenSpool(t.TempDir(), 1000, l.logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Uploads = true
+	big := addEntry(t, s, 1, StateReady, 5000, time.Now())
+	if dropped, _ := s.Enforce(); len(dropped) != 0 {
+		t.Fatalf("dropped %v before the upload was tried", dropped)
+	}
+	big.Attempts = 1
+	if err := s.Save(big); err != nil {
+		t.Fatal(err)
+	}
+	if dropped, _ := s.Enforce(); len(dropped) != 1 {
+		t.Errorf("dropped %v after a failed upload, want the entry over the bound", dropped)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/ingest/killpoint"
 )
 
 // Upload retry timing: a failed entry waits Config.UploadBackoff (default
@@ -63,6 +64,7 @@ func (a *Agent) uploadPending(ctx context.Context) {
 			Log: logWriter{a: a, prefix: e.Name + ": "},
 		})
 		if err == nil {
+			killpoint.At("agent:uploaded")
 			a.m.uploads.WithLabelValues("ok").Inc()
 			a.logf("%s: uploaded to %s as capture %s (%d bytes)", e.Name, a.cfg.UploadTo, res.ID, res.Bytes)
 			if err := a.spool.MarkUploaded(e, res.ID); err != nil {
@@ -76,8 +78,7 @@ func (a *Agent) uploadPending(ctx context.Context) {
 		a.m.uploads.WithLabelValues("failed").Inc()
 		e.Attempts++
 		e.UploadError = err.Error()
-		var ue *capture.UploadError
-		if errors.As(err, &ue) && ue.Code != http.StatusUnauthorized && ue.Code != http.StatusForbidden {
+		if final(err) {
 			e.State = StateFailed // refused for what it is: retrying cannot help
 			a.logf("%s: %v; kept in the spool, not retried", e.Name, err)
 		} else {
@@ -89,7 +90,27 @@ func (a *Agent) uploadPending(ctx context.Context) {
 			a.logf("%v", err)
 		}
 	}
-	a.updateSpool()
+	// An entry larger than the spool was kept until it was tried.
+	a.enforceSpool()
+}
+
+// final reports whether an upload error is the workbench refusing the
+// bundle for what it is (a bad archive: 400, 415), which retrying cannot
+// help. Everything else is tried again later: the network, the workbench
+// down or busy (5xx, 408, 429), a full data directory (413: its quota or
+// disk frees up as captures are deleted), a token being rotated (401,
+// 403).
+func final(err error) bool {
+	var ue *capture.UploadError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	switch ue.Code {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout,
+		http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+		return false
+	}
+	return ue.Code < 500
 }
 
 // userAgent sets the User-Agent of every request, so the workbench can

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"net/http"
+	"os"
 	"sort"
 	"time"
 
@@ -31,6 +32,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 func (a *Agent) refresh(ctx context.Context) {
 	a.refreshing.Lock()
 	defer a.refreshing.Unlock()
+	a.m.scans.Inc()
 	cands, err := a.cfg.Select.candidates()
 	if err != nil {
 		a.logf("%v", err)
@@ -57,6 +59,7 @@ func (a *Agent) refresh(ctx context.Context) {
 		} else {
 			delete(a.noPprof, k)
 			a.targets[k] = t
+			a.m.watch(a.cfg.Node, t.proc)
 			a.logf("watching pid %d (%s%s) at %s", p.PID, p.Name(), podSuffix(p), t.url)
 		}
 		a.mu.Unlock()
@@ -97,12 +100,16 @@ func (a *Agent) discover(ctx context.Context, p Process) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &target{proc: p, client: client, url: url}
+	t := &target{proc: p, client: client, url: url, lastCapture: a.spool.LastCapture(p)}
 	if ls, err := capture.ProcessListeners(p.PID); err == nil {
 		for _, l := range ls {
 			t.ports = append(t.ports, int(l.Addr.Port()))
+			t.ep.listeners = append(t.ep.listeners, l.Addr)
 		}
 	}
+	t.ep.local, _ = localAddrs(p.PID)
+	host, _ := os.Hostname()
+	t.ep.names = []string{a.cfg.Node, host, p.Pod}
 	return t, nil
 }
 
@@ -140,35 +147,78 @@ func (a *Agent) sampleAll(ctx context.Context) {
 		why, fire := a.cfg.Rule.evaluate(&t.series, tot.TS)
 		a.mu.Unlock()
 		if fire {
-			a.trigger(t, "rule", "growth rule: "+why)
+			a.trigger(t, "rule", "growth rule: "+why, nil)
 		}
 	}
 }
 
-// findTarget returns the watched process an alert names, looking for new
-// processes once when none matches.
-func (a *Agent) findTarget(al Alert) (*target, string) {
+// findTarget returns the watched process an alert names, and the pids of
+// others it names too (an ambiguous alert starts no capture). When none
+// matches, it looks for new processes, at most once per notification
+// (scan) and once per minScanEvery.
+func (a *Agent) findTarget(al Alert, scan *scanOnce) (*target, string, []int) {
 	for attempt := 0; attempt < 2; attempt++ {
+		var found []*target
+		var label string
 		a.mu.Lock()
 		for _, t := range a.targets {
-			if label, ok := matches(al, a.cfg.Node, t.proc, t.ports); ok {
-				a.mu.Unlock()
-				return t, label
+			if l, ok := matches(al, a.cfg.Node, t.proc, t.ep); ok {
+				found, label = append(found, t), l
 			}
 		}
 		a.mu.Unlock()
-		if attempt == 0 && a.runCtx != nil {
-			ctx, cancel := context.WithTimeout(a.runCtx, 10*time.Second)
-			a.refresh(ctx)
-			cancel()
+		if len(found) > 0 {
+			sort.Slice(found, func(i, j int) bool { return found[i].proc.PID < found[j].proc.PID })
+			var others []int
+			for _, t := range found[1:] {
+				others = append(others, t.proc.PID)
+			}
+			return found[0], label, others
+		}
+		if attempt == 0 && !scan.do() {
+			break
 		}
 	}
-	return nil, ""
+	return nil, "", nil
+}
+
+// minScanEvery is the least time between two looks for new processes
+// asked by alerts.
+const minScanEvery = 2 * time.Second
+
+// scanOnce lets one notification look for new processes once.
+type scanOnce struct {
+	a    *Agent
+	done bool
+}
+
+// do looks for new processes unless this notification did already, or
+// one looked less than minScanEvery ago; it reports whether it looked.
+func (s *scanOnce) do() bool {
+	a := s.a
+	if s.done || a.runCtx == nil {
+		return false
+	}
+	s.done = true
+	a.mu.Lock()
+	recent := time.Since(a.lastAlertScan) < minScanEvery
+	if !recent {
+		a.lastAlertScan = time.Now()
+	}
+	a.mu.Unlock()
+	if recent {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(a.runCtx, 10*time.Second)
+	defer cancel()
+	a.refresh(ctx)
+	return true
 }
 
 // trigger starts a capture of t unless one is running or the last one
-// ended less than Cooldown ago, and returns what it did.
-func (a *Agent) trigger(t *target, source, why string) string {
+// ended less than Cooldown ago (also before the agent restarted: see
+// Spool.LastCapture), and returns what it did.
+func (a *Agent) trigger(t *target, source, why string, alert *AlertInfo) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	result := "started"
@@ -187,7 +237,7 @@ func (a *Agent) trigger(t *target, source, why string) string {
 	t.busy = true
 	t.series.since = time.Time{}
 	a.logf("pid %d (%s): capture triggered by %s", t.proc.PID, t.proc.Name(), why)
-	a.captures.Go(func() { a.captureJob(a.runCtx, t, why) })
+	a.captures.Go(func() { a.captureJob(a.runCtx, t, why, alert) })
 	return result
 }
 

@@ -2,18 +2,15 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// maxWebhookBody bounds an Alertmanager notification.
-const maxWebhookBody = 4 << 20
 
 // Notification is Alertmanager's webhook payload (version 4).
 type Notification struct {
@@ -66,8 +63,8 @@ func (a Alert) describe() string {
 // matches reports whether the alert's labels name the process p on this
 // node, and by which label. Labels tried, in order: node (must equal the
 // agent's node when present), pid, pod, instance (HOST:PORT of a socket p
-// listens on), exe.
-func matches(a Alert, node string, p Process, ports []int) (string, bool) {
+// listens on: host and port, see [endpoint.matchInstance]), exe.
+func matches(a Alert, node string, p Process, ep endpoint) (string, bool) {
 	l := a.Labels
 	if n := l["node"]; n != "" && n != node {
 		return "", false
@@ -79,16 +76,7 @@ func matches(a Alert, node string, p Process, ports []int) (string, bool) {
 		return "pod", p.Pod != "" && v == p.Pod
 	}
 	if v := l["instance"]; v != "" {
-		_, port, err := net.SplitHostPort(v)
-		if err != nil {
-			return "", false
-		}
-		for _, lp := range ports {
-			if port == strconv.Itoa(lp) {
-				return "instance", true
-			}
-		}
-		return "", false
+		return "instance", ep.matchInstance(v)
 	}
 	if v := l["exe"]; v != "" {
 		return "exe", v == p.Name() || v == p.Comm
@@ -100,39 +88,55 @@ func matches(a Alert, node string, p Process, ports []int) (string, bool) {
 // labels name a watched process triggers its capture. The answer is 200
 // as soon as the captures are queued (Alertmanager retries anything else),
 // with what became of each alert.
-func (a *Agent) webhookHandler() http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if a.cfg.WebhookToken != "" && r.Header.Get("Authorization") != "Bearer "+a.cfg.WebhookToken {
-			http.Error(w, `{"error":"this webhook needs the agent's token (Authorization: Bearer TOKEN)"}`, http.StatusUnauthorized)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxWebhookBody+1))
-		if err != nil || len(body) > maxWebhookBody {
-			http.Error(w, `{"error":"notification unreadable or larger than 4 MiB"}`, http.StatusBadRequest)
+func (a *Agent) webhookHandler() http.Handler {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("notification larger than %d bytes", maxWebhookBody))
+				return
+			}
+			writeError(w, http.StatusBadRequest, "notification unreadable: "+err.Error())
 			return
 		}
 		var n Notification
 		if err := json.Unmarshal(body, &n); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "not an Alertmanager webhook notification: " + err.Error()})
+			writeError(w, http.StatusBadRequest, "not an Alertmanager webhook notification: "+err.Error())
 			return
 		}
+		body = nil
 		out := []alertAnswer{}
-		for _, al := range n.Alerts {
-			out = append(out, a.onAlert(al))
+		scan := scanOnce{a: a}
+		for i, al := range n.Alerts {
+			if i >= maxAlertsPerNote {
+				out = append(out, alertAnswer{Alert: al.describe(), Result: "skipped",
+					Detail: fmt.Sprintf("a notification's first %d alerts are looked at", maxAlertsPerNote)})
+				continue
+			}
+			out = append(out, a.onAlert(al, n.ExternalURL, &scan))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"alerts": out})
-	}
+	})
+	return a.limitInFlight(h)
 }
 
 // onAlert handles one alert of a notification.
-func (a *Agent) onAlert(al Alert) alertAnswer {
+func (a *Agent) onAlert(al Alert, alertmanager string, scan *scanOnce) alertAnswer {
 	ans := alertAnswer{Alert: al.describe()}
 	if al.Status == "resolved" {
 		a.m.alerts.WithLabelValues("resolved").Inc()
 		ans.Result = "resolved"
 		return ans
 	}
-	t, label := a.findTarget(al)
+	t, label, others := a.findTarget(al, scan)
+	if len(others) > 0 {
+		a.m.alerts.WithLabelValues("ambiguous").Inc()
+		ans.Result = "ambiguous"
+		ans.Detail = fmt.Sprintf("the alert's labels match %d watched processes (pids %v); give a pid or pod label", len(others)+1, append([]int{t.proc.PID}, others...))
+		a.logf("alert %s: %s", ans.Alert, ans.Detail)
+		return ans
+	}
 	if t == nil {
 		a.m.alerts.WithLabelValues("no_match").Inc()
 		ans.Result = "no_match"
@@ -142,7 +146,9 @@ func (a *Agent) onAlert(al Alert) alertAnswer {
 	}
 	a.m.alerts.WithLabelValues("matched").Inc()
 	ans.PID = t.proc.PID
-	ans.Result = a.trigger(t, "alert", fmt.Sprintf("alert %s (matched by %s)", ans.Alert, label))
+	info := &AlertInfo{Name: al.Labels["alertname"], Labels: al.Labels, StartsAt: al.StartsAt,
+		GeneratorURL: al.GeneratorURL, Alertmanager: alertmanager, Fingerprint: al.Fingerprint}
+	ans.Result = a.trigger(t, "alert", fmt.Sprintf("alert %s (matched by %s)", ans.Alert, label), info)
 	return ans
 }
 

@@ -31,6 +31,8 @@ type Options struct {
 	URL string
 	// Out is the bundle directory to create; it must not exist or be empty.
 	Out string
+	// Node names the node in the manifest (empty: [DefaultNode]).
+	Node string
 
 	// Duration ends the capture; 0 runs until ctx is cancelled.
 	Duration time.Duration

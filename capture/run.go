@@ -223,6 +223,17 @@ func (c *capturer) resolveTarget(ctx context.Context) error {
 	return nil
 }
 
+// DefaultNode is the node name a capture records when none is given:
+// $NODE_NAME (a DaemonSet sets it from the downward API's spec.nodeName;
+// the host name of a pod is its own name), else the host name.
+func DefaultNode() string {
+	if n := os.Getenv("NODE_NAME"); n != "" {
+		return n
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
 // httpSources reports whether any pprof endpoint is scraped.
 func (c *capturer) httpSources() bool {
 	return !c.opts.NoSnapshots || c.opts.CPUWindow > 0 || c.opts.TraceWindow > 0
@@ -233,7 +244,10 @@ func (c *capturer) manifest() bundle.Manifest {
 	o := c.opts
 	id := newCaptureID()
 	m := bundle.NewManifest(id, o.Tool)
-	m.Node, _ = os.Hostname()
+	m.Node = o.Node
+	if m.Node == "" {
+		m.Node = DefaultNode()
+	}
 	m.Start = time.Now()
 	if o.PID > 0 {
 		t, err := TargetInfo(o.PID)

@@ -35,3 +35,16 @@ func TestProcessStart(t *testing.T) {
 		t.Error("no error for a missing pid")
 	}
 }
+
+// TestDefaultNode: a capture names the node by $NODE_NAME (the DaemonSet
+// sets it from spec.nodeName) before the host name (a pod's own name).
+func TestDefaultNode(t *testing.T) {
+	t.Setenv("NODE_NAME", "node-9")
+	if got := DefaultNode(); got != "node-9" {
+		t.Errorf("DefaultNode with NODE_NAME=node-9: %q", got)
+	}
+	t.Setenv("NODE_NAME", "")
+	if h, _ := os.Hostname(); DefaultNode() != h {
+		t.Errorf("DefaultNode without NODE_NAME: %q, host name %q", DefaultNode(), h)
+	}
+}

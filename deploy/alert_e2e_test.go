@@ -62,12 +62,12 @@ func TestAlertToPostmortem(t *testing.T) {
 
 	// The workbench and the agent (its own growth rule off: the alert is
 	// the trigger).
-	serveURL := startDaemon(t, ctx, "serve", "leakscope workbench on ", bin,
+	serveURL, _ := startDaemon(t, ctx, "serve", "leakscope workbench on ", bin,
 		"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
-	agentURL := startDaemon(t, ctx, "agent", "leakscope agent listening on ", bin,
-		"agent", "--pid", fmt.Sprint(svc.PID), "--listen", "127.0.0.1:0", "--spool", filepath.Join(tmp, "spool"),
+	agentArgs := []string{"agent", "--pid", fmt.Sprint(svc.PID), "--listen", freeAddr(t), "--spool", filepath.Join(tmp, "spool"),
 		"--to", serveURL, "--goroutine-growth", "0", "--watch-every", "1s",
-		"--capture-duration", "8s", "--capture-interval", "2s", "--no-ebpf")
+		"--capture-duration", "8s", "--capture-interval", "2s", "--no-ebpf"}
+	agentURL, stopAgent := startDaemon(t, ctx, "agent", "leakscope agent listening on ", bin, agentArgs...)
 
 	// Alertmanager: leakscope="capture" alerts to the agent, at once.
 	amAddr := freeAddr(t)
@@ -79,7 +79,7 @@ func TestAlertToPostmortem(t *testing.T) {
       group_by: [alertname, instance]
       group_wait: 1s
       group_interval: 1s
-      repeat_interval: 1h
+      repeat_interval: 2s
 receivers:
   - name: none
   - name: leakscope-agent
@@ -92,7 +92,13 @@ receivers:
 
 	// Prometheus: the shipped rule with second-scale windows.
 	promAddr := freeAddr(t)
-	writeFile(t, filepath.Join(tmp, "rules.yml"), shortRule(t, "GoroutineGrowthFast", "[5m]", "[20s]", "5s"))
+	// LeakSuspectFound counts captures that ended within 30 s instead of
+	// 6 h, so it resolves within the test, and any score (an 8 s capture
+	// scores less than 80; promtool tests the threshold).
+	leakRule := shippedRule(t, "LeakSuspectFound", "6 * 3600", "30", "")
+	leakRule["expr"] = strings.Replace(leakRule["expr"].(string), ">= 80", ">= 1", 1)
+	writeFile(t, filepath.Join(tmp, "rules.yml"), rulesYAML(t,
+		shippedRule(t, "GoroutineGrowthFast", "[5m]", "[20s]", "5s"), leakRule))
 	writeFile(t, filepath.Join(tmp, "prometheus.yml"), fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
@@ -103,7 +109,9 @@ alerting:
 scrape_configs:
   - job_name: svc
     static_configs: [{targets: [%q]}]
-`, amAddr, target))
+  - job_name: workbench
+    static_configs: [{targets: [%q]}]
+`, amAddr, target, strings.TrimSuffix(strings.TrimPrefix(serveURL, "http://"), "/")))
 	startProcess(t, ctx, "prometheus", promBin, "--config.file="+filepath.Join(tmp, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(tmp, "tsdb"), "--web.listen-address="+promAddr)
 
@@ -168,12 +176,66 @@ scrape_configs:
 	if err != nil || !strings.Contains(string(pm), leak.Function) {
 		t.Errorf("postmortem does not name %s (%v)", leak.Function, err)
 	}
+	// The postmortem names the alert: its name, instance, start and the
+	// Alertmanager that sent it.
+	for _, want := range []string{"## Trigger", `"GoroutineGrowthFast"`, `"instance"="` + target + `"`, "firing since", "alertmanager "} {
+		if !strings.Contains(string(pm), want) {
+			t.Errorf("postmortem does not name the alert (%s):\n%s", want, pm)
+		}
+	}
+
+	// The workbench's suspect fires LeakSuspectFound, which resolves once
+	// no capture within the (shortened) window shows it.
+	leakAlert := func() (bool, string) {
+		var r struct {
+			Data struct {
+				Alerts []struct {
+					Labels map[string]string
+					State  string
+				}
+			}
+		}
+		if err := getJSON("http://"+promAddr+"/api/v1/alerts", &r); err != nil {
+			return false, err.Error()
+		}
+		for _, a := range r.Data.Alerts {
+			if a.Labels["alertname"] == "LeakSuspectFound" && a.Labels["location"] == leak.Function {
+				return true, a.State
+			}
+		}
+		return false, "no LeakSuspectFound"
+	}
+	waitUntil(t, ctx, "LeakSuspectFound to fire", leakAlert)
+	waitUntil(t, ctx, "LeakSuspectFound to resolve", func() (bool, string) {
+		firing, state := leakAlert()
+		return !firing, state
+	})
+
+	// Killed and started again within the cooldown, the agent hears the
+	// alert again (Alertmanager repeats it) and does not capture again.
+	stopAgent()
+	agentURL, _ = startDaemon(t, ctx, "agent (restarted)", "leakscope agent listening on ", bin, agentArgs...)
+	waitUntil(t, ctx, "the restarted agent to refuse the repeated alert (cooldown)", func() (bool, string) {
+		resp, err := http.Get(agentURL + "metrics")
+		if err != nil {
+			return false, err.Error()
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return strings.Contains(string(body), `leakscope_agent_triggers_total{result="cooldown",source="alert"}`), "no cooldown yet"
+	})
+	if err := getJSON(agentURL+"status", &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Spool) != 1 {
+		t.Errorf("after the restart the spool holds %d captures, want the one: %+v", len(st.Spool), st.Spool)
+	}
 }
 
-// shortRule returns a rules file holding the shipped alert name with its
-// range windows replaced and its for: shortened, so the test's alert is
-// the shipped expression at second scale.
-func shortRule(t *testing.T, name, window, short, forDur string) string {
+// shippedRule returns the shipped alert name with window replaced by short
+// in its expression and its for: set to forDur (when not empty), so the
+// test's alert is the shipped expression at second scale.
+func shippedRule(t *testing.T, name, window, short, forDur string) map[string]any {
 	t.Helper()
 	var f struct {
 		Groups []struct {
@@ -191,21 +253,34 @@ func shortRule(t *testing.T, name, window, short, forDur string) string {
 				t.Fatalf("%s has no %s window: %s", name, window, expr)
 			}
 			r["expr"] = strings.ReplaceAll(expr, window, short)
-			r["for"] = forDur
-			out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "e2e", "rules": []any{r}}}})
-			if err != nil {
-				t.Fatal(err)
+			if forDur != "" {
+				r["for"] = forDur
 			}
-			return string(out)
+			return r
 		}
 	}
 	t.Fatalf("no alert %s in the shipped rules", name)
-	return ""
+	return nil
 }
 
-// startDaemon runs a leakscope command until the test ends and returns the
-// URL from its first stdout line (after prefix), ending in a slash.
-func startDaemon(t *testing.T, ctx context.Context, name, prefix, bin string, args ...string) string {
+// rulesYAML is a rules file of one group holding rules.
+func rulesYAML(t *testing.T, rules ...map[string]any) string {
+	t.Helper()
+	rs := make([]any, len(rules))
+	for i, r := range rules {
+		rs[i] = r
+	}
+	out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "e2e", "rules": rs}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// startDaemon runs a leakscope command until the test ends (or stop kills
+// it with SIGKILL) and returns the URL from its first stdout line (after
+// prefix), ending in a slash.
+func startDaemon(t *testing.T, ctx context.Context, name, prefix, bin string, args ...string) (u string, stop func()) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -223,12 +298,12 @@ func startDaemon(t *testing.T, ctx context.Context, name, prefix, bin string, ar
 	if err != nil || !strings.HasPrefix(line, prefix) {
 		t.Fatalf("%s: first line %q (%v)", name, line, err)
 	}
-	u := strings.Fields(strings.TrimPrefix(line, prefix))[0]
+	u = strings.Fields(strings.TrimPrefix(line, prefix))[0]
 	if !strings.HasSuffix(u, "/") {
 		u += "/"
 	}
 	go io.Copy(io.Discard, out)
-	return u
+	return u, func() { cmd.Process.Kill(); cmd.Wait() }
 }
 
 // startProcess runs a daemon of Debian's until the test ends.

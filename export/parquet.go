@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/killpoint"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -58,9 +59,10 @@ type Capture struct {
 
 // Parquet writes every table of b, its suspects and its manifest summary
 // as Parquet files under dir in a hive layout: dir/node=NODE/capture=ID/
-// TABLE.parquet. The capture's directory is written under a temporary name
+// TABLE.parquet. The capture's directory is written under dir/[WorkDir]
 // and renamed into place, replacing an earlier export of the same capture,
-// so a reader never sees half an export.
+// so a reader never sees half an export, and a kill at any step leaves the
+// earlier export or the new one (the next export cleans up).
 func Parquet(b *bundle.Bundle, dir string, o Options) (Capture, error) {
 	if o.Mem == nil {
 		o.Mem = memory.DefaultAllocator
@@ -70,25 +72,23 @@ func Parquet(b *bundle.Bundle, dir string, o Options) (Capture, error) {
 		return Capture{}, fmt.Errorf("analyse %s: %w", b.Dir, err)
 	}
 	final := CaptureDir(dir, b.Manifest)
-	parent := filepath.Dir(final)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return Capture{}, fmt.Errorf("export: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, ".export-*")
+	tmp, release, err := begin(dir)
 	if err != nil {
-		return Capture{}, fmt.Errorf("export: %w", err)
+		return Capture{}, err
 	}
-	defer os.RemoveAll(tmp)
+	defer release()
+	defer os.RemoveAll(filepath.Dir(tmp))
 	out := Capture{Dir: final, Report: rep}
 	for _, name := range schema.TableNames {
 		if !b.Has(name) {
 			continue
 		}
-		t, err := writeBundleTable(b, name, filepath.Join(tmp, name+".parquet"), o.Mem)
+		t, err := writeBundleTable(b, name, filepath.Join(tmp, name+".parquet"+partSuffix), o.Mem)
 		if err != nil {
 			return Capture{}, err
 		}
 		out.Tables = append(out.Tables, t)
+		killpoint.At("export:table")
 	}
 	for _, t := range []struct {
 		name string
@@ -97,7 +97,7 @@ func Parquet(b *bundle.Bundle, dir string, o Options) (Capture, error) {
 		{TableSuspects, suspectsRecord(rep, b.Manifest, o.Mem)},
 		{TableCaptures, capturesRecord(b.Manifest, rep, o.Mem)},
 	} {
-		path := filepath.Join(tmp, t.name+".parquet")
+		path := filepath.Join(tmp, t.name+".parquet"+partSuffix)
 		err := writeRecords(path, t.rec.Schema(), func(put func(arrow.Record) error) error { return put(t.rec) })
 		rows := t.rec.NumRows()
 		t.rec.Release()
@@ -106,14 +106,11 @@ func Parquet(b *bundle.Bundle, dir string, o Options) (Capture, error) {
 		}
 		out.Tables = append(out.Tables, Table{Name: t.name, Path: path, Rows: rows})
 	}
-	if err := os.RemoveAll(final); err != nil {
-		return Capture{}, fmt.Errorf("export: replace %s: %w", final, err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return Capture{}, fmt.Errorf("export: %w", err)
+	if err := finish(tmp, final, dir); err != nil {
+		return Capture{}, err
 	}
 	for i := range out.Tables {
-		out.Tables[i].Path = filepath.Join(final, filepath.Base(out.Tables[i].Path))
+		out.Tables[i].Path = filepath.Join(final, strings.TrimSuffix(filepath.Base(out.Tables[i].Path), partSuffix))
 	}
 	return out, nil
 }
@@ -203,6 +200,10 @@ func newWriter(path string, sch *arrow.Schema) (*pqarrow.FileWriter, func() erro
 		parquet.WithDictionaryDefault(true),
 		parquet.WithMaxRowGroupLength(rowGroupRows),
 		parquet.WithCreatedBy("leakscope"),
+		// The Parquet spec wants the root schema element without
+		// repetition; the library's default is REPEATED, which readers
+		// such as hyparquet refuse.
+		parquet.WithRootRepetition(parquet.Repetitions.Required),
 	)
 	w, err := pqarrow.NewFileWriter(sch, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {

@@ -130,6 +130,22 @@ func TestParquetTablesMatchBundle(t *testing.T) {
 		if got := col("score").ValueStr(i); got == "" {
 			t.Errorf("row %d: no score", i)
 		}
+		// Unknown is null, not 0.
+		if rb := col("retained_bytes"); rb.IsNull(i) != (s.RetainedBytes == 0) {
+			t.Errorf("row %d: retained_bytes %s, report %d", i, rb.ValueStr(i), s.RetainedBytes)
+		}
+		if v := col("verdict"); v.IsNull(i) != (s.Verdict == "") || (s.Verdict != "" && v.ValueStr(i) != s.Verdict) {
+			t.Errorf("row %d: verdict %s, report %q", i, v.ValueStr(i), s.Verdict)
+		}
+		if o := col("origin"); o.IsNull(i) != (s.Origin == nil) || (s.Origin != nil && o.ValueStr(i) != s.Origin.Function) {
+			t.Errorf("row %d: origin %s, report %+v", i, o.ValueStr(i), s.Origin)
+		}
+		if on := col("onset"); on.IsNull(i) != (s.Onset == nil || s.Onset.At.IsZero()) {
+			t.Errorf("row %d: onset %s, report %+v", i, on.ValueStr(i), s.Onset)
+		}
+		if inc := col("incident"); inc.IsNull(i) != (s.Incident == "") || (s.Incident != "" && inc.ValueStr(i) != s.Incident) {
+			t.Errorf("row %d: incident %s, report %q", i, inc.ValueStr(i), s.Incident)
+		}
 	}
 	caps := readParquet(t, written[TableCaptures].Path)
 	if caps.NumRows() != 1 {
@@ -138,7 +154,7 @@ func TestParquetTablesMatchBundle(t *testing.T) {
 }
 
 // TestParquetReplaces checks that exporting a capture again replaces its
-// directory and leaves no temporary directory behind.
+// directory and leaves no temporary behind.
 func TestParquetReplaces(t *testing.T) {
 	b := sampleBundle(t, "timeout-send.lsb")
 	out := t.TempDir()
@@ -149,6 +165,9 @@ func TestParquetReplaces(t *testing.T) {
 	}
 	var dirs []string
 	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == WorkDir {
+			return fs.SkipDir
+		}
 		if err == nil && d.IsDir() && p != out {
 			dirs = append(dirs, strings.TrimPrefix(p, out+"/"))
 		}
@@ -156,6 +175,9 @@ func TestParquetReplaces(t *testing.T) {
 	})
 	if len(dirs) != 2 || !strings.HasPrefix(dirs[0], "node=") || !strings.Contains(dirs[1], "/capture=") {
 		t.Errorf("directories after two exports: %q", dirs)
+	}
+	if left := leftovers(t, out); len(left) > 0 {
+		t.Errorf("temporaries after two exports: %q", left)
 	}
 }
 

@@ -53,6 +53,14 @@ func plainRecord(rec arrow.Record, out *arrow.Schema, mem memory.Allocator) (arr
 			release()
 			return nil, fmt.Errorf("column %s is %s, want %s", f.Name, c.DataType(), f.Type)
 		}
+		if sa, ok := c.(*array.String); ok {
+			cols = append(cols, validStrings(sa, mem))
+			continue
+		}
+		if la, ok := c.(*array.List); ok {
+			cols = append(cols, validLists(la, mem))
+			continue
+		}
 		c.Retain()
 		cols = append(cols, c)
 	}
@@ -72,7 +80,7 @@ func decodeStrings(d *array.Dictionary, mem memory.Allocator) arrow.Array {
 			b.AppendNull()
 			continue
 		}
-		b.Append(vals.Value(d.GetValueIndex(i)))
+		b.Append(validUTF8(vals.Value(d.GetValueIndex(i))))
 	}
 	return b.NewArray()
 }

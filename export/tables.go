@@ -2,6 +2,7 @@ package export
 
 import (
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -22,25 +23,39 @@ var serviceFields = []arrow.Field{
 }
 
 // SuspectsSchema is the schema of the suspects table: the fields of
-// [analysis.Suspect] that are one value per suspect.
+// [analysis.Suspect] that are one value per suspect. A value the report
+// does not know (no retained heap measured, no fit, no origin or onset
+// found, a heap suspect's wait) is null, never 0.
 var SuspectsSchema = arrow.NewSchema(append(append([]arrow.Field{}, serviceFields...),
 	arrow.Field{Name: "id", Type: arrow.BinaryTypes.String},
 	arrow.Field{Name: "kind", Type: arrow.BinaryTypes.String},
 	arrow.Field{Name: "pattern", Type: arrow.BinaryTypes.String},
 	arrow.Field{Name: "title", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "verdict", Type: arrow.BinaryTypes.String, Nullable: true},
 	arrow.Field{Name: "state", Type: arrow.BinaryTypes.String, Nullable: true},
 	arrow.Field{Name: "location", Type: arrow.BinaryTypes.String},
-	arrow.Field{Name: "file", Type: arrow.BinaryTypes.String},
-	arrow.Field{Name: "line", Type: arrow.PrimitiveTypes.Int64},
-	arrow.Field{Name: "creator", Type: arrow.BinaryTypes.String},
+	arrow.Field{Name: "file", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "line", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	arrow.Field{Name: "creator", Type: arrow.BinaryTypes.String, Nullable: true},
 	arrow.Field{Name: "ancestry", Type: arrow.ListOf(arrow.BinaryTypes.String)},
+	arrow.Field{Name: "origin", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "origin_file", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "origin_line", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	arrow.Field{Name: "origin_basis", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "incident", Type: arrow.BinaryTypes.String, Nullable: true},
 	arrow.Field{Name: "count", Type: arrow.PrimitiveTypes.Int64},
-	arrow.Field{Name: "growth_per_min", Type: arrow.PrimitiveTypes.Float64},
-	arrow.Field{Name: "fit_r2", Type: arrow.PrimitiveTypes.Float64},
+	arrow.Field{Name: "count_at", Type: schema.Timestamp, Nullable: true},
+	arrow.Field{Name: "growth_per_min", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	arrow.Field{Name: "fit_r2", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 	arrow.Field{Name: "first_seen", Type: schema.Timestamp, Nullable: true},
-	arrow.Field{Name: "max_wait_minutes", Type: arrow.PrimitiveTypes.Int64},
-	arrow.Field{Name: "retained_bytes", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "onset", Type: schema.Timestamp, Nullable: true},
+	arrow.Field{Name: "onset_earliest", Type: schema.Timestamp, Nullable: true},
+	arrow.Field{Name: "onset_latest", Type: schema.Timestamp, Nullable: true},
+	arrow.Field{Name: "onset_basis", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "max_wait_minutes", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	arrow.Field{Name: "retained_bytes", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	arrow.Field{Name: "score", Type: arrow.PrimitiveTypes.Float64},
+	arrow.Field{Name: "confidence", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 	arrow.Field{Name: "goroutineleak", Type: arrow.BinaryTypes.String, Nullable: true},
 	arrow.Field{Name: "stack_id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 ), nil)
@@ -67,7 +82,7 @@ type rowBuilder struct {
 
 func (r *rowBuilder) next() array.Builder { f := r.b.Field(r.i); r.i++; return f }
 
-func (r *rowBuilder) str(s string) { r.next().(*array.StringBuilder).Append(s) }
+func (r *rowBuilder) str(s string) { r.next().(*array.StringBuilder).Append(validUTF8(s)) }
 
 // optStr appends s, or null when it is empty.
 func (r *rowBuilder) optStr(s string) {
@@ -76,7 +91,7 @@ func (r *rowBuilder) optStr(s string) {
 		b.AppendNull()
 		return
 	}
-	b.Append(s)
+	b.Append(validUTF8(s))
 }
 
 func (r *rowBuilder) i64(v int64) { r.next().(*array.Int64Builder).Append(v) }
@@ -91,7 +106,30 @@ func (r *rowBuilder) optI64(v int64) {
 	b.Append(v)
 }
 
+// optI64Known appends v, or null when known is false.
+func (r *rowBuilder) optI64Known(v int64, known bool) {
+	b := r.next().(*array.Int64Builder)
+	if !known {
+		b.AppendNull()
+		return
+	}
+	b.Append(v)
+}
+
 func (r *rowBuilder) f64(v float64) { r.next().(*array.Float64Builder).Append(v) }
+
+// optF64 appends v, or null when known is false.
+func (r *rowBuilder) optF64(v float64, known bool) {
+	b := r.next().(*array.Float64Builder)
+	if !known {
+		b.AppendNull()
+		return
+	}
+	b.Append(v)
+}
+
+// time appends t, or null for the zero time.
+func (r *rowBuilder) time(t time.Time) { r.ts(t.UnixNano(), t.IsZero()) }
 
 // ts appends a time, or null for the zero time.
 func (r *rowBuilder) ts(unixNano int64, zero bool) {
@@ -108,7 +146,7 @@ func (r *rowBuilder) strs(ss []string) {
 	b.Append(true)
 	vb := b.ValueBuilder().(*array.StringBuilder)
 	for _, s := range ss {
-		vb.Append(s)
+		vb.Append(validUTF8(s))
 	}
 }
 
@@ -130,19 +168,39 @@ func suspectsRecord(rep *analysis.Report, m bundle.Manifest, mem memory.Allocato
 		r.str(s.Kind)
 		r.str(s.Pattern)
 		r.str(s.Title)
+		r.optStr(s.Verdict)
 		r.optStr(s.State)
 		r.str(s.Location)
-		r.str(s.File)
-		r.i64(int64(s.Line))
-		r.str(s.Creator)
+		r.optStr(s.File)
+		r.optI64(int64(s.Line))
+		r.optStr(s.Creator)
 		r.strs(s.Ancestry)
+		var o analysis.Origin
+		if s.Origin != nil {
+			o = *s.Origin
+		}
+		r.optStr(o.Function)
+		r.optStr(o.File)
+		r.optI64(int64(o.Line))
+		r.optStr(o.Basis)
+		r.optStr(s.Incident)
 		r.i64(s.Count)
-		r.f64(s.GrowthPerMin)
-		r.f64(s.Fit.R2)
-		r.ts(s.FirstSeen.UnixNano(), s.FirstSeen.IsZero())
-		r.i64(s.MaxWaitMinutes)
-		r.i64(s.RetainedBytes)
+		r.time(s.CountAt)
+		r.optF64(s.GrowthPerMin, s.Range != nil)
+		r.optF64(s.Fit.R2, s.Range != nil)
+		r.time(s.FirstSeen)
+		var on analysis.Onset
+		if s.Onset != nil {
+			on = *s.Onset
+		}
+		r.time(on.At)
+		r.time(on.Earliest)
+		r.time(on.Latest)
+		r.optStr(on.Basis)
+		r.optI64Known(s.MaxWaitMinutes, s.Kind != analysis.KindHeap)
+		r.optI64(s.RetainedBytes)
 		r.f64(s.Score)
+		r.optF64(s.Confidence, s.Confidence != 0)
 		r.optStr(s.LeakProfile)
 		r.optI64(s.StackID)
 	}

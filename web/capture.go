@@ -2,6 +2,7 @@ package web
 
 import (
 	"container/list"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -29,6 +30,7 @@ type capture struct {
 	use sync.RWMutex
 
 	report   lazy[*analysis.Report]
+	listed   lazy[*cachedAnalysis]
 	ancestry lazy[*analysis.AncestryTree]
 	stacks   lazy[*flame.Stacks]
 	profiles lazy[map[string][]int64]
@@ -47,11 +49,43 @@ func newCapture(id string, b *bundle.Bundle, s *Store) *capture {
 	return &capture{id: id, b: b, s: s, answers: answerCache{max: maxCachedAnswers}}
 }
 
-// Report returns the capture's leak report.
+// Report returns the capture's leak report, analysing the bundle on
+// first use (and keeping the result beside it, see reportcache.go).
 func (c *capture) Report() (*analysis.Report, error) {
 	return c.report.get(func() (*analysis.Report, error) {
-		return analysis.Analyze(c.b, c.s.mem, c.s.opts)
+		analyses.Add(1)
+		rep, err := analysis.Analyze(c.b, c.s.mem, c.s.opts)
+		c.s.writeReportCache(c, rep, err)
+		return rep, err
 	})
+}
+
+// ListedReport returns the report the capture list, /metrics and the
+// fleet view show: the analysis kept beside the bundle when it is
+// current, so a restarted workbench does not analyse every capture
+// again, else [capture.Report]. Views that read the bundle through the
+// report (a suspect's members) use Report itself.
+func (c *capture) ListedReport() (*analysis.Report, error) {
+	if rep, ok := c.report.peek(); ok {
+		return rep, nil
+	}
+	ca, err := c.listed.get(func() (*cachedAnalysis, error) {
+		if ca, ok := c.s.readReportCache(c); ok {
+			return ca, nil
+		}
+		rep, err := c.Report()
+		if err != nil {
+			return nil, err
+		}
+		return &cachedAnalysis{Report: rep}, nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case ca.Error != "":
+		return nil, errors.New(ca.Error)
+	}
+	return ca.Report, nil
 }
 
 // Selection returns what suspect id counts, at the snapshot its figures
@@ -129,6 +163,13 @@ type lazy[T any] struct {
 	mu   sync.Mutex
 	done bool
 	v    T
+}
+
+// peek returns the value if it was computed.
+func (l *lazy[T]) peek() (T, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.v, l.done
 }
 
 func (l *lazy[T]) get(fn func() (T, error)) (T, error) {

@@ -84,7 +84,7 @@ func summarize(c *capture) captureSummary {
 	}
 	out.Bytes = c.Size()
 	out.Size = sizeText(out.Bytes)
-	rep, err := c.Report()
+	rep, err := c.ListedReport()
 	if err != nil {
 		out.AnalysisError = err.Error()
 		return out
@@ -170,8 +170,14 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 			writeError(w, http.StatusUnsupportedMediaType, "send the bundle archive itself as the request body, not a multipart form")
 			return
 		}
-		body := http.MaxBytesReader(w, idleReader(w, r.Body, readIdle), maxBytes)
+		idle := idleReader(w, r.Body, readIdle)
+		body := http.MaxBytesReader(w, idle, maxBytes)
 		id, existed, err := s.Add(body)
+		if err != nil && idle.stalled {
+			count("stalled")
+			writeError(w, http.StatusRequestTimeout, fmt.Sprintf("upload stalled: it sent less than %s in %v", sizeText(minProgress), readIdle))
+			return
+		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {

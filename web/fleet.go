@@ -37,7 +37,7 @@ func fleetCaptures(s *Store) []fleet.Capture {
 			continue
 		}
 		fc := fleet.Capture{ID: c.id, Manifest: c.b.Manifest}
-		if rep, err := c.Report(); err == nil {
+		if rep, err := c.ListedReport(); err == nil {
 			fc.Report = rep
 		}
 		release()

@@ -2,10 +2,11 @@ package web
 
 import (
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/httpguard"
 )
 
 // TokenHeader is the header (besides "Authorization: Bearer TOKEN") that
@@ -19,8 +20,9 @@ const TokenHeader = "X-Leakscope-Token"
 //   - Writes (any method but GET and HEAD) are refused when they come from a
 //     page of another origin, and need the token when one is set.
 //   - On any other address, reads of the API need the token too (as a
-//     header, or the cookie the page sets), unless PublicRead is set; the
-//     page itself loads without it, to ask for it.
+//     header, or the cookie the page sets), unless PublicRead is set, and
+//     /metrics always does; the page itself loads without it, to ask for
+//     it.
 func guard(opts Options, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if opts.Loopback {
@@ -60,7 +62,12 @@ const TokenCookie = "leakscope-token"
 // needsReadToken reports whether a read must carry the token: on a server
 // that is not loopback-only, for the API, unless reads are public.
 func needsReadToken(opts Options, r *http.Request) bool {
-	return !opts.Loopback && !opts.PublicRead && opts.Token != "" && strings.HasPrefix(r.URL.Path, "/api/")
+	if opts.Loopback || opts.Token == "" {
+		return false
+	}
+	// /metrics names every capture's services, nodes and functions: off
+	// loopback it always needs the token (Prometheus's authorization).
+	return r.URL.Path == MetricsPath || (!opts.PublicRead && strings.HasPrefix(r.URL.Path, "/api/"))
 }
 
 // cookieOK checks the token cookie (for reads only: a cookie rides along
@@ -75,50 +82,15 @@ func cookieOK(r *http.Request, token string) bool {
 }
 
 func tokenOK(r *http.Request, token string) bool {
-	got := r.Header.Get(TokenHeader)
-	if auth := r.Header.Get("Authorization"); got == "" && strings.HasPrefix(auth, "Bearer ") {
-		got = strings.TrimPrefix(auth, "Bearer ")
-	}
-	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+	return httpguard.TokenOK(r, TokenHeader, token)
 }
 
 // IsLoopback reports whether a listen address (HOST:PORT) binds only
 // loopback interfaces. An empty host (all interfaces) is not loopback.
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopback(addr string) bool { return httpguard.IsLoopback(addr) }
 
-func loopbackAddr(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func loopbackAddr(remote string) bool { return httpguard.LoopbackClient(remote) }
 
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func loopbackHost(hostport string) bool { return httpguard.LoopbackHost(hostport) }
 
-func sameOrigin(origin, host string) bool {
-	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
-}
+func sameOrigin(origin, host string) bool { return httpguard.SameOrigin(origin, host) }

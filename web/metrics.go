@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis"
@@ -35,16 +36,32 @@ var (
 		"When the capture ended (Unix seconds).", captureLabels, nil)
 	descSuspectGoroutines = prometheus.NewDesc("leakscope_suspect_goroutines",
 		"Goroutines of a goroutine suspect in the last snapshot.", suspectLabels, nil)
-	descSuspectGrowth = prometheus.NewDesc("leakscope_suspect_goroutine_growth_per_minute",
-		"Growth of a goroutine suspect, goroutines per minute.", suspectLabels, nil)
+	descSuspectGrowth = prometheus.NewDesc("leakscope_suspect_goroutine_growth_per_second",
+		"Growth of a goroutine suspect, goroutines per second (the report's per-minute figure / 60).", suspectLabels, nil)
 	descSuspectHeap = prometheus.NewDesc("leakscope_suspect_heap_bytes",
 		"Heap bytes of a suspect: in use at a heap site, or retained by a goroutine suspect.", suspectLabels, nil)
-	descSuspectHeapGrowth = prometheus.NewDesc("leakscope_suspect_heap_growth_bytes_per_minute",
-		"Growth of a heap suspect, bytes per minute.", suspectLabels, nil)
+	descSuspectHeapGrowth = prometheus.NewDesc("leakscope_suspect_heap_growth_bytes_per_second",
+		"Growth of a heap suspect, bytes per second (the report's per-minute figure / 60).", suspectLabels, nil)
 	descSuspectScore = prometheus.NewDesc("leakscope_suspect_score",
 		"Score of a suspect, 0 to 100 (what report --fail-on compares with).", suspectLabels, nil)
 	descAnalysisFailed = prometheus.NewDesc("leakscope_capture_analysis_failed",
 		"1 when the capture could not be analysed.", captureLabels, nil)
+	descSuspectsOmitted = prometheus.NewDesc("leakscope_capture_suspects_omitted",
+		"Suspects of the capture past the top ones exported one by one; their figures are summed in the series with suspect=\"other\".", captureLabels, nil)
+	descServiceCaptures = prometheus.NewDesc("leakscope_service_captures",
+		"Captures the workbench holds of a service.", []string{"service"}, nil)
+	descServiceOmitted = prometheus.NewDesc("leakscope_service_captures_omitted",
+		"Captures of a service older than the newest ones exported one by one.", []string{"service"}, nil)
+	descServiceOmittedSuspects = prometheus.NewDesc("leakscope_service_omitted_captures_suspects",
+		"Suspects in the captures of a service that are not exported one by one, summed.", []string{"service"}, nil)
+)
+
+// Default bounds of /metrics: per capture, the suspects exported one by
+// one (by rank; the rest summed), and per service, the newest captures
+// exported (the rest counted and summed per service).
+const (
+	DefaultMetricsSuspects = 10
+	DefaultMetricsCaptures = 5
 )
 
 // serverMetrics are the workbench's own counters and its registry.
@@ -57,7 +74,7 @@ type serverMetrics struct {
 
 // newServerMetrics registers the store's per-capture collector, the
 // workbench's counters and the Go and process collectors.
-func newServerMetrics(s *Store) *serverMetrics {
+func newServerMetrics(s *Store, opts Options) *serverMetrics {
 	m := &serverMetrics{
 		reg: prometheus.NewRegistry(),
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -73,7 +90,7 @@ func newServerMetrics(s *Store) *serverMetrics {
 			Help: "Captures deleted through the API.",
 		}),
 	}
-	m.reg.MustRegister(m.uploads, m.stored, m.deletes, storeCollector{s},
+	m.reg.MustRegister(m.uploads, m.stored, m.deletes, storeCollector{s, opts.MetricsSuspects, opts.MetricsCaptures},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -95,67 +112,135 @@ func uploadClient(r *http.Request) string {
 	return "other"
 }
 
-// storeCollector exports the captures of a store and their suspects.
-type storeCollector struct{ s *Store }
+// storeCollector exports the captures of a store and their suspects,
+// bounded: per service the newest captures captures, per capture the top
+// suspects suspects (the report ranks them); the rest are summed.
+type storeCollector struct {
+	s                  *Store
+	suspects, captures int
+}
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCaptureGoroutines, descCapturePeak, descCaptureHeap, descCaptureSuspects,
 		descCaptureEnd, descSuspectGoroutines, descSuspectGrowth, descSuspectHeap, descSuspectHeapGrowth,
-		descSuspectScore, descAnalysisFailed} {
+		descSuspectScore, descAnalysisFailed, descSuspectsOmitted, descServiceCaptures, descServiceOmitted,
+		descServiceOmittedSuspects} {
 		ch <- d
 	}
 }
 
 // Collect analyses captures not analysed yet (the report is kept, as for
-// every other view) and sends their series.
+// every other view) and sends their series. Captures are labelled by the
+// capture id of their manifest (as Parquet and the API's capture_id);
+// of two captures with one id, node and service, the newer is exported.
 func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, listed := range c.s.List() {
+	perService := map[string]int{}
+	omitted := map[string][2]int{} // captures, suspects
+	seen := map[[3]string]bool{}
+	for _, listed := range c.s.List() { // newest first
 		cp, release, err := c.s.Acquire(listed.id)
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		collectCapture(ch, cp)
+		m := cp.b.Manifest
+		svc := m.Target.Service()
+		perService[svc]++
+		key := [3]string{m.CaptureID, m.Node, svc}
+		if perService[svc] > c.captures || seen[key] {
+			o := omitted[svc]
+			o[0]++
+			if rep, err := cp.ListedReport(); err == nil {
+				o[1] += len(rep.Suspects)
+			}
+			omitted[svc] = o
+		} else {
+			seen[key] = true
+			collectCapture(ch, cp, c.suspects)
+		}
 		release()
+	}
+	for _, svc := range sortedKeys(perService) {
+		gauge(ch, descServiceCaptures, float64(perService[svc]), svc)
+		o := omitted[svc]
+		gauge(ch, descServiceOmitted, float64(o[0]), svc)
+		gauge(ch, descServiceOmittedSuspects, float64(o[1]), svc)
 	}
 }
 
-func collectCapture(ch chan<- prometheus.Metric, c *capture) {
-	m := c.b.Manifest
-	labels := []string{c.id, m.Node, m.Target.Service()}
-	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, lv ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	rep, err := c.Report()
+	sort.Strings(out)
+	return out
+}
+
+// collectCapture sends one capture's series: its top suspects one by
+// one, the rest summed under suspect="other".
+func collectCapture(ch chan<- prometheus.Metric, c *capture, top int) {
+	m := c.b.Manifest
+	labels := []string{m.CaptureID, m.Node, m.Target.Service()}
+	rep, err := c.ListedReport()
 	if err != nil {
-		gauge(descAnalysisFailed, 1, labels...)
+		gauge(ch, descAnalysisFailed, 1, labels...)
 		return
 	}
-	gauge(descAnalysisFailed, 0, labels...)
+	gauge(ch, descAnalysisFailed, 0, labels...)
 	if p, ok := last(rep.Series.Goroutines); ok {
-		gauge(descCaptureGoroutines, p.Value, labels...)
+		gauge(ch, descCaptureGoroutines, p.Value, labels...)
 	}
-	gauge(descCapturePeak, float64(rep.Bundle.PeakGoroutines), labels...)
+	gauge(ch, descCapturePeak, float64(rep.Bundle.PeakGoroutines), labels...)
 	if p, ok := last(rep.Series.HeapInuse); ok {
-		gauge(descCaptureHeap, p.Value, labels...)
+		gauge(ch, descCaptureHeap, p.Value, labels...)
 	}
-	gauge(descCaptureSuspects, float64(len(rep.Suspects)), labels...)
+	gauge(ch, descCaptureSuspects, float64(len(rep.Suspects)), labels...)
 	if !m.End.IsZero() {
-		gauge(descCaptureEnd, float64(m.End.UnixNano())/1e9, labels...)
+		gauge(ch, descCaptureEnd, float64(m.End.UnixNano())/1e9, labels...)
 	}
-	for _, s := range rep.Suspects {
+	shown := rep.Suspects[:min(top, len(rep.Suspects))]
+	rest := rep.Suspects[len(shown):]
+	gauge(ch, descSuspectsOmitted, float64(len(rest)), labels...)
+	for _, s := range shown {
 		sl := append(append([]string{}, labels...), s.ID, s.Kind, s.Pattern, s.Location)
-		gauge(descSuspectScore, s.Score, sl...)
-		switch s.Kind {
-		case analysis.KindHeap:
-			gauge(descSuspectHeap, float64(s.Count), sl...)
-			gauge(descSuspectHeapGrowth, s.GrowthPerMin, sl...)
-		default:
-			gauge(descSuspectGoroutines, float64(s.Count), sl...)
-			gauge(descSuspectGrowth, s.GrowthPerMin, sl...)
-			if s.RetainedBytes > 0 {
-				gauge(descSuspectHeap, float64(s.RetainedBytes), sl...)
+		gauge(ch, descSuspectScore, s.Score, sl...)
+		suspectFigures(ch, sl, s.Kind, float64(s.Count), s.GrowthPerMin/60, float64(s.RetainedBytes))
+	}
+	// The rest, per kind: counts and growth summed, the highest score.
+	for _, kind := range []string{analysis.KindGoroutine, analysis.KindHeap} {
+		var n int
+		var count, growth, retained, score float64
+		for _, s := range rest {
+			if s.Kind == kind {
+				n++
+				count, growth, retained, score = count+float64(s.Count), growth+s.GrowthPerMin/60, retained+float64(s.RetainedBytes), max(score, s.Score)
 			}
 		}
+		if n == 0 {
+			continue
+		}
+		sl := append(append([]string{}, labels...), "other", kind, "other", "other")
+		gauge(ch, descSuspectScore, score, sl...)
+		suspectFigures(ch, sl, kind, count, growth, retained)
+	}
+}
+
+// suspectFigures sends a suspect's count, growth per second and retained
+// heap under the families of its kind.
+func suspectFigures(ch chan<- prometheus.Metric, sl []string, kind string, count, growth, retained float64) {
+	if kind == analysis.KindHeap {
+		gauge(ch, descSuspectHeap, count, sl...)
+		gauge(ch, descSuspectHeapGrowth, growth, sl...)
+		return
+	}
+	gauge(ch, descSuspectGoroutines, count, sl...)
+	gauge(ch, descSuspectGrowth, growth, sl...)
+	if retained > 0 {
+		gauge(ch, descSuspectHeap, retained, sl...)
 	}
 }
 

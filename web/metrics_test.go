@@ -90,7 +90,7 @@ func TestMetricsFromReport(t *testing.T) {
 		t.Fatal("fixture has no suspects")
 	}
 	fams := scrape(t, h)
-	capL := map[string]string{"capture": up.ID}
+	capL := map[string]string{"capture": c.b.Manifest.CaptureID}
 	last := rep.Series.Goroutines[len(rep.Series.Goroutines)-1].Value
 	checks := []struct {
 		name string
@@ -106,20 +106,20 @@ func TestMetricsFromReport(t *testing.T) {
 			t.Errorf("%s: %d series, value %g; report says %g", c.name, n, got, c.want)
 		}
 	}
-	for _, sp := range rep.Suspects {
-		l := map[string]string{"capture": up.ID, "suspect": sp.ID, "pattern": sp.Pattern, "location": sp.Location}
+	for _, sp := range rep.Suspects[:min(len(rep.Suspects), DefaultMetricsSuspects)] {
+		l := map[string]string{"capture": c.b.Manifest.CaptureID, "suspect": sp.ID, "pattern": sp.Pattern, "location": sp.Location}
 		if got, n := value(fams, "leakscope_suspect_score", l); n != 1 || got != sp.Score {
 			t.Errorf("%s score: %d series, %g; report %g", sp.ID, n, got, sp.Score)
 		}
-		count, growth := "leakscope_suspect_goroutines", "leakscope_suspect_goroutine_growth_per_minute"
+		count, growth := "leakscope_suspect_goroutines", "leakscope_suspect_goroutine_growth_per_second"
 		if sp.Kind == analysis.KindHeap {
-			count, growth = "leakscope_suspect_heap_bytes", "leakscope_suspect_heap_growth_bytes_per_minute"
+			count, growth = "leakscope_suspect_heap_bytes", "leakscope_suspect_heap_growth_bytes_per_second"
 		}
 		if got, n := value(fams, count, l); n != 1 || got != float64(sp.Count) {
 			t.Errorf("%s %s: %d series, %g; report %d", sp.ID, count, n, got, sp.Count)
 		}
-		if got, n := value(fams, growth, l); n != 1 || got != sp.GrowthPerMin {
-			t.Errorf("%s %s: %d series, %g; report %g", sp.ID, growth, n, got, sp.GrowthPerMin)
+		if got, n := value(fams, growth, l); n != 1 || got != sp.GrowthPerMin/60 {
+			t.Errorf("%s %s: %d series, %g; report %g a minute", sp.ID, growth, n, got, sp.GrowthPerMin)
 		}
 	}
 	for _, c := range []struct {
@@ -206,6 +206,13 @@ func TestFleetAPI(t *testing.T) {
 // names node: the same capture as another node would have sent it.
 func onNode(t *testing.T, dir, node string) []byte {
 	t.Helper()
+	return editManifest(t, dir, func(m map[string]any) { m["node"] = node })
+}
+
+// editManifest returns an archive of a copy of the bundle dir with its
+// manifest changed by edit.
+func editManifest(t *testing.T, dir string, edit func(map[string]any)) []byte {
+	t.Helper()
 	cp := filepath.Join(t.TempDir(), filepath.Base(dir))
 	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
@@ -219,7 +226,7 @@ func onNode(t *testing.T, dir, node string) []byte {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	m["node"] = node
+	edit(m)
 	if raw, err = json.Marshal(m); err != nil {
 		t.Fatal(err)
 	}

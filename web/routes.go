@@ -31,6 +31,10 @@ type Options struct {
 	// WriteIdle and ReadIdle bound how long a client may stop reading an
 	// answer or sending an upload (0: DefaultWriteIdle, DefaultReadIdle).
 	WriteIdle, ReadIdle time.Duration
+	// MetricsSuspects bounds the suspects of a capture /metrics exports
+	// one by one (0: DefaultMetricsSuspects), MetricsCaptures the captures
+	// of a service (0: DefaultMetricsCaptures); the rest are summed.
+	MetricsSuspects, MetricsCaptures int
 	// Transitions decodes goroutines' state changes from a capture's raw
 	// traces, for per-goroutine state lanes. The command sets it to
 	// ingest.Transitions (web does not import the parsers).
@@ -54,7 +58,13 @@ func NewRouter(s *Store, opts Options) http.Handler {
 	if opts.ReadIdle <= 0 {
 		opts.ReadIdle = DefaultReadIdle
 	}
-	m := newServerMetrics(s)
+	if opts.MetricsSuspects <= 0 {
+		opts.MetricsSuspects = DefaultMetricsSuspects
+	}
+	if opts.MetricsCaptures <= 0 {
+		opts.MetricsCaptures = DefaultMetricsCaptures
+	}
+	m := newServerMetrics(s, opts)
 	r := mux.NewRouter()
 	r.Handle(MetricsPath, m.handler()).Methods(http.MethodGet)
 	r.HandleFunc("/api/captures", listHandler(s)).Methods(http.MethodGet)

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/killpoint"
 )
 
 // ErrNotFound is returned for a capture id the store does not hold.
@@ -58,8 +59,8 @@ const DefaultQuota = 32 << 30
 const minFree = 1 << 30
 
 // ErrQuota is wrapped by the error for an upload the data directory has
-// no room for.
-var ErrQuota = errors.New("the data directory is full")
+// no room for; the error says which bound (quota or disk).
+var ErrQuota = errors.New("no room for the upload")
 
 // OpenStore opens (creating it if needed) the data directory. On first use
 // of a data directory (no DATA/captures yet), every bundle directory at the
@@ -108,13 +109,19 @@ func (s *Store) load() error {
 		if !e.IsDir() || !idPattern.MatchString(name) {
 			continue
 		}
-		b, err := bundle.Open(filepath.Join(s.dir, name))
+		b, err := openStored(filepath.Join(s.dir, name))
 		if err != nil {
 			log.Printf("leakscope serve: skipping %s: %v", filepath.Join(s.dir, name), err)
 			continue
 		}
 		s.caps[name] = newCapture(name, b, s)
 		s.used += bundle.DirSize(b.Dir)
+	}
+	// Kept analyses of captures that are gone (deleted, then killed).
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), reportCacheSuffix); ok && s.caps[id] == nil {
+			os.Remove(filepath.Join(s.dir, e.Name()))
+		}
 	}
 	return nil
 }
@@ -229,41 +236,64 @@ func newID() string {
 // bundle.Digest) is not stored twice: Add returns the id of the capture it
 // already is, with existed true.
 func (s *Store) Add(r io.Reader) (id string, existed bool, err error) {
-	room, why, err := s.reserve()
-	if err != nil {
+	if err := s.roomFor(0); err != nil {
 		return "", false, err
 	}
-	defer s.release(room)
+	res := &reservation{s: s}
+	defer res.release()
 	id = newID()
+	// The upload is unpacked under a dot name, which load removes, and
+	// renamed to its id only once it is known to be new: a kill at any
+	// step stores it once or not at all.
+	incoming := filepath.Join(s.dir, ".incoming-"+id)
 	dst := filepath.Join(s.dir, id)
 	lim := s.limits
-	lim.MaxBytes = room
-	if _, err := bundle.Unpack(r, dst, lim); err != nil {
-		if errors.Is(err, bundle.ErrTooLarge) {
-			return "", false, fmt.Errorf("%w (%s)", err, why)
+	lim.Reserve = res.grow
+	if _, err := bundle.Unpack(r, incoming, lim); err != nil {
+		if errors.Is(err, bundle.ErrTooLarge) && !errors.Is(err, ErrQuota) {
+			return "", false, fmt.Errorf("%w (the most one capture may take is %s; see serve --max-unpacked)", err, sizeText(s.limits.MaxBytes))
 		}
 		return "", false, err
 	}
-	b, err := bundle.Open(dst)
+	defer os.RemoveAll(incoming)
+	killpoint.At("store:unpacked")
+	b, err := bundle.Open(incoming)
 	if err != nil {
-		os.RemoveAll(dst)
 		return "", false, err
 	}
-	c := newCapture(id, b, s)
-	size := bundle.DirSize(dst)
+	size := bundle.DirSize(incoming)
 	// One upload at a time decides whether it is new, so that two copies
 	// of one bundle sent at once are not both kept.
 	s.addMu.Lock()
 	defer s.addMu.Unlock()
-	if same, err := s.same(c); err != nil || same != "" {
-		os.RemoveAll(dst)
+	if same, err := s.same(newCapture(id, b, s)); err != nil || same != "" {
 		return same, same != "", err
 	}
+	killpoint.At("store:checked")
+	if err := os.Rename(incoming, dst); err != nil {
+		return "", false, fmt.Errorf("store upload: %w", err)
+	}
+	if b, err = openStored(dst); err != nil {
+		os.RemoveAll(dst)
+		return "", false, err
+	}
 	s.mu.Lock()
-	s.caps[id] = c
+	s.caps[id] = newCapture(id, b, s)
 	s.used += size
 	s.mu.Unlock()
 	return id, false, nil
+}
+
+// openStored opens a stored bundle. Nothing writes a stored bundle, so a
+// source still "running" is interrupted, however recent its last flush
+// (an agent killed mid-capture uploads what it had when it restarts).
+func openStored(dir string) (*bundle.Bundle, error) {
+	b, err := bundle.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	b.Manifest.MarkWriterGone()
+	return b, nil
 }
 
 // same returns the id of a stored capture holding the same bundle as c, or
@@ -309,33 +339,57 @@ func (s *Store) digestOf(id string) (string, func(), error) {
 	return d, release, nil
 }
 
-// reserve sets aside room for one upload: the per-upload limit, or what
-// is left under the quota and on the disk if that is less. why says
-// which bound it.
-func (s *Store) reserve() (room int64, why string, err error) {
+// reservation is the room one upload has set aside: it grows with every
+// file of the archive, by the size the file's header declares, so an
+// upload in flight holds what it has sent so far, not the most it could.
+type reservation struct {
+	s *Store
+	n int64
+}
+
+// grow sets aside n more bytes, or says which bound leaves no room.
+func (r *reservation) grow(n int64) error {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if err := r.s.roomLocked(n); err != nil {
+		return err
+	}
+	r.s.reserved += n
+	r.n += n
+	return nil
+}
+
+func (r *reservation) release() {
+	r.s.mu.Lock()
+	r.s.reserved -= r.n
+	r.n = 0
+	r.s.mu.Unlock()
+}
+
+// roomFor checks that n more bytes fit under the quota and on the disk.
+func (s *Store) roomFor(n int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	room, why = s.limits.MaxBytes, fmt.Sprintf("the most one capture may take is %s; see serve --max-unpacked", sizeText(s.limits.MaxBytes))
-	if left := s.quota - s.used - s.reserved; left < room {
-		room, why = left, fmt.Sprintf("the captures take %s of the data directory's quota of %s; delete some, or raise serve --quota", sizeText(s.used), sizeText(s.quota))
+	return s.roomLocked(n)
+}
+
+// roomLocked is roomFor with s.mu held. The error wraps ErrQuota and says
+// which bound has no room: the quota (what stored captures take, and what
+// uploads in flight have set aside), or the disk's free space.
+func (s *Store) roomLocked(n int64) error {
+	if left := s.quota - s.used - s.reserved; left <= 0 || n > left {
+		return fmt.Errorf("%w: the quota of %s is taken: stored captures take %s and uploads in flight have set aside %s; delete some captures, or raise serve --quota",
+			ErrQuota, sizeText(s.quota), sizeText(s.used), sizeText(s.reserved))
 	}
 	var st syscall.Statfs_t
 	if syscall.Statfs(s.dir, &st) == nil {
-		if free := int64(st.Bavail)*st.Bsize - minFree - s.reserved; free < room {
-			room, why = free, fmt.Sprintf("the disk holding the data directory has %s free, and uploads leave %s", sizeText(int64(st.Bavail)*st.Bsize), sizeText(minFree))
+		free := int64(st.Bavail) * st.Bsize
+		if left := free - minFree - s.reserved; left <= 0 || n > left {
+			return fmt.Errorf("%w: the disk holding the data directory has %s free, uploads leave %s, and uploads in flight have set aside %s",
+				ErrQuota, sizeText(free), sizeText(minFree), sizeText(s.reserved))
 		}
 	}
-	if room <= 0 {
-		return 0, "", fmt.Errorf("%w: %s", ErrQuota, why)
-	}
-	s.reserved += room
-	return room, why, nil
-}
-
-func (s *Store) release(room int64) {
-	s.mu.Lock()
-	s.reserved -= room
-	s.mu.Unlock()
+	return nil
 }
 
 // sizeText writes a byte count in binary units.
@@ -398,8 +452,16 @@ func (s *Store) Delete(id string) error {
 	s.mu.Lock()
 	s.used -= size
 	s.mu.Unlock()
+	os.Remove(s.reportCachePath(id))
 	if err := os.RemoveAll(trash); err != nil {
 		return fmt.Errorf("delete capture %s: %w", id, err)
 	}
 	return nil
+}
+
+// reservedBytes is what uploads in flight have set aside.
+func (s *Store) reservedBytes() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.reserved
 }

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"errors"
 	"io"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -37,19 +39,38 @@ func (w *deadlineWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// idleReader gives every read of a request body a deadline of d from now:
-// an upload may take as long as it needs, but one that stalls is dropped.
-func idleReader(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
+// minProgress is what an upload must send within every ReadIdle.
+const minProgress = 64 << 10
+
+// idleReader bounds how slowly a request body may come: from the first
+// read, each minProgress bytes must arrive within d. An upload may take as
+// long as it needs, but one that stalls, or trickles a byte at a time to
+// hold its connection (slowloris), is dropped; stalled then reports it.
+func idleReader(w http.ResponseWriter, body io.ReadCloser, d time.Duration) *deadlineReader {
 	return &deadlineReader{ReadCloser: body, rc: http.NewResponseController(w), d: d}
 }
 
 type deadlineReader struct {
 	io.ReadCloser
-	rc *http.ResponseController
-	d  time.Duration
+	rc      *http.ResponseController
+	d       time.Duration
+	started bool
+	got     int64 // bytes since the deadline was last moved
+	stalled bool
 }
 
 func (r *deadlineReader) Read(p []byte) (int, error) {
-	r.rc.SetReadDeadline(time.Now().Add(r.d))
-	return r.ReadCloser.Read(p)
+	if !r.started {
+		r.started = true
+		r.rc.SetReadDeadline(time.Now().Add(r.d))
+	}
+	n, err := r.ReadCloser.Read(p)
+	if r.got += int64(n); r.got >= minProgress {
+		r.got = 0
+		r.rc.SetReadDeadline(time.Now().Add(r.d))
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		r.stalled = true
+	}
+	return n, err
 }

@@ -53,6 +53,9 @@ type Leak struct {
 	// end of the latest capture showing it.
 	FirstSeen time.Time `json:"first_seen,omitzero"`
 	LastSeen  time.Time `json:"last_seen,omitzero"`
+	// Since is when the leak began: the earliest onset of its suspects
+	// (the report's estimate, Suspect.Onset.At), else FirstSeen.
+	Since time.Time `json:"since,omitzero"`
 	// MaxScore, MaxCount and MaxGrowthPerMin are the largest of its
 	// suspects' score, count and growth_per_min.
 	MaxScore        float64 `json:"max_score"`
@@ -71,6 +74,8 @@ type Sighting struct {
 	GrowthPerMin float64   `json:"growth_per_min"`
 	Score        float64   `json:"score"`
 	FirstSeen    time.Time `json:"first_seen,omitzero"`
+	// Onset is the report's onset estimate for the suspect (zero: none).
+	Onset time.Time `json:"onset,omitzero"`
 }
 
 // Services lists the services the captures are of, each with its
@@ -181,10 +186,21 @@ func (l *Leak) add(c Capture, s analysis.Suspect) {
 	if len(l.Seen) == 0 || l.Seen[len(l.Seen)-1].Capture != c.ID {
 		l.Captures++
 	}
+	var onset time.Time
+	if s.Onset != nil {
+		onset = s.Onset.At
+	}
 	l.Seen = append(l.Seen, Sighting{Capture: c.ID, Node: m.Node, Suspect: s.ID, Count: s.Count,
-		GrowthPerMin: s.GrowthPerMin, Score: s.Score, FirstSeen: s.FirstSeen})
+		GrowthPerMin: s.GrowthPerMin, Score: s.Score, FirstSeen: s.FirstSeen, Onset: onset})
 	if !s.FirstSeen.IsZero() && (l.FirstSeen.IsZero() || s.FirstSeen.Before(l.FirstSeen)) {
 		l.FirstSeen = s.FirstSeen
+	}
+	since := onset
+	if since.IsZero() {
+		since = s.FirstSeen
+	}
+	if !since.IsZero() && (l.Since.IsZero() || since.Before(l.Since)) {
+		l.Since = since
 	}
 	if m.End.After(l.LastSeen) {
 		l.LastSeen = m.End

@@ -54,3 +54,21 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("services %+v", svcs)
 	}
 }
+
+// TestSinceIsOnset: a leak's "since" is the earliest onset its captures
+// estimate, not the first snapshot that saw it.
+func TestSinceIsOnset(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	s := analysis.Suspect{ID: "G1", Kind: analysis.KindGoroutine, Pattern: "p", Location: "main.f", Count: 5, FirstSeen: t0,
+		Onset: &analysis.Onset{At: t0.Add(-3 * time.Hour), Basis: "longest-wait"}}
+	late := s
+	late.Onset = nil
+	late.FirstSeen = t0.Add(-time.Hour)
+	v := Summarize("svc", []Capture{capture("a", "n1", "/usr/bin/svc", t0, s), capture("b", "n2", "/usr/bin/svc", t0, late)})
+	if len(v.Leaks) != 1 {
+		t.Fatalf("leaks %+v", v.Leaks)
+	}
+	if l := v.Leaks[0]; !l.Since.Equal(t0.Add(-3*time.Hour)) || !l.FirstSeen.Equal(t0.Add(-time.Hour)) {
+		t.Errorf("since %v, first seen %v; want the onset %v", l.Since, l.FirstSeen, t0.Add(-3*time.Hour))
+	}
+}

@@ -54,7 +54,7 @@ GET /status shows the watched processes and the spool.`, stderr)
 	fs.BoolVar(&cfg.Select.All, "all", false, "watch every Go process whose pprof endpoint can be found")
 	fs.StringVar(&cfg.Listen, "listen", agent.DefaultListen, "`address` of the webhook (/alerts), /metrics and /status")
 	fs.StringVar(&cfg.WebhookToken, "webhook-token", os.Getenv("LEAKSCOPE_WEBHOOK_TOKEN"), "bearer `token` the webhook requires (default $LEAKSCOPE_WEBHOOK_TOKEN)")
-	fs.StringVar(&cfg.Node, "node", "", "node `name` in metrics and bundles (default: host name, or $NODE_NAME)")
+	fs.StringVar(&cfg.Node, "node", "", "node `name` in metrics, alerts and bundles (default: $NODE_NAME, else the host name)")
 	fs.DurationVar(&cfg.WatchEvery, "watch-every", agent.DefaultWatchEvery, "period of the rolling watch")
 	fs.DurationVar(&cfg.Rule.Window, "window", cfg.Rule.Window, "growth rule: fit window")
 	fs.Float64Var(&goroutineGrowth, "goroutine-growth", goroutineGrowth, "growth rule: goroutines per minute that trigger a capture (0 = off)")
@@ -93,7 +93,7 @@ GET /status shows the watched processes and the spool.`, stderr)
 		return usagef("agent: choose processes with --pid, --exe or --all")
 	}
 	if cfg.Node == "" {
-		cfg.Node = os.Getenv("NODE_NAME")
+		cfg.Node = capture.DefaultNode()
 	}
 	cfg.Rule.GoroutinesPerMin, cfg.Rule.HeapBytesPerMin = goroutineGrowth, heapGrowth
 	cfg.SpoolMax = int64(maxSpool)

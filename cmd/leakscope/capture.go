@@ -29,6 +29,7 @@ bundle is recorded into NAME.lsb beside it and packed at the end.`, stderr)
 	var o capture.Options
 	fs.IntVar(&o.PID, "pid", 0, "target process id (finds the pprof endpoint from its listening sockets; needed for eBPF)")
 	fs.StringVar(&o.URL, "url", "", "target base URL serving net/http/pprof, e.g. http://127.0.0.1:6060")
+	fs.StringVar(&o.Node, "node", "", "node `name` recorded in the bundle (default: $NODE_NAME, else the host name)")
 	fs.StringVar(&o.Out, "o", "", "output bundle: a directory NAME.lsb, or an archive NAME.tar.zst (or .tar.gz); must not exist")
 	fs.DurationVar(&o.Duration, "duration", capture.DefaultDuration, "how long to capture (0 = until interrupted)")
 	fs.DurationVar(&o.Interval, "interval", capture.DefaultInterval, "time between snapshots and window starts")

@@ -33,6 +33,8 @@ type serveOptions struct {
 	quota      int64
 	publicRead bool
 	noSamples  bool
+	// metricsSuspects and metricsCaptures bound /metrics.
+	metricsSuspects, metricsCaptures int
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,6 +54,8 @@ take --quota (and leave 1 GiB of the disk free).`, stderr)
 	fsx.Int64Var(&o.maxBytes, "max-unpacked", bundle.DefaultLimits.MaxBytes, "largest unpacked capture in `bytes`")
 	fsx.Int64Var(&o.quota, "quota", web.DefaultQuota, "most `bytes` all captures in the data directory may take")
 	fsx.BoolVar(&o.publicRead, "public-read", false, "on a non-loopback address, let anyone who reaches it read every capture without the token")
+	fsx.IntVar(&o.metricsSuspects, "metrics-suspects", web.DefaultMetricsSuspects, "suspects per capture that /metrics exports one by one (the rest summed)")
+	fsx.IntVar(&o.metricsCaptures, "metrics-captures", web.DefaultMetricsCaptures, "newest captures per service that /metrics exports (the rest counted)")
 	fsx.BoolVar(&o.noSamples, "no-samples", false, "do not install the sample captures into a new data directory")
 	pos, err := parseFlags(fsx, args)
 	if err != nil {
@@ -92,7 +96,8 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload, Transitions: ingest.Transitions}),
+		Handler: web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload,
+			MetricsSuspects: o.metricsSuspects, MetricsCaptures: o.metricsCaptures, Transitions: ingest.Transitions}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Answers and uploads have idle deadlines per write and read
 		// (web.DefaultWriteIdle, DefaultReadIdle), not a total one: a large

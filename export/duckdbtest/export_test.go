@@ -148,7 +148,7 @@ func TestSuspectsAcrossNodes(t *testing.T) {
 	}
 	// The README's query.
 	rows, err := db.Query(`SELECT service, pattern, location, count(DISTINCT node) AS nodes,
-		       min(first_seen) AS since, max(count) AS worst
+		       min(coalesce(onset, first_seen)) AS since, max(count) AS worst
 		FROM read_parquet(?, hive_partitioning = true)
 		GROUP BY ALL ORDER BY nodes DESC`, glob)
 	if err != nil {

@@ -46,6 +46,11 @@ type Limits struct {
 	MaxBytes int64
 	// MaxFiles is the most entries (files and directories).
 	MaxFiles int
+	// Reserve, when set, is asked for room for each file before it is
+	// written, with the size its tar header declares; an error refuses
+	// the archive (wrapped with ErrTooLarge). The store's quota grows an
+	// upload's reservation with it, entry by entry.
+	Reserve func(n int64) error
 }
 
 // DefaultLimits are the limits used when a zero Limits is passed.
@@ -407,6 +412,11 @@ func (x *extractor) admitFile(hdr *tar.Header, name string) error {
 	}
 	if name == ManifestFile && hdr.Size > maxManifestBytes {
 		return fmt.Errorf("%w: %s is %d bytes (limit %d)", ErrArchive, ManifestFile, hdr.Size, maxManifestBytes)
+	}
+	if x.lim.Reserve != nil {
+		if err := x.lim.Reserve(hdr.Size); err != nil {
+			return fmt.Errorf("%w: no room for %q (%s): %w", ErrTooLarge, hdr.Name, sizeText(hdr.Size), err)
+		}
 	}
 	return nil
 }

@@ -273,6 +273,22 @@ func (m *Manifest) markInterrupted(now time.Time) {
 	}
 }
 
+// MarkWriterGone is for a bundle known to be written no more (uploaded,
+// or left by a capture whose process is gone): its "running" sources are
+// "interrupted", however recent their last flush. It changes m only, not
+// the stored manifest.
+func (m *Manifest) MarkWriterGone() {
+	for i := range m.Sources {
+		s := &m.Sources[i]
+		if s.Status == StatusRunning {
+			// A reader's "still being written, last flush at T" note
+			// becomes "last flush at T".
+			s.Detail = strings.Replace(s.Detail, "still being written, ", "", 1)
+			s.Status = StatusInterrupted
+		}
+	}
+}
+
 // lastData is the last flush of a recording writer, or for bundles written
 // before it was recorded the latest artifact time.
 func (m *Manifest) lastData() (time.Time, string) {

@@ -55,7 +55,7 @@ func (p *blocks) feed(ln logLine) *Goroutine {
 		p.outside(ln)
 		return g
 	}
-	if ln.partial && !endsBlock(line) {
+	if ln.partial && !endsBlock(line) && !wholeLocation(line, p.sub) {
 		if couldContinue(line, p.sub) {
 			// The input stops mid-line inside the block: cut off.
 			p.r.cut(&p.gs[p.cur], "mid-line")

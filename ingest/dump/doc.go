@@ -61,7 +61,8 @@
 // 55"), or at exactly 64 MiB (the runtime's cap, where the last block
 // cannot be known to be complete). A last line without a newline that
 // cannot continue the block ("exit status 2", other output) does not cut
-// it. Every complete goroutine before the cut is returned; the cut-off
+// it, nor does a last frame location that is whole ("\t/x.go:12 +0x2f":
+// a traceback whose writer wrote no final newline). Every complete goroutine before the cut is returned; the cut-off
 // block is dropped and [Reader.Truncated] reports where it happened.
 //
 // # Memory

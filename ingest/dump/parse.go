@@ -382,6 +382,40 @@ func couldContinue(line []byte, sub int) bool {
 	return couldBeFunc(line)
 }
 
+// wholeLocation reports whether line, the last of an input that ends
+// without a newline, is a whole location line: "\tFILE:LINE +0xPC", as a
+// traceback's last frame ends (panicparse reads such a tail too). Cut
+// anywhere before the pc, the line could still continue.
+func wholeLocation(line []byte, sub int) bool {
+	switch sub {
+	case stFile, stCreatedFile, stAncFile:
+	default:
+		return false
+	}
+	if len(line) == 0 || line[0] != '\t' {
+		return false
+	}
+	i := bytes.LastIndex(line, []byte(" +0x"))
+	if i < 0 || i+4 == len(line) {
+		return false
+	}
+	for _, c := range line[i+4:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	colon := bytes.LastIndexByte(line[:i], ':')
+	if colon < 0 || colon+1 == i {
+		return false
+	}
+	for _, c := range line[colon+1 : i] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // couldBeFunc reports whether line may be the start of a function line:
 // no space outside brackets before the arguments, no control characters.
 func couldBeFunc(line []byte) bool {

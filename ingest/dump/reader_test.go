@@ -379,3 +379,36 @@ func TestLabelsGo127(t *testing.T) {
 		t.Errorf("parsed %+v", g)
 	}
 }
+
+// TestNoFinalNewline: a traceback whose last frame's location ends the
+// input without a newline is whole (panicparse reads it); one cut before
+// the pc, or inside it, may continue and is cut off.
+func TestNoFinalNewline(t *testing.T) {
+	head := "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/tmp/x.go:5 +0x1d\nmain.init.0()\n"
+	for _, tc := range []struct {
+		tail      string
+		truncated bool
+		n         int
+	}{
+		{"\t/tmp/y.go:12 +0x2f", false, 1},
+		{"\t/tmp/y.go:12 +0x", true, 0},
+		{"\t/tmp/y.go:12", true, 0},
+		{"\t/tmp/y.go:", true, 0},
+		{"\t/tmp/y.go:12 +0x2g", true, 0},
+	} {
+		rd, gs, err := readAll(head + tc.tail)
+		if err != nil && tc.n > 0 {
+			t.Errorf("%q: %v", tc.tail, err)
+			continue
+		}
+		if len(gs) != tc.n || rd.Truncated() != tc.truncated {
+			t.Errorf("%q: %d goroutines, truncated %v (%s); want %d, %v", tc.tail, len(gs), rd.Truncated(), rd.TruncationDetail(), tc.n, tc.truncated)
+			continue
+		}
+		if tc.n == 1 {
+			if fs := gs[0].Frames; len(fs) != 2 || fs[1].File != "/tmp/y.go" || fs[1].Line != 12 {
+				t.Errorf("%q: frames %+v", tc.tail, fs)
+			}
+		}
+	}
+}

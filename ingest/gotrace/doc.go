@@ -122,5 +122,7 @@
 // complete when its end-of-generation marker (Go 1.26+), or the next
 // generation, follows it; the last generation of an older trace is
 // complete when it ends with a string or stack table, which the runtime
-// writes last.
+// writes last, or when x/exp/trace reads it alone to its end, as Go's
+// reader takes a generation to end with the input (a 71-byte trace of
+// Go's fuzz corpus has no table and go tool trace reads it).
 package gotrace

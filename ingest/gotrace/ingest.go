@@ -257,14 +257,19 @@ func frame(f *framer, work, order chan<- *chunk, quit <-chan struct{}, parts int
 			return err
 		}
 		if !c.complete(f.version) {
-			f.recycle(c)
 			why := fmt.Sprintf("the input ends at byte %d inside generation %d", c.end, c.gen)
 			if f.version >= 26 {
-				why += ", before its end-of-generation marker"
-			} else {
-				why += ", whose last batch is not a string or stack table (a generation's last)"
+				f.recycle(c)
+				return &cutError{c.end, why + ", before its end-of-generation marker"}
 			}
-			return &cutError{c.end, why}
+			// A Go 1.22–1.25 generation ends at the end of the input for
+			// Go's reader: one that decodes alone is whole (a tiny trace
+			// with no table), one that does not was cut at a batch
+			// boundary.
+			if !decodesAlone(f.open(c)) {
+				f.recycle(c)
+				return &cutError{c.end, why + ", whose last batch is not a string or stack table (a generation's last)"}
+			}
 		}
 		c.parts = make(chan *part, parts+1)
 		select {
@@ -276,6 +281,20 @@ func frame(f *framer, work, order chan<- *chunk, quit <-chan struct{}, parts int
 		case order <- c:
 		case <-quit:
 			return nil
+		}
+	}
+}
+
+// decodesAlone reports whether x/exp/trace reads r, one generation as a
+// standalone trace, to its end without an error.
+func decodesAlone(r io.Reader) bool {
+	tr, err := trace.NewReader(r)
+	if err != nil {
+		return false
+	}
+	for {
+		if _, err := tr.ReadEvent(); err != nil {
+			return err == io.EOF
 		}
 	}
 }
