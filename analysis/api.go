@@ -268,6 +268,7 @@ type CreationHop struct {
 // SuspectText is a suspect's figures as text: "362 goroutines",
 // "2026-11-30 11:57:42.030 UTC", "+909/min", …
 type SuspectText struct {
+	Score     string `json:"score"`
 	Count     string `json:"count"`
 	CountAt   string `json:"count_at"`
 	Rate      string `json:"rate"`
@@ -455,8 +456,12 @@ type HeapGrowth struct {
 	// goroutine suspects.
 	GrowthBytes     int64 `json:"growth_bytes"`
 	AttributedBytes int64 `json:"attributed_bytes"`
-	// Diff is first versus last snapshot (see [HeapDiff] for any two).
-	Diff []HeapDiffEntry `json:"diff,omitempty"`
+	// Diff is first versus last snapshot (see [HeapDiff] for any two),
+	// without the capture's own allocations in the target (profile and
+	// trace writers, [flame.Own]); OwnDeltaBytes is how much those
+	// changed by.
+	Diff          []HeapDiffEntry `json:"diff,omitempty"`
+	OwnDeltaBytes int64           `json:"own_delta_bytes,omitempty"`
 }
 
 // HeapGrower is one allocation site whose in-use heap grows.
@@ -588,10 +593,15 @@ type AncestryNode struct {
 	// Label names the node for people: Function, or what is known of a
 	// goroutine whose entry no source shows ("entry unknown · created in
 	// time.goFunc").
-	Label    string          `json:"label"`
-	Count    int64           `json:"count"` // goroutines seen
-	Alive    int64           `json:"alive"` // alive at the end of the bundle
-	Children []*AncestryNode `json:"children,omitempty"`
+	Label string `json:"label"`
+	Count int64  `json:"count"` // goroutines seen at this node
+	Alive int64  `json:"alive"` // of them alive at the end of the bundle
+	// Subtree and SubtreeAlive are the same counts with every goroutine
+	// created under this node added (its own included). Children come
+	// largest subtree first.
+	Subtree      int64           `json:"subtree"`
+	SubtreeAlive int64           `json:"subtree_alive"`
+	Children     []*AncestryNode `json:"children,omitempty"`
 }
 
 // LifetimeView holds goroutine and span bars for a timeline view, as

@@ -54,6 +54,12 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	rep.Series.Windows = in.metricWindows
 	nonNil(&rep.Series)
 	rep.Bundle = summarise(in.b, in.d, in.prof)
+	// The peak is of the series the report charts (dumps, else goroutine
+	// profiles, else the trace's metric), so a bundle without dumps has
+	// one too.
+	for _, p := range rep.Series.Goroutines {
+		rep.Bundle.PeakGoroutines = max(rep.Bundle.PeakGoroutines, int64(p.Value))
+	}
 	rep.GeneratedAt = cfg.now
 	rep.Timeline = timeline(rep, in.b)
 	rep.Races = in.races
@@ -108,7 +114,7 @@ func heapSection(in *loaded, v *verdicts, byCandidate map[*candidate]*Suspect, h
 	tot := heapTotals(prof)
 	if len(tot) >= 2 {
 		hg.GrowthBytes = int64(tot[len(tot)-1].Value - tot[0].Value)
-		hg.Diff = diffHeap(prof, in.st, prof.heapTS[0], prof.heapTS[len(prof.heapTS)-1], 20)
+		hg.Diff, hg.OwnDeltaBytes = diffHeap(prof, in.st, prof.heapTS[0], prof.heapTS[len(prof.heapTS)-1], 20)
 	}
 	return hg
 }

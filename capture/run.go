@@ -204,6 +204,11 @@ func (c *capturer) resolveTarget(ctx context.Context) error {
 	if c.opts.PID > 0 && !processAlive(c.opts.PID) {
 		return fmt.Errorf("no process with pid %d", c.opts.PID)
 	}
+	if c.opts.PID > 0 {
+		if err := checkGoProcess(c.opts.PID); err != nil {
+			return err
+		}
+	}
 	if !c.httpSources() {
 		return nil
 	}
@@ -255,6 +260,9 @@ func (c *capturer) manifest() bundle.Manifest {
 			c.log.Notef("target info: %v", err)
 		}
 		m.Target = t
+	} else if at, from, ok := urlProcessStart(c.base); ok {
+		// A --url target on this host: its start bounds every onset.
+		m.Target.ProcessStart, m.Target.ProcessStartFrom = at, from
 	}
 	m.Target.URL = c.base
 	iv := o.Interval.String()
@@ -298,7 +306,14 @@ func (c *capturer) httpLoop(ctx, winCtx context.Context) {
 	t := time.NewTicker(c.opts.Interval)
 	defer t.Stop()
 	for {
+		began := time.Now()
 		c.round(ctx, winCtx)
+		// A round longer than the interval makes the ticker drop ticks:
+		// say so, since the bundle then holds fewer snapshots than asked.
+		if d := time.Since(began); d > c.opts.Interval && ctx.Err() == nil {
+			c.log.Notef("falling behind: a snapshot round took %v, longer than the %v interval (the target answers slowly); snapshots are taken as often as it allows",
+				d.Round(time.Millisecond), c.opts.Interval)
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -173,6 +173,11 @@ func (ad *addition) parse(a *bundle.Artifact) error {
 		err = gotrace.Ingest(w, tee, a, gotrace.Options{Now: a.Time, NowIsStart: traceTimeIsStart(a.TimeBasis)})
 		if err == nil && traceClock(w) == gotrace.ClockSnapshot {
 			a.TimeBasis, a.TimeDetail = bundle.TimeContent, "the trace's own clock snapshots"
+			if !a.Start.IsZero() {
+				// Dated by its own clock: its time is its first event's,
+				// not the file's name or mtime it was guessed from.
+				a.Time = a.Start
+			}
 		}
 	}
 	return err

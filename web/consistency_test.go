@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples/bundles"
@@ -79,8 +81,8 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 	if len(cli.Suspects) != len(web.Suspects) {
 		t.Fatalf("CLI report has %d suspects, the workbench %d", len(cli.Suspects), len(web.Suspects))
 	}
-	if len(web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+itoa(web.Suspects[0].Count)+")") {
-		t.Errorf("captures list: top suspect %q, report count %d", c.TopSuspect, web.Suspects[0].Count)
+	if len(web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+web.Suspects[0].Display.Count+")") {
+		t.Errorf("captures list: top suspect %q, report count %s", c.TopSuspect, web.Suspects[0].Display.Count)
 	}
 	// The runtime's goroutineleak figure is its own, at its own snapshot:
 	// both say which.
@@ -107,7 +109,7 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 		// the very same strings in the suspect's section.
 		for name, doc := range map[string]string{"CLI Markdown": section(md.String(), id), "workbench Markdown": section(webMD, id),
 			"CLI HTML": html.UnescapeString(section(htm.String(), id)), "workbench HTML": html.UnescapeString(section(webHTML, id))} {
-			for what, want := range map[string]string{"count": d.Count + " at " + d.CountAt, "rate": d.Rate, "range": d.Range, "first seen": d.FirstSeen, "onset": d.Onset} {
+			for what, want := range map[string]string{"score": "score " + d.Score, "count": d.Count + " at " + d.CountAt, "rate": d.Rate, "range": d.Range, "first seen": d.FirstSeen, "onset": d.Onset} {
 				if want != "" && !strings.Contains(doc, want) {
 					t.Errorf("%s: %s does not show the %s %q", id, name, what, want)
 				}
@@ -136,6 +138,8 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 			if tl.Suspect == nil || tl.Suspect.Alive != ws.Count || !tl.Suspect.AliveAt.Equal(ws.CountAt) {
 				t.Errorf("%s: timeline %+v, the suspect %d at %v", id, tl.Suspect, ws.Count, ws.CountAt)
 			}
+			checkMembersDrawn(t, h, base, ws, tl.Lifetimes)
+			checkSourceView(t, h, base, ws)
 		} else {
 			// The heap table's row of this suspect shows its figures.
 			var row *analysis.HeapGrower
@@ -160,6 +164,18 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 				t.Errorf("%s: timeline %q at %v, the suspect %s at %v", id, e.Event, e.TS, d.Count, ws.CountAt)
 			}
 		}
+	}
+	// The heap diff leaves the capture's own allocations out, as the
+	// flame graph does, and says how much they changed by.
+	for _, e := range web.Heap.Diff {
+		for _, f := range e.Stack {
+			if flame.Own(f.Function) {
+				t.Errorf("heap diff lists %s, under the capture's own %s", e.Location, f.Function)
+			}
+		}
+	}
+	if web.Heap.OwnDeltaBytes != 0 && !strings.Contains(md.String(), "without the capture's own allocations") {
+		t.Errorf("the capture's own allocations changed by %d bytes; the Markdown does not say they are left out", web.Heap.OwnDeltaBytes)
 	}
 	// No allocating line appears twice for one owner in the heap table.
 	seen := map[string]bool{}
@@ -232,3 +248,95 @@ func section(doc, id string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// checkMembersDrawn pages through a goroutine suspect's members and checks
+// that the members answer counts the suspect's count, answers goid
+// membership alike, and that the timeline marks exactly those goroutines
+// (and its group rows count them).
+func checkMembersDrawn(t *testing.T, h http.Handler, base string, ws analysis.Suspect, lv *analysis.LifetimeView) {
+	t.Helper()
+	id := ws.ID
+	members := map[int64]bool{}
+	var count int
+	for off, pages := 0, 0; ; pages++ {
+		var page membersAnswer
+		if rec := do(t, h, "GET", fmt.Sprintf("%s/members?suspect=%s&offset=%d&limit=97", base, id, off), nil, &page); rec.Code != 200 {
+			if ws.StackIDs != nil && rec.Code == http.StatusUnprocessableEntity {
+				return // counted from goroutine profiles by stack
+			}
+			t.Fatalf("%s: members %d %s", id, rec.Code, rec.Body.String())
+		}
+		count = page.Count
+		for _, g := range page.Goids {
+			members[g] = true
+		}
+		if page.NextOffset == 0 || pages > 1000 {
+			break
+		}
+		off = page.NextOffset
+	}
+	if int64(count) != ws.Count || len(members) != count {
+		t.Errorf("%s: members answer counts %d (%d paged), the suspect %d", id, count, len(members), ws.Count)
+	}
+	for _, g := range ws.Goids {
+		var one membersAnswer
+		do(t, h, "GET", fmt.Sprintf("%s/members?suspect=%s&goid=%d", base, id, g), nil, &one)
+		if one.Member == nil || !*one.Member || !members[g] {
+			t.Errorf("%s: goid %d of its sample is not a member by the members answer", id, g)
+		}
+	}
+	if lv == nil {
+		return
+	}
+	drawn := map[int]int{}
+	for _, b := range lv.Bars {
+		if b.Kind != "goroutine" {
+			continue
+		}
+		if b.Suspect == id && !members[b.Goid] {
+			t.Errorf("%s: timeline marks goroutine %d, not a member", id, b.Goid)
+		}
+		if members[b.Goid] && b.Suspect == "" {
+			t.Errorf("%s: timeline draws member goroutine %d as %s", id, b.Goid, b.Verdict)
+		}
+		if b.Suspect != "" {
+			drawn[b.Group]++
+		}
+	}
+	for i, g := range lv.Groups {
+		if g.Members != drawn[i] {
+			t.Errorf("%s: timeline group %q says %d in a suspect, it draws %d", id, g.Label, g.Members, drawn[i])
+		}
+	}
+}
+
+// checkSourceView checks the source (list) view of a goroutine suspect's
+// location: it says what the bundle kept of the source, and when it kept
+// it, the suspect's line is there with its text and a value.
+func checkSourceView(t *testing.T, h http.Handler, base string, ws analysis.Suspect) {
+	t.Helper()
+	var lt flame.LineTable
+	rec := do(t, h, "GET", base+"/source?suspect="+ws.ID+"&function="+url.QueryEscape(ws.Location), nil, &lt)
+	if rec.Code != 200 {
+		t.Errorf("%s: source of %s: %d %s", ws.ID, ws.Location, rec.Code, rec.Body.String())
+		return
+	}
+	if lt.SourceStatus == "" || (lt.SourceStatus != "ok" && lt.SourceDetail == "") {
+		t.Errorf("%s: source of %s says nothing of the kept source: status %q detail %q", ws.ID, ws.Location, lt.SourceStatus, lt.SourceDetail)
+	}
+	t.Logf("%s: source of %s: %s, %d lines", ws.ID, ws.Location, lt.SourceStatus, len(lt.Text))
+	if lt.SourceStatus != "ok" {
+		return
+	}
+	var text bool
+	for _, l := range lt.Text {
+		text = text || (l.Line == int64(ws.Line) && strings.TrimSpace(l.Text) != "")
+	}
+	var value bool
+	for _, r := range lt.Rows {
+		value = value || (r.Line == int64(ws.Line) && r.Cum > 0)
+	}
+	if !text || !value {
+		t.Errorf("%s: source of %s: line %d with text %v, with a value %v (%d lines of text, rows %+v)", ws.ID, ws.Location, ws.Line, text, value, len(lt.Text), lt.Rows)
+	}
+}

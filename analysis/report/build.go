@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
+	"math"
 	"strings"
 	"time"
 
@@ -54,12 +56,13 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 		d.title = "Postmortem: " + leakNoun(rep) + " in " + lit(targetName(rep))
 	}
 	d.h(1, d.title)
-	when := rep.GeneratedAt
-	if when.IsZero() {
-		when = rep.Bundle.End
+	if when := rep.GeneratedAt; !when.IsZero() {
+		d.p(fmt.Sprintf("*Status: draft written by leakscope on %s from capture %s. Review the root-cause candidates against the code before publishing.*",
+			when.UTC().Format("2006-01-02"), code(rep.Bundle.CaptureID)))
+	} else {
+		d.p(fmt.Sprintf("*Status: draft written by leakscope from capture %s, which ended on %s. Review the root-cause candidates against the code before publishing.*",
+			code(rep.Bundle.CaptureID), rep.Bundle.End.UTC().Format("2006-01-02")))
 	}
-	d.p(fmt.Sprintf("*Status: draft written by leakscope on %s from capture %s. Review the root-cause candidates against the code before publishing.*",
-		when.UTC().Format("2006-01-02"), code(rep.Bundle.CaptureID)))
 
 	d.h(2, "Summary")
 	if len(rep.Suspects) == 0 {
@@ -158,7 +161,7 @@ func suspectRows(sus []analysis.Suspect) [][]string {
 		if s.Onset != nil {
 			onset = analysis.FormatTime(s.Onset.At)
 		}
-		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, fmt.Sprintf("%.0f", s.Score), s.Kind, lit(s.Pattern),
+		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, format.Score(s.Score), s.Kind, lit(s.Pattern),
 			code(shortFn(s.Location)), creator, t.Count, t.CountAt, t.Rate, t.FirstSeen, onset})
 	}
 	return rows
@@ -168,10 +171,16 @@ func impactItems(rep *analysis.Report) []string {
 	var items []string
 	b := rep.Bundle
 	if b.PeakGoroutines > 0 {
-		items = append(items, fmt.Sprintf("Peak goroutine count in the capture: %d.", b.PeakGoroutines))
+		items = append(items, fmt.Sprintf("Peak goroutine count in the capture: %s.", format.Int(b.PeakGoroutines)))
 	}
-	if h := rep.Series.HeapLive; len(h) >= 2 {
-		items = append(items, fmt.Sprintf("Heap in use went from %s to %s.", analysis.FormatBytes(h[0].Value), analysis.FormatBytes(h[len(h)-1].Value)))
+	// The heap figure is the heap section's (heap profiles, in use); the
+	// trace's live heap, when there is one, is named as its own.
+	if h := rep.Series.HeapInuse; len(h) >= 2 {
+		items = append(items, fmt.Sprintf("Heap in use (heap profiles) went from %s to %s, a change of %s over %d snapshots.",
+			format.Bytes(h[0].Value), format.Bytes(h[len(h)-1].Value), format.Bytes(float64(rep.Heap.GrowthBytes)), len(h)))
+	}
+	if h := rep.Series.HeapLive; rep.Series.HeapLiveFrom == "trace" && len(h) >= 2 {
+		items = append(items, fmt.Sprintf("The trace's live heap (inside its windows only) went from %s to %s.", format.Bytes(h[0].Value), format.Bytes(h[len(h)-1].Value)))
 	}
 	for _, s := range rep.Suspects {
 		t := s.Display
@@ -181,9 +190,9 @@ func impactItems(rep *analysis.Report) []string {
 		}
 		// Extrapolate only a steady trend: one step is a level, not a rate.
 		if s.Range != nil && s.Range.Trend == analysis.TrendSteady && s.GrowthPerMin > 0 {
-			more := fmt.Sprintf("%.0f more goroutines", 60*s.GrowthPerMin)
+			more := format.Count(int64(math.Round(60*s.GrowthPerMin)), "more goroutine")
 			if s.Kind == analysis.KindHeap {
-				more = analysis.FormatBytes(60*s.GrowthPerMin) + " more"
+				more = format.Bytes(60*s.GrowthPerMin) + " more"
 			}
 			it += "; if it keeps this rate, about " + more + " per hour"
 		}
@@ -238,7 +247,7 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 	}
 	d.h(level, "Heap growth")
 	d.p(fmt.Sprintf("%d heap snapshots; in-use heap changed by %s between the first and the last, %s of it on allocation sites attributed to goroutine suspects.",
-		len(hg.Snapshots), analysis.FormatBytes(float64(hg.GrowthBytes)), analysis.FormatBytes(float64(hg.AttributedBytes))))
+		len(hg.Snapshots), format.Bytes(float64(hg.GrowthBytes)), format.Bytes(float64(hg.AttributedBytes))))
 	var rows [][]string
 	for i, g := range hg.Growers {
 		if i == 10 {
@@ -250,9 +259,9 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		}
 		growth := analysis.FormatRate(g.BytesPerMin, analysis.KindHeap)
 		if g.Range != nil && g.Range.Trend == analysis.TrendStep {
-			growth = "rose once by " + analysis.FormatBytes(g.Range.Rise)
+			growth = "rose once by " + format.Bytes(g.Range.Rise)
 		}
-		rows = append(rows, []string{code(shortFn(g.Location)), fileLit(g.File, g.Line), lit(g.Object), analysis.FormatBytes(float64(g.InuseBytes)),
+		rows = append(rows, []string{code(shortFn(g.Location)), fileLit(g.File, g.Line), lit(g.Object), format.Bytes(float64(g.InuseBytes)),
 			growth, fmt.Sprintf("%.2f", g.Fit.R2), fmt.Sprint(len(g.StackIDs)), who})
 	}
 	if len(hg.Growers) > 0 {
@@ -264,10 +273,14 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{code(shortFn(e.Location)), analysis.FormatBytes(float64(e.BaseBytes)), analysis.FormatBytes(float64(e.Bytes)), analysis.FormatBytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
+		rows = append(rows, []string{code(shortFn(e.Location)), format.Bytes(float64(e.BaseBytes)), format.Bytes(float64(e.Bytes)), format.Bytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
 	}
 	if len(rows) > 0 {
-		d.p("First versus last heap snapshot:")
+		intro := "First versus last heap snapshot:"
+		if hg.OwnDeltaBytes != 0 {
+			intro = fmt.Sprintf("First versus last heap snapshot, without the capture's own allocations in the target (profile and trace writers and their compressors, which changed by %s):", format.Bytes(float64(hg.OwnDeltaBytes)))
+		}
+		d.p(intro)
 		d.tbl([]string{"allocation site", "first", "last", "Δ bytes", "Δ objects"}, rows)
 	}
 }

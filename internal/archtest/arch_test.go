@@ -27,12 +27,15 @@ var forbidden = map[string][]string{
 	"agent":           {"web", "cmd", "export", "samples"},
 	"export":          {"capture", "web", "cmd", "agent", "samples", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines"},
 	"samples":         {"ingest", "analysis", "capture", "web", "cmd", "agent", "export"},
-	// Leaves: the kill-point hook shipped in production code and the
-	// benchmark statistics import nothing of ours.
+	// Leaves: the shipped hooks and helpers (kill points, formatting of
+	// figures, HTTP request guards) and the dev tools import nothing of
+	// ours.
 	"ingest/killpoint":   ours,
 	"internal/benchstat": ours,
 	"internal/versions":  ours,
 	"internal/arrowjs":   ours,
+	"internal/format":    ours,
+	"internal/httpguard": ours,
 	// The accuracy harness reads bundles and analyses them, nothing more.
 	"internal/corpus": {"capture", "web", "cmd", "agent", "export"},
 }

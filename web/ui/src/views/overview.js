@@ -1,6 +1,6 @@
 // Overview: goroutines, live heap and GC over time; leak suspects ranked,
 // each opening its leak-cause timeline and ancestry chain.
-import { api, h, clear, fmtNum, fmtTime, basename, enc } from '../util.js';
+import { api, h, clear, fmtNum, fmtTime, basename, enc, withCode } from '../util.js';
 import { seriesChart } from './chart.js';
 import { lanesPanel } from './lanes.js';
 
@@ -22,7 +22,7 @@ export async function overviewView(main, ctx) {
   h('td', { class: 'mono' }, s.location, h('div', { class: 'sub' }, `${basename(s.file)}:${s.line}`)),
   h('td', { class: 'num suspect-count', title: `at ${shown(s).count_at}` }, shown(s).count),
   h('td', { class: 'num suspect-rate', title: shown(s).range || '' }, shown(s).rate),
-  h('td', { class: 'num' }, h('span', { class: 'score', style: `--score:${s.score}` }, fmtNum(s.score))),
+  h('td', { class: 'num' }, h('span', { class: 'score', style: `--score:${s.score}` }, shown(s).score)),
   h('td', { class: 'suspect-first' }, shown(s).first_seen || '–')));
 
   main.append(
@@ -89,7 +89,7 @@ function suspectDetail(el, ctx, rep, s) {
   el.append(h('section', { class: 'panel detail', id: 'suspect-panel', 'data-suspect': s.id },
     h('h2', {}, `${s.id} · ${s.title || s.pattern}`),
     h('p', {}, s.description),
-    s.fix ? h('p', { class: 'fix' }, h('b', {}, 'Usual fix: '), s.fix) : null,
+    s.fix ? h('p', { class: 'fix' }, h('b', {}, 'Usual fix: '), withCode(s.fix)) : null,
     h('dl', { class: 'figures', id: 'suspect-figures' },
       figure('count', `${shown(s).count} at ${shown(s).count_at}`, 'fig-count'),
       figure('growth', shown(s).range ? `${shown(s).rate} (${shown(s).range})` : shown(s).rate, 'fig-rate'),
