@@ -78,7 +78,9 @@ web-check: web
 ## bench: benchmarks beside their references, in one run each, with ratios:
 ## pprof ingest vs profile.Parse, dump parse/ingest (MB/s, peak RSS), trace
 ## ingest vs bare x/exp/trace (each in its own process, in pairs: event-rate,
-## CPU and peak-RSS ratios, table size; on 230 and 60 MB traces), flame
+## CPU and peak-RSS ratios, table sizes; on 230 and 60 MB traces of a
+## mixed workload, 60 and 200 MB span-heavy ones and a 60 MB one of short
+## goroutines without spans), flame
 ## graphs vs the 200 ms target, analysis of 1M goroutine rows, web answers,
 ## eBPF probe cost and capture overhead. The first run generates a 1.2 GB
 ## dump and the traces (cached in $TMPDIR).
@@ -91,6 +93,9 @@ bench:
 	$(GO) run ./ingest/dump/internal/dumpbench -mode ingest
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 60 -shape spans
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 200 -shape spans
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60 -shape goroutines
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./analysis/flame/
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
 	$(GO) test -run '^$$' -bench Million -benchtime 20x ./web/
