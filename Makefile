@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin/leakscope
 PKGS     := ./...
 
-.PHONY: all build deps deps-apt deps-npm test test-go test-duckdb vet fmt-check web web-check \
+.PHONY: all build deps deps-apt deps-npm test test-go test-short test-duckdb vet fmt-check web web-check \
         bench accuracy demo generate fuzz clean
 
 all: build
@@ -53,6 +53,12 @@ test: deps vet fmt-check web-check test-go test-duckdb
 
 test-go:
 	$(GO) test -count=1 -timeout 40m $(PKGS)
+
+## test-short: the inner loop, vet and every test in -short mode, which
+## skips the tests that run samples, toolchain builds, captures, browsers
+## and the corpus for seconds each (no setup: run `make deps` once).
+test-short: vet
+	$(GO) test -short -count=1 -timeout 10m $(PKGS)
 
 ## test-duckdb: queries a Parquet export with DuckDB, in a module of its own
 ## (export/duckdbtest) so that nothing else links the engine.
@@ -128,9 +134,10 @@ fuzz:
 		done; \
 	done
 
-## demo: build a leaky sample, capture it live for ~30 s, write the
-## postmortem and serve the workbench with the capture open.
-demo: build
+## demo: build leakscope and a leaky sample (scripts/demo.sh builds both,
+## at once), capture it live for ~30 s, write the postmortem and serve the
+## workbench with the capture open.
+demo:
 	./scripts/demo.sh
 
 clean:
