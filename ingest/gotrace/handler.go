@@ -1,6 +1,9 @@
 package gotrace
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/exp/trace"
 
@@ -23,7 +26,7 @@ type handler struct {
 	live    *liveTable
 	dormant map[int64]*gor // cgo callback goroutines between callbacks
 	free    []*gor         // ended goroutines, for reuse
-	tasks   map[uint64]*task
+	tasks   map[uint64]task
 
 	spanBase int64
 	nextSpan int64
@@ -79,7 +82,7 @@ func newHandler(w *bundle.Writer, mem memory.Allocator, source string, opts Opti
 		stacks:       newStackCache(),
 		live:         newLiveTable(),
 		dormant:      make(map[int64]*gor),
-		tasks:        make(map[uint64]*task),
+		tasks:        make(map[uint64]task),
 		spanBase:     (window + 1) << spanWindowShift,
 		rows:         make(map[string]int64),
 	}
@@ -400,8 +403,9 @@ func (h *handler) finish() {
 	for goid, g := range h.dormant {
 		h.writeGoroutine(goid, g, g.endWall)
 	}
-	for id, t := range h.tasks {
-		h.writeTask(id, t, 0)
+	for _, id := range slices.Sorted(maps.Keys(h.tasks)) {
+		t := h.tasks[id]
+		h.writeTask(id, &t, 0)
 	}
 	h.close()
 }
