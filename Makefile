@@ -86,9 +86,9 @@ web-check: web
 ## ingest vs bare x/exp/trace (each in its own process, in pairs: event-rate,
 ## CPU and peak-RSS ratios, table sizes; on 230 and 60 MB traces of a
 ## mixed workload, 60 and 200 MB span-heavy ones and a 60 MB one of short
-## goroutines without spans), flame
-## graphs vs the 200 ms target, analysis of 1M goroutine rows, web answers,
-## eBPF probe cost and capture overhead. The first run generates a 1.2 GB
+## goroutines without spans), flame graphs vs the 200 ms target, analysis
+## of 1M goroutine rows (and of 20,000 suspects), web answers, eBPF probe
+## cost and capture overhead. The first run generates a 1.2 GB
 ## dump and the traces (cached in $TMPDIR).
 bench:
 	$(GO) test -run '^$$' -bench ProfileIngest -benchtime 2x ./ingest/profiles/
@@ -104,6 +104,7 @@ bench:
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60 -shape goroutines
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./analysis/flame/
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
+	$(GO) test -run '^$$' -bench TwentyThousand -benchtime 1x ./analysis/
 	$(GO) test -run '^$$' -bench Million -benchtime 20x ./web/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./capture/probe/
 	$(GO) test -run '^$$' -bench Overhead -benchtime 3x -timeout 30m ./capture/
