@@ -102,7 +102,7 @@ func (h *handler) append(r schema.Row) {
 // appendSpan adds a row to the spans batch.
 func (h *handler) appendSpan(s *schema.Span) {
 	h.scols.append(s)
-	if h.scols.len() >= spanBatchRows {
+	if h.scols.len() >= spanBatchRows || len(h.scols.cur.msgData) >= spanBatchText {
 		h.flushCols(false)
 	}
 }
@@ -117,9 +117,13 @@ func (h *handler) flushPending() {
 	}
 }
 
-// spanBatchRows is the most spans buffered before a batch is written
-// (spans carry free text, so their batches are kept smaller).
-const spanBatchRows = 64 * 1024
+// spanBatchRows is the most spans buffered before a batch is written, and
+// spanBatchText the most log text (which the program writes, of any
+// length; a batch's string offsets are 32-bit).
+const (
+	spanBatchRows = 64 * 1024
+	spanBatchText = 16 << 20
+)
 
 // flushCols hands each table's buffered rows to the sink once they fill a
 // batch, or all of them when force is set. There is no time limit: a
@@ -135,14 +139,14 @@ func (h *handler) flushCols(force bool) {
 		h.rows[schema.TableTraceGoroutines] += int64(n)
 		h.sink.write(schema.TableTraceGoroutines, rec, func() { h.gcols.recycle(b) }, h.stacks.takeFresh())
 	}
-	if n := h.scols.len(); n > 0 && (force || n >= spanBatchRows) && h.err == nil {
-		rec, err := h.scols.record()
+	if n := h.scols.len(); n > 0 && (force || n >= spanBatchRows || len(h.scols.cur.msgData) >= spanBatchText) && h.err == nil {
+		rec, b, err := h.scols.record()
 		if err != nil {
 			h.err = err
 			return
 		}
 		h.rows[schema.TableSpans] += int64(n)
-		h.sink.write(schema.TableSpans, rec, nil, nil)
+		h.sink.write(schema.TableSpans, rec, func() { h.scols.recycle(b) }, nil)
 	}
 	if force {
 		if fresh := h.stacks.takeFresh(); len(fresh) > 0 && h.err == nil {
