@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin/leakscope
 PKGS     := ./...
 
-.PHONY: all build deps deps-apt deps-npm test test-go test-duckdb vet fmt-check web web-check \
+.PHONY: all build deps deps-apt deps-npm test test-go test-short test-duckdb vet fmt-check web web-check \
         bench accuracy demo generate fuzz clean
 
 all: build
@@ -59,6 +59,12 @@ test: deps vet fmt-check web-check test-go test-duckdb
 test-go:
 	$(GO) test -count=1 -timeout 40m $(PKGS)
 
+## test-short: the inner loop, vet and every test in -short mode, which
+## skips the tests that run samples, toolchain builds, captures, browsers
+## and the corpus for seconds each (no setup: run `make deps` once).
+test-short: vet
+	$(GO) test -short -count=1 -timeout 10m $(PKGS)
+
 ## test-duckdb: queries a Parquet export with DuckDB, in a module of its own
 ## (export/duckdbtest) so that nothing else links the engine.
 test-duckdb:
@@ -83,9 +89,11 @@ web-check: web
 ## bench: benchmarks beside their references, in one run each, with ratios:
 ## pprof ingest vs profile.Parse, dump parse/ingest (MB/s, peak RSS), trace
 ## ingest vs bare x/exp/trace (each in its own process, in pairs: event-rate,
-## CPU and peak-RSS ratios, table size; on 230 and 60 MB traces), flame
-## graphs vs the 200 ms target, analysis of 1M goroutine rows, web answers,
-## eBPF probe cost and capture overhead. The first run generates a 1.2 GB
+## CPU and peak-RSS ratios, table sizes; on 230 and 60 MB traces of a
+## mixed workload, 60 and 200 MB span-heavy ones and a 60 MB one of short
+## goroutines without spans), flame graphs vs the 200 ms target, analysis
+## of 1M goroutine rows (and of 20,000 suspects), web answers, eBPF probe
+## cost and capture overhead. The first run generates a 1.2 GB
 ## dump and the traces (cached in $TMPDIR).
 bench:
 	$(GO) test -run '^$$' -bench ProfileIngest -benchtime 2x ./ingest/profiles/
@@ -96,8 +104,12 @@ bench:
 	$(GO) run ./ingest/dump/internal/dumpbench -mode ingest
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 60 -shape spans
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 200 -shape spans
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60 -shape goroutines
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./analysis/flame/
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
+	$(GO) test -run '^$$' -bench TwentyThousand -benchtime 1x ./analysis/
 	$(GO) test -run '^$$' -bench Million -benchtime 20x ./web/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./capture/probe/
 	$(GO) test -run '^$$' -bench Overhead -benchtime 3x -timeout 30m ./capture/
@@ -128,9 +140,10 @@ fuzz:
 		done; \
 	done
 
-## demo: build a leaky sample, capture it live for ~30 s, write the
-## postmortem and serve the workbench with the capture open.
-demo: build
+## demo: build leakscope and a leaky sample (scripts/demo.sh builds both,
+## at once), capture it live for ~30 s, write the postmortem and serve the
+## workbench with the capture open.
+demo:
 	./scripts/demo.sh
 
 clean:

@@ -248,3 +248,103 @@ func BenchmarkLifetimesMillionGoroutines(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 }
+
+var (
+	suspectsOnce sync.Once
+	suspectsDir  string
+	suspectsErr  error
+)
+
+// suspectsRows is the goroutine rows of suspectsBundle: 20,000 leaking
+// stacks with 1 to 9 goroutines in nine dumps, 100 stable ones with 111.
+const suspectsRows = 20_000*45 + 100*111*9
+
+// suspectsBundle writes (once per process) a bundle with about 1,000,000
+// goroutine rows in nine dumps where 20,000 distinct stacks each leak
+// one more goroutine per dump (900,000 rows) beside 100 stable stacks.
+func suspectsBundle(tb testing.TB) string {
+	suspectsOnce.Do(func() {
+		if tmpRoot == "" {
+			if tmpRoot, suspectsErr = os.MkdirTemp("", "leakscope-bench-"); suspectsErr != nil {
+				return
+			}
+		}
+		suspectsDir = filepath.Join(tmpRoot, "suspects.lsb")
+		suspectsErr = writeSuspectsBundle(suspectsDir)
+	})
+	if suspectsErr != nil {
+		tb.Fatal(suspectsErr)
+	}
+	return suspectsDir
+}
+
+func writeSuspectsBundle(dir string) error {
+	m := bundle.NewManifest("bench", "test")
+	m.Start, m.End = t0, t0.Add(90*time.Minute)
+	w, err := bundle.Create(dir, m, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	const leaking, stable, snaps, stableRows = 20_000, 100, 9, 111
+	states := []string{"chan receive", "select", "sync.Mutex.Lock", "chan send"}
+	ids := make([]int64, leaking+stable)
+	for i := range ids {
+		fr := []bundle.StackFrame{{Function: "runtime.gopark", File: "proc.go", Line: 425}}
+		for d := 0; d < 6; d++ {
+			fr = append(fr, bundle.StackFrame{Function: fmt.Sprintf("example.com/svc/pkg%d.fn%d", i%500, d), File: fmt.Sprintf("/src/pkg%d/f.go", i%500), Line: int64(10 + d + 10*(i/500))})
+		}
+		fr = append(fr, bundle.StackFrame{Function: "runtime.goexit", File: "asm.s", Line: 1})
+		if ids[i], err = w.StackID(fr); err != nil {
+			return err
+		}
+	}
+	for s := 0; s < snaps; s++ {
+		at := t0.Add(time.Duration(s) * 10 * time.Minute).UnixNano()
+		for i, id := range ids {
+			n, base := s+1, int64(i)*100 // leaked goroutines stay, one more per dump
+			if i >= leaking {
+				n, base = stableRows, 10_000_000+int64(i)*1000
+			}
+			for k := 0; k < n; k++ {
+				row := schema.Goroutine{SnapshotTS: at, Goid: base + int64(k), State: states[i%len(states)], WaitMinutes: int64(s - k),
+					StackID: id, CreatorGoid: int64(1 + i%50), CreatorFunction: fmt.Sprintf("example.com/svc/pkg%d.start", i%200), Source: "d"}
+				if err := w.Append(row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return w.Close()
+}
+
+// BenchmarkAnalyzeTwentyThousandSuspects analyses a bundle of about
+// 1,000,000 goroutine rows with 20,000 leaking stacks, each its own suspect, and
+// reports the CPU time and peak Go heap of one analysis.
+func BenchmarkAnalyzeTwentyThousandSuspects(b *testing.B) {
+	bd, err := bundle.Open(suspectsBundle(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var peak uint64
+	var cpu time.Duration
+	var suspects int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		c0 := cpuTime()
+		stop := watchHeap(&peak)
+		rep, err := analysis.Analyze(bd, memory.DefaultAllocator, analysis.Options{})
+		stop()
+		cpu += cpuTime() - c0
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Bundle.GoroutineRows != suspectsRows {
+			b.Fatalf("rows %d", rep.Bundle.GoroutineRows)
+		}
+		suspects = len(rep.Suspects)
+	}
+	b.ReportMetric(float64(suspects), "suspects")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}

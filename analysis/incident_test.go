@@ -2,6 +2,7 @@ package analysis_test
 
 import (
 	"bytes"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/dump"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -32,7 +34,12 @@ func TestInformerPerReconcileIncident(t *testing.T) {
 	// Twice the sample's default rate: each informer holds ~20 KiB, and at
 	// 10 calls/s the heap profiles' default sampling (one sample per 512
 	// KiB) saw too few samples in one recording of six beside CPU hogs.
-	rep := analyzeRecording(t, record(t, filepath.Join(root, "kube", "informer-per-reconcile"), 10*time.Second, 2*time.Second, true, "-rate", "20"))
+	// Beside CPU hogs the sample starts fewer informers in 10 s, and the
+	// goroutines of those it started may not all have reached where they
+	// park: scraping goes on (up to 60 s) until the dumps show the
+	// informer's goroutine groups growing.
+	ready := func(dumps [][]byte) bool { return grownGroups(t, dumps, 20) >= 8 }
+	rep := analyzeRecording(t, recordUntil(t, filepath.Join(root, "kube", "informer-per-reconcile"), 10*time.Second, 60*time.Second, 2*time.Second, true, ready, "-rate", "20"))
 	if len(rep.Incidents) == 0 {
 		t.Fatalf("no incident; suspects %d", len(rep.Suspects))
 	}
@@ -61,6 +68,44 @@ func TestInformerPerReconcileIncident(t *testing.T) {
 	first := firstLine(t, rep)
 	if !strings.Contains(first, "main.(*controller).reconcile") || !strings.Contains(first, "factory.Start") {
 		t.Errorf("first line of the report %q does not name the user's function and the fix", first)
+	}
+}
+
+// grownGroups counts the goroutine groups (goroutines with the same
+// stack, by function) that hold at least by more goroutines in the last
+// of dumps than in the first.
+func grownGroups(t *testing.T, dumps [][]byte, by int) int {
+	if len(dumps) < 2 {
+		return 0
+	}
+	first, last := stackCounts(t, dumps[0]), stackCounts(t, dumps[len(dumps)-1])
+	n := 0
+	for k, c := range last {
+		if c-first[k] >= by {
+			n++
+		}
+	}
+	return n
+}
+
+// stackCounts parses a debug=2 dump and counts its goroutines per stack.
+func stackCounts(t *testing.T, text []byte) map[string]int {
+	counts := map[string]int{}
+	rd := dump.NewReader(bytes.NewReader(text))
+	for {
+		g, err := rd.Next()
+		if err == io.EOF {
+			return counts
+		}
+		if err != nil {
+			t.Fatalf("parse a scraped dump: %v", err)
+		}
+		var key strings.Builder
+		for _, f := range g.Frames {
+			key.WriteString(f.Function)
+			key.WriteByte('\n')
+		}
+		counts[key.String()]++
 	}
 }
 

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"container/heap"
 	"fmt"
 	"github.com/leakscope/leakscope/internal/format"
 	"math"
@@ -73,13 +74,15 @@ func incidents(sus []Suspect, rules []Rule) []Incident {
 		out = append(out, makeIncident(sus, g, rules))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	byID := make(map[string][]int, len(sus))
+	for k := range sus {
+		byID[sus[k].ID] = append(byID[sus[k].ID], k)
+	}
 	for i := range out {
 		out[i].ID = fmt.Sprintf("I%d", i+1)
 		for _, id := range out[i].Suspects {
-			for k := range sus {
-				if sus[k].ID == id {
-					sus[k].Incident = out[i].ID
-				}
+			for _, k := range byID[id] {
+				sus[k].Incident = out[i].ID
 			}
 		}
 	}
@@ -90,25 +93,74 @@ func incidents(sus []Suspect, rules []Rule) []Incident {
 // (a suspect's Cycle names the other's location): a deadlock is one
 // incident whatever its members' origins. Groups keep their order.
 func mergeCycles(sus []Suspect, groups [][]int) [][]int {
-	inCycle := func(a, b Suspect) bool {
-		return slices.Contains(a.Cycle, b.Location) || slices.Contains(b.Cycle, a.Location)
+	// Two groups are joined when a member of one names a member of the
+	// other's location in its cycle: an index by location finds them
+	// without comparing every pair.
+	byLoc := map[string][]int{}
+	for gi, g := range groups {
+		for _, a := range g {
+			byLoc[sus[a].Location] = append(byLoc[sus[a].Location], gi)
+		}
 	}
-	for i := 0; i < len(groups); i++ {
-		for j := i + 1; j < len(groups); j++ {
-			joined := false
-			for _, a := range groups[i] {
-				for _, b := range groups[j] {
-					joined = joined || inCycle(sus[a], sus[b])
+	adj := make([][]int, len(groups))
+	for gi, g := range groups {
+		for _, a := range g {
+			for _, loc := range sus[a].Cycle {
+				for _, gj := range byLoc[loc] {
+					if gj != gi {
+						adj[gi] = append(adj[gi], gj)
+						adj[gj] = append(adj[gj], gi)
+					}
 				}
-			}
-			if joined {
-				groups[i] = append(groups[i], groups[j]...)
-				groups = append(groups[:j], groups[j+1:]...)
-				j = i
 			}
 		}
 	}
-	return groups
+	// Each group absorbs, lowest index first, the groups joined to what
+	// it holds so far, as a scan of the later groups after each join
+	// would.
+	taken := make([]bool, len(groups))
+	var out [][]int
+	for gi := range groups {
+		if taken[gi] {
+			continue
+		}
+		taken[gi] = true
+		merged := groups[gi]
+		next := &intHeap{}
+		push := func(g int) {
+			for _, gj := range adj[g] {
+				if !taken[gj] {
+					heap.Push(next, gj)
+				}
+			}
+		}
+		push(gi)
+		for next.Len() > 0 {
+			gj := heap.Pop(next).(int)
+			if taken[gj] {
+				continue
+			}
+			taken[gj] = true
+			merged = append(merged, groups[gj]...)
+			push(gj)
+		}
+		out = append(out, merged)
+	}
+	return out
+}
+
+// intHeap is a min-heap of ints for container/heap.
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // grewTogether reports whether two goroutine groups of one origin grow

@@ -27,6 +27,17 @@ type fetched struct {
 	body []byte
 }
 
+// dumpsOf returns the goroutine dumps among got, in order.
+func dumpsOf(got []fetched) [][]byte {
+	var out [][]byte
+	for _, f := range got {
+		if strings.HasPrefix(f.name, "goroutine-") {
+			out = append(out, f.body)
+		}
+	}
+	return out
+}
+
 // recordSample runs the sample program in dir for d, scraping a goroutine
 // dump (debug=2) and a heap profile every interval, and ingests them into
 // a new bundle. It returns the bundle directory.
@@ -39,6 +50,14 @@ func recordSample(t testing.TB, dir string, d, interval time.Duration, args ...s
 // execution trace window after the second dump (whose goroutine-creation
 // stacks lead to the user's frame of leaks in library goroutines).
 func record(t testing.TB, dir string, d, interval time.Duration, trace bool, args ...string) string {
+	t.Helper()
+	return recordUntil(t, dir, d, d, interval, trace, nil, args...)
+}
+
+// recordUntil is record that goes on scraping past d, up to most, until
+// ready says the dumps so far hold what the test measures (on a loaded
+// machine a sample gets less done in d). A nil ready stops at d.
+func recordUntil(t testing.TB, dir string, d, most, interval time.Duration, trace bool, ready func(dumps [][]byte) bool, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -80,7 +99,7 @@ func record(t testing.TB, dir string, d, interval time.Duration, trace bool, arg
 			}
 			got = append(got, fetched{"trace.out", time.Now(), tr})
 		}
-		if time.Since(start) >= d {
+		if el := time.Since(start); el >= most || el >= d && (ready == nil || ready(dumpsOf(got))) {
 			break
 		}
 		time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))

@@ -3,6 +3,8 @@ package samples
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +59,9 @@ type buildResult struct {
 // temporary directory and returns the binary path. Results (including
 // compile failures) are cached per directory for the life of the process,
 // so repeated calls are cheap; a build cancelled through ctx is retried by
-// the next call. Build is safe for concurrent use. Call [Cleanup] to remove the binaries.
+// the next call. The linked binary is also kept for later processes (see
+// sharedBinary), which link again only when the sample changed. Build is
+// safe for concurrent use. Call [Cleanup] to remove the binaries.
 func Build(ctx context.Context, dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -100,12 +104,91 @@ func compile(ctx context.Context, dir, tmp string) (string, error) {
 		return "", fmt.Errorf("build sample %s: %w", dir, err)
 	}
 	bin := filepath.Join(out, filepath.Base(dir))
+	if shared := sharedBinary(dir); shared != "" {
+		if err := buildShared(ctx, goBin, dir, shared); err != nil {
+			return "", err
+		}
+		if err := os.Link(shared, bin); err == nil {
+			return bin, nil
+		}
+		return bin, copyFile(shared, bin)
+	}
 	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
 	cmd.Dir = dir
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build sample %s: %w\n%s", dir, err, msg)
 	}
 	return bin, nil
+}
+
+// sharedBinary is where the binary of the sample in dir is kept between
+// processes: `go build -o` into the same path again only links when
+// something it depends on changed, and linking is most of a sample's
+// build (seconds each, minutes for the client-go ones on a loaded
+// machine), which every test package that runs the sample paid. The path
+// is keyed by the sample's directory and the environment that changes
+// the build; "" when there is no cache directory. LEAKSCOPE_SAMPLE_CACHE
+// names another directory, or "off".
+func sharedBinary(dir string) string {
+	root := os.Getenv("LEAKSCOPE_SAMPLE_CACHE")
+	if root == "off" {
+		return ""
+	}
+	if root == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		root = filepath.Join(c, "leakscope", "samples")
+	}
+	h := sha256.New()
+	fmt.Fprintln(h, dir)
+	for _, k := range []string{"GOFLAGS", "GOEXPERIMENT", "GOTOOLCHAIN", "CGO_ENABLED", "GOOS", "GOARCH", "GOAMD64"} {
+		fmt.Fprintf(h, "%s=%s\n", k, os.Getenv(k))
+	}
+	return filepath.Join(root, hex.EncodeToString(h.Sum(nil))[:16], filepath.Base(dir))
+}
+
+// buildShared builds the sample in dir to shared, holding a lock on it
+// against other processes building the same sample. A process running an
+// earlier binary keeps it: cmd/go replaces the file rather than writing
+// into it, and each caller runs a link or copy of its own.
+func buildShared(ctx context.Context, goBin, dir, shared string) error {
+	if err := os.MkdirAll(filepath.Dir(shared), 0o755); err != nil {
+		return fmt.Errorf("build sample %s: %w", dir, err)
+	}
+	lock, err := os.OpenFile(shared+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("build sample %s: %w", dir, err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("build sample %s: lock %s: %w", dir, lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", shared, ".")
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build sample %s: %w\n%s", dir, err, msg)
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
 
 // Cleanup removes the binaries built by [Build]. Later calls to [Build]

@@ -80,3 +80,50 @@ func TestStartStop(t *testing.T) {
 		t.Errorf("sample exit status %v after SIGTERM, want 0", p.Cmd.ProcessState)
 	}
 }
+
+// TestBuildShared builds a sample twice, the second time as a new process
+// would (after Cleanup): the binary kept in the shared cache is not linked
+// again, and each build hands out a file of its own.
+func TestBuildShared(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a sample")
+	}
+	t.Setenv("LEAKSCOPE_SAMPLE_CACHE", t.TempDir())
+	if err := Cleanup(); err != nil { // builds of earlier tests, elsewhere
+		t.Fatal(err)
+	}
+	defer Cleanup()
+	abs, err := filepath.Abs("bursty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := sharedBinary(abs)
+	first, err := Build(t.Context(), "bursty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st1, err := os.Stat(shared)
+	if err != nil {
+		t.Fatalf("no shared binary: %v", err)
+	}
+	if err := Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := Build(t.Context(), "bursty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := os.Stat(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(st1, st2) { // cmd/go replaces a file it links again
+		t.Errorf("shared binary linked again")
+	}
+	if first == second || first == shared || second == shared {
+		t.Errorf("builds %q and %q, shared %q: want a file of each build's own", first, second, shared)
+	}
+	if _, err := os.Stat(second); err != nil {
+		t.Errorf("second build: %v", err)
+	}
+}

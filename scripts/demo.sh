@@ -4,7 +4,12 @@
 # serve the workbench with the capture open.
 #
 # Environment: SAMPLE (default operator-sim), DURATION (default 30s),
-# ADDR (default 127.0.0.1:7070), OUT (default out).
+# ADDR (default 127.0.0.1:7070), OUT (default out), SAMPLE_GO (the
+# toolchain that builds the sample, default go1.27.3: it serves the
+# goroutineleak profile by default, so the sample builds against its
+# cached standard library; `local` builds with the installed Go and
+# GOEXPERIMENT=goroutineleakprofile, which rebuilds the standard library
+# the first time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,12 +17,20 @@ SAMPLE=${SAMPLE:-operator-sim}
 DURATION=${DURATION:-30s}
 ADDR=${ADDR:-127.0.0.1:7070}
 OUT=${OUT:-out}
+SAMPLE_GO=${SAMPLE_GO:-go1.27.3}
 BIN=bin/leakscope
 
 mkdir -p "$OUT" bin
 echo "==> building $BIN and samples/$SAMPLE"
-go build -o "$BIN" ./cmd/leakscope
-GOEXPERIMENT=goroutineleakprofile go build -o "bin/$SAMPLE" "./samples/$SAMPLE"
+go build -o "$BIN" ./cmd/leakscope &
+build=$!
+if [ "$SAMPLE_GO" != local ] && GOTOOLCHAIN="$SAMPLE_GO" go version >/dev/null 2>&1; then
+	GOTOOLCHAIN="$SAMPLE_GO" go build -o "bin/$SAMPLE" "./samples/$SAMPLE"
+else
+	echo "    $SAMPLE_GO not available: building the sample with GOEXPERIMENT=goroutineleakprofile"
+	GOTOOLCHAIN=local GOEXPERIMENT=goroutineleakprofile go build -o "bin/$SAMPLE" "./samples/$SAMPLE"
+fi
+wait "$build"
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }

@@ -1,6 +1,9 @@
 package gotrace
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/exp/trace"
 
@@ -23,7 +26,7 @@ type handler struct {
 	live    *liveTable
 	dormant map[int64]*gor // cgo callback goroutines between callbacks
 	free    []*gor         // ended goroutines, for reuse
-	tasks   map[uint64]*task
+	tasks   map[uint64]task
 
 	spanBase int64
 	nextSpan int64
@@ -79,7 +82,7 @@ func newHandler(w *bundle.Writer, mem memory.Allocator, source string, opts Opti
 		stacks:       newStackCache(),
 		live:         newLiveTable(),
 		dormant:      make(map[int64]*gor),
-		tasks:        make(map[uint64]*task),
+		tasks:        make(map[uint64]task),
 		spanBase:     (window + 1) << spanWindowShift,
 		rows:         make(map[string]int64),
 	}
@@ -99,7 +102,7 @@ func (h *handler) append(r schema.Row) {
 // appendSpan adds a row to the spans batch.
 func (h *handler) appendSpan(s *schema.Span) {
 	h.scols.append(s)
-	if h.scols.len() >= spanBatchRows {
+	if h.scols.len() >= spanBatchRows || len(h.scols.cur.msgData) >= spanBatchText {
 		h.flushCols(false)
 	}
 }
@@ -114,9 +117,13 @@ func (h *handler) flushPending() {
 	}
 }
 
-// spanBatchRows is the most spans buffered before a batch is written
-// (spans carry free text, so their batches are kept smaller).
-const spanBatchRows = 64 * 1024
+// spanBatchRows is the most spans buffered before a batch is written, and
+// spanBatchText the most log text (which the program writes, of any
+// length; a batch's string offsets are 32-bit).
+const (
+	spanBatchRows = 64 * 1024
+	spanBatchText = 16 << 20
+)
 
 // flushCols hands each table's buffered rows to the sink once they fill a
 // batch, or all of them when force is set. There is no time limit: a
@@ -132,14 +139,14 @@ func (h *handler) flushCols(force bool) {
 		h.rows[schema.TableTraceGoroutines] += int64(n)
 		h.sink.write(schema.TableTraceGoroutines, rec, func() { h.gcols.recycle(b) }, h.stacks.takeFresh())
 	}
-	if n := h.scols.len(); n > 0 && (force || n >= spanBatchRows) && h.err == nil {
-		rec, err := h.scols.record()
+	if n := h.scols.len(); n > 0 && (force || n >= spanBatchRows || len(h.scols.cur.msgData) >= spanBatchText) && h.err == nil {
+		rec, b, err := h.scols.record()
 		if err != nil {
 			h.err = err
 			return
 		}
 		h.rows[schema.TableSpans] += int64(n)
-		h.sink.write(schema.TableSpans, rec, nil, nil)
+		h.sink.write(schema.TableSpans, rec, func() { h.scols.recycle(b) }, nil)
 	}
 	if force {
 		if fresh := h.stacks.takeFresh(); len(fresh) > 0 && h.err == nil {
@@ -400,8 +407,9 @@ func (h *handler) finish() {
 	for goid, g := range h.dormant {
 		h.writeGoroutine(goid, g, g.endWall)
 	}
-	for id, t := range h.tasks {
-		h.writeTask(id, t, 0)
+	for _, id := range slices.Sorted(maps.Keys(h.tasks)) {
+		t := h.tasks[id]
+		h.writeTask(id, &t, 0)
 	}
 	h.close()
 }

@@ -8,16 +8,25 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// spanCols builds spans batches column by column, like goroutineCols: a
-// busy program logs and opens regions by the million, and appending them
-// row by row through the bundle writer cost more than building them here.
+// spanCols builds spans batches in plain Go slices, like goroutineCols: a
+// busy program opens tasks and regions and logs by the million, and
+// builders appending value by value (and growing as they go) cost more
+// than slices that become the record's buffers without a copy. Null ids
+// and times are 0 and get a validity bitmap. A batch's slices go back to
+// the pool once the sink has written its record.
 type spanCols struct {
-	mem                      memory.Allocator
-	id, parent, goid, taskID *array.Int64Builder
-	start, end               *array.TimestampBuilder
-	message                  *array.StringBuilder
-	kind, name               *dictCol
-	n                        int
+	mem        memory.Allocator
+	cur        *spanBatch
+	pool       chan *spanBatch
+	kind, name *dictCol
+}
+
+type spanBatch struct {
+	id, parent, goid, task, start, end []int64
+	kind, name                         []int32
+	msgOffsets                         []int32 // len(rows)+1 offsets into msgData
+	msgData                            []byte
+	valid                              [5][]byte
 }
 
 // maxSpanNames bounds the name dictionary: names are the program's own
@@ -26,61 +35,100 @@ type spanCols struct {
 // starts afresh with the next batch (each batch carries its dictionary).
 const maxSpanNames = 1 << 16
 
+func newSpanBatch() *spanBatch {
+	n := spanBatchRows
+	return &spanBatch{
+		id: make([]int64, 0, n), parent: make([]int64, 0, n), goid: make([]int64, 0, n),
+		task: make([]int64, 0, n), start: make([]int64, 0, n), end: make([]int64, 0, n),
+		kind: make([]int32, 0, n), name: make([]int32, 0, n),
+		msgOffsets: append(make([]int32, 0, n+1), 0),
+	}
+}
+
+func (b *spanBatch) reset() {
+	b.id, b.parent, b.goid, b.task, b.start, b.end = b.id[:0], b.parent[:0], b.goid[:0], b.task[:0], b.start[:0], b.end[:0]
+	b.kind, b.name = b.kind[:0], b.name[:0]
+	b.msgOffsets, b.msgData = append(b.msgOffsets[:0], 0), b.msgData[:0]
+}
+
 func newSpanCols(mem memory.Allocator) *spanCols {
 	return &spanCols{
-		mem:     mem,
-		id:      array.NewInt64Builder(mem),
-		parent:  array.NewInt64Builder(mem),
-		goid:    array.NewInt64Builder(mem),
-		taskID:  array.NewInt64Builder(mem),
-		start:   array.NewTimestampBuilder(mem, schema.Timestamp),
-		end:     array.NewTimestampBuilder(mem, schema.Timestamp),
-		message: array.NewStringBuilder(mem),
-		kind:    newDictCol(mem, schema.SpanTask, schema.SpanRegion, schema.SpanLog),
-		name:    newDictCol(mem, ""),
+		mem:  mem,
+		cur:  newSpanBatch(),
+		pool: make(chan *spanBatch, 2),
+		kind: newDictCol(mem, schema.SpanTask, schema.SpanRegion, schema.SpanLog),
+		name: newDictCol(mem, ""),
 	}
 }
 
 func (c *spanCols) append(s *schema.Span) {
-	c.id.Append(s.ID)
-	optInt64(c.parent, s.ParentID)
-	c.kind.append(s.Kind)
-	c.name.append(s.Name)
-	optInt64(c.goid, s.Goid)
-	optInt64(c.taskID, s.TaskID)
-	optTime(c.start, s.StartTS)
-	optTime(c.end, s.EndTS)
-	c.message.Append(s.Message)
-	c.n++
+	b := c.cur
+	b.id = append(b.id, s.ID)
+	b.parent = append(b.parent, s.ParentID)
+	b.goid = append(b.goid, s.Goid)
+	b.task = append(b.task, s.TaskID)
+	b.start = append(b.start, s.StartTS)
+	b.end = append(b.end, s.EndTS)
+	b.kind = append(b.kind, c.kind.id(s.Kind))
+	b.name = append(b.name, c.name.id(s.Name))
+	b.msgData = append(b.msgData, s.Message...)
+	b.msgOffsets = append(b.msgOffsets, int32(len(b.msgData)))
 }
 
-func (c *spanCols) len() int { return c.n }
+func (c *spanCols) len() int { return len(c.cur.id) }
 
-func (c *spanCols) record() (arrow.Record, error) {
-	n := c.n
-	c.n = 0
-	rec, err := assemble(c.mem, schema.SpansSchema, n, map[string]arrow.Array{
-		schema.ColSpanID:       c.id.NewArray(),
-		schema.ColParentSpanID: c.parent.NewArray(),
-		schema.ColKind:         c.kind.array(),
-		schema.ColName:         c.name.array(),
-		schema.ColGoid:         c.goid.NewArray(),
-		schema.ColTaskID:       c.taskID.NewArray(),
-		schema.ColStartTS:      c.start.NewArray(),
-		schema.ColEndTS:        c.end.NewArray(),
-		schema.ColMessage:      c.message.NewArray(),
+// record turns the current batch into a record and starts a new batch;
+// recycle must be called with the returned batch once the record has been
+// written and released.
+func (c *spanCols) record() (arrow.Record, *spanBatch, error) {
+	b := c.cur
+	select {
+	case c.cur = <-c.pool:
+		c.cur.reset()
+	default:
+		c.cur = newSpanBatch()
+	}
+	opt := func(i int, t arrow.DataType, vals []int64) arrow.Array {
+		var nulls int
+		b.valid[i], nulls = validity(b.valid[i][:0], vals)
+		return i64Array(t, vals, b.valid[i], nulls)
+	}
+	i64 := arrow.PrimitiveTypes.Int64
+	rec, err := assemble(c.mem, schema.SpansSchema, len(b.id), map[string]arrow.Array{
+		schema.ColSpanID:       i64Array(i64, b.id, nil, 0),
+		schema.ColParentSpanID: opt(0, i64, b.parent),
+		schema.ColKind:         dictArray(c.kind, b.kind),
+		schema.ColName:         dictArray(c.name, b.name),
+		schema.ColGoid:         opt(1, i64, b.goid),
+		schema.ColTaskID:       opt(2, i64, b.task),
+		schema.ColStartTS:      opt(3, schema.Timestamp, b.start),
+		schema.ColEndTS:        opt(4, schema.Timestamp, b.end),
+		schema.ColMessage:      stringArray(b.msgOffsets, b.msgData),
 	})
 	if len(c.name.values) > maxSpanNames {
 		c.name.release()
 		c.name = newDictCol(c.mem, "")
 	}
-	return rec, err
+	return rec, b, err
+}
+
+// recycle returns a written batch's slices for reuse.
+func (c *spanCols) recycle(b *spanBatch) {
+	select {
+	case c.pool <- b:
+	default:
+	}
 }
 
 func (c *spanCols) release() {
-	for _, b := range []interface{ Release() }{c.id, c.parent, c.goid, c.taskID, c.start, c.end, c.message} {
-		b.Release()
-	}
 	c.kind.release()
 	c.name.release()
+}
+
+// stringArray wraps offsets and data as a utf8 array without copying.
+func stringArray(offsets []int32, data []byte) arrow.Array {
+	d := array.NewData(arrow.BinaryTypes.String, len(offsets)-1,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }

@@ -48,16 +48,16 @@ func (h *handler) taskBegin(r *rec) {
 	if _, ok := h.tasks[r.id]; ok {
 		return
 	}
-	h.tasks[r.id] = &task{parent: r.parent, name: r.str, goid: r.g, start: h.clk.wall(r.ts)}
+	h.tasks[r.id] = task{parent: r.parent, name: r.str, goid: r.g, start: h.clk.wall(r.ts)}
 }
 
 func (h *handler) taskEnd(r *rec) {
-	t := h.tasks[r.id]
-	if t == nil {
+	t, ok := h.tasks[r.id]
+	if !ok {
 		// Begun before the trace started.
-		t = &task{parent: r.parent, name: r.str}
+		t = task{parent: r.parent, name: r.str}
 	}
-	h.writeTask(r.id, t, h.clk.wall(r.ts))
+	h.writeTask(r.id, &t, h.clk.wall(r.ts))
 }
 
 func (h *handler) writeTask(id uint64, t *task, end int64) {

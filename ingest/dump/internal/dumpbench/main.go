@@ -1,7 +1,7 @@
 // Command dumpbench measures goroutine-dump parsing and ingest on a large
 // dump and prints throughput and peak RSS, for `make bench`:
 //
-//	go run ./ingest/dump/internal/dumpbench [-n 1000000] [-mode parse|ingest] [-file DUMP]
+//	go run ./ingest/dump/internal/dumpbench [-n 1000000] [-mode parse|ingest] [-file DUMP] [-cpuprofile F] [-heapprofile F]
 //
 // Without -file it uses the dump the benchmarks cache under
 // os.TempDir()/leakscope-dump-bench, generating it on first use (a real
@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -35,6 +36,8 @@ func run() error {
 	n := flag.Int("n", 1_000_000, "goroutines in the generated dump")
 	mode := flag.String("mode", "ingest", "parse (reader only) or ingest (into a bundle)")
 	file := flag.String("file", "", "dump to read instead of the cached generated one")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the parse or ingest to this file")
+	heapProfile := flag.String("heapprofile", "", "write the heap profile at the peak of the heap to this file")
 	flag.Parse()
 	path := *file
 	if path == "" {
@@ -52,6 +55,19 @@ func run() error {
 	st, err := f.Stat()
 	if err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *heapProfile != "" {
+		defer profilePeak(*heapProfile)()
 	}
 	start := time.Now()
 	var count int64

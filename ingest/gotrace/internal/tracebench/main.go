@@ -3,21 +3,24 @@
 // CPU time are its own), in pairs whose order alternates, and prints the
 // ratios for `make bench`:
 //
-//	go run ./ingest/gotrace/internal/tracebench [-pairs 3] [-size 220] [-file TRACE] [-workers N]
+//	go run ./ingest/gotrace/internal/tracebench [-pairs 3] [-size 220] [-shape mixed] [-file TRACE] [-workers N]
 //
-// Without -file it uses a trace of testdata/bigprog of -size MB, generated
-// once into os.TempDir() (the file BenchmarkIngest uses). Per pair it
+// Without -file it uses a trace of testdata/bigprog of -size MB and -shape
+// (mixed, spans: every goroutine with a task and a region, or goroutines:
+// short goroutines without spans), generated once into os.TempDir() (the
+// mixed one is the file BenchmarkIngest uses). Per pair it
 // prints both wall times, event rates, CPU times and peak RSS; then the
 // median over pairs of the event-rate ratio (ingest/bare), the CPU ratio
 // (bare CPU / ingest CPU: with N cores, ingest can reach at most N times
 // it), the peak-RSS ratio, and the size of the tables ingest wrote against
-// the trace's. The load average is printed before and after: wall-clock
+// the trace's, in all and per table. The load average is printed before and after: wall-clock
 // ratios mean something only when the machine was quiet, CPU ratios hold
 // either way.
 package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -53,13 +56,16 @@ type result struct {
 	Events int64   `json:"events,omitempty"`
 	Wall   float64 `json:"wall_s"`
 	Tables int64   `json:"tables_bytes,omitempty"`
-	CPU    float64 `json:"-"`
-	RSSMB  float64 `json:"-"`
+	// PerTable is the size of each table ingest wrote.
+	PerTable map[string]int64 `json:"per_table,omitempty"`
+	CPU      float64          `json:"-"`
+	RSSMB    float64          `json:"-"`
 }
 
 func run() error {
 	pairs := flag.Int("pairs", 3, "bare/ingest pairs to run, order alternating")
 	size := flag.Int("size", 220, "size in MB of the generated trace")
+	shape := flag.String("shape", "mixed", "shape of the generated trace: mixed, spans or goroutines")
 	file := flag.String("file", "", "trace to read instead of the generated one")
 	workers := flag.Int("workers", 0, "generations decoded at once (0: ingest's default)")
 	child := flag.String("child", "", "bare or ingest, once, in this process (with -file)")
@@ -83,7 +89,7 @@ func run() error {
 	path := *file
 	if path == "" {
 		var err error
-		if path, err = benchTrace(*size); err != nil {
+		if path, err = benchTrace(*size, *shape); err != nil {
 			return err
 		}
 	}
@@ -95,6 +101,7 @@ func run() error {
 	var ratios, cpuRatios []float64
 	var bareRSS, ingestRSS float64
 	var tables int64
+	var perTable map[string]int64
 	for i := range *pairs {
 		order := []string{"bare", "ingest"}
 		if i%2 == 1 {
@@ -114,6 +121,7 @@ func run() error {
 		ratios = append(ratios, ratio)
 		cpuRatios = append(cpuRatios, b.CPU/in.CPU)
 		bareRSS, ingestRSS, tables = max(bareRSS, b.RSSMB), max(ingestRSS, in.RSSMB), in.Tables
+		perTable = in.PerTable
 		fmt.Printf("pair %d (%s first): bare %.2f s (%.2f M events/s, CPU %.2f s, peak RSS %.0f MB); ingest %.2f s (%.2f M events/s, CPU %.2f s, peak RSS %.0f MB); ingest/bare event rate %.3f, CPU ratio %.3f\n",
 			i+1, order[0], b.Wall, float64(b.Events)/b.Wall/1e6, b.CPU, b.RSSMB, in.Wall, float64(in.Events)/in.Wall/1e6, in.CPU, in.RSSMB, ratio, b.CPU/in.CPU)
 	}
@@ -121,6 +129,7 @@ func run() error {
 		len(ratios), benchstat.Median(ratios), slices.Min(ratios), slices.Max(ratios), benchstat.Median(cpuRatios))
 	fmt.Printf("peak RSS: ingest %.0f MB, bare %.0f MB: rss-ratio %.2f; tables %.1f MB = %.3f of the trace\n",
 		ingestRSS, bareRSS, ingestRSS/bareRSS, mb(tables), float64(tables)/float64(st.Size()))
+	fmt.Printf("tables:%s\n", tableSizes(perTable, st.Size()))
 	fmt.Printf("load average after: %s\n", loadAvg())
 	return nil
 }
@@ -194,7 +203,7 @@ func runChild(mode, path string, workers int) error {
 			return fmt.Errorf("ingest: %s: %s", a.Status, a.Detail)
 		}
 		r.Wall = time.Since(start).Seconds()
-		if r.Tables, err = tableBytes(bdir); err != nil {
+		if r.Tables, r.PerTable, err = tableBytes(bdir); err != nil {
 			return err
 		}
 	default:
@@ -206,38 +215,66 @@ func runChild(mode, path string, workers int) error {
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
 
-// tableBytes sums the sizes of a bundle's tables.
-func tableBytes(dir string) (int64, error) {
+// tableBytes sums the sizes of a bundle's tables and returns each.
+func tableBytes(dir string) (int64, map[string]int64, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.arrow"))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var n int64
+	per := make(map[string]int64, len(files))
 	for _, p := range files {
 		st, err := os.Stat(p)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		n += st.Size()
+		per[strings.TrimSuffix(filepath.Base(p), ".arrow")] = st.Size()
 	}
-	return n, nil
+	return n, per, nil
 }
 
-// benchTrace returns the generated benchmark trace of size MB, making it
-// with testdata/bigprog the first time.
-func benchTrace(size int) (string, error) {
-	path := filepath.Join(os.TempDir(), "leakscope-gotrace-bench-"+strconv.Itoa(size)+"MB.trace")
+// tableSizes lists the tables of at least 0.1 MB, largest first, each in
+// MB and as a fraction of the trace's size.
+func tableSizes(per map[string]int64, trace int64) string {
+	names := make([]string, 0, len(per))
+	for t, n := range per {
+		if n >= 100<<10 {
+			names = append(names, t)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(per[b], per[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var sb strings.Builder
+	for _, t := range names {
+		fmt.Fprintf(&sb, " %s %.1f MB (%.3f)", t, mb(per[t]), float64(per[t])/float64(trace))
+	}
+	return sb.String()
+}
+
+// benchTrace returns the generated benchmark trace of size MB and shape,
+// making it with testdata/bigprog the first time.
+func benchTrace(size int, shape string) (string, error) {
+	name := "leakscope-gotrace-bench-" + strconv.Itoa(size) + "MB.trace"
+	if shape != "mixed" {
+		name = "leakscope-gotrace-bench-" + shape + "-" + strconv.Itoa(size) + "MB.trace"
+	}
+	path := filepath.Join(os.TempDir(), name)
 	if st, err := os.Stat(path); err == nil && st.Size() >= int64(size)<<20 {
 		return path, nil
 	}
 	mod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || len(strings.TrimSpace(string(mod))) == 0 {
+	if gomod := strings.TrimSpace(string(mod)); err != nil || gomod == "" || gomod == os.DevNull {
 		return "", errors.New("run from inside the leakscope module to generate the trace, or pass -file")
 	}
 	prog := filepath.Join(filepath.Dir(strings.TrimSpace(string(mod))), "ingest", "gotrace", "testdata", "bigprog")
-	fmt.Fprintf(os.Stderr, "tracebench: generating %s (%d MB) with %s\n", path, size, prog)
+	fmt.Fprintf(os.Stderr, "tracebench: generating %s (%d MB, %s) with %s\n", path, size, shape, prog)
 	tmp := path + ".tmp"
-	cmd := exec.Command("go", "run", prog, "-out", tmp, "-size", strconv.Itoa(size<<20))
+	cmd := exec.Command("go", "run", prog, "-out", tmp, "-size", strconv.Itoa(size<<20), "-shape", shape)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("generate trace: %w", err)

@@ -1,7 +1,13 @@
 // Command bigprog records a large Go execution trace for the gotrace
-// benchmarks: a server-like loop that spawns many short-lived goroutines
-// (channel ping-pong, mutexes, sleeps, allocation, GC) and leaks a few,
-// until the trace reaches -size bytes.
+// benchmarks until the trace reaches -size bytes, in one of three shapes
+// (-shape):
+//
+//   - mixed: a server-like loop that spawns many short-lived goroutines
+//     (channel ping-pong, mutexes, sleeps, allocation, GC) and leaks a few;
+//   - spans: an instrumented service, 2,000 short goroutines per round,
+//     each with a task of its own and a region in it;
+//   - goroutines: 2,000 short goroutines per round that block once on a
+//     channel and exit, with no tasks or regions.
 package main
 
 import (
@@ -32,7 +38,13 @@ var sink atomic.Pointer[[]byte]
 func main() {
 	out := flag.String("out", "big.trace", "trace file")
 	size := flag.Int64("size", 220<<20, "stop once the trace has this many bytes")
+	shape := flag.String("shape", "mixed", "mixed, spans or goroutines")
 	flag.Parse()
+	rounds, ok := shapes[*shape]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "bigprog: unknown -shape %q\n", *shape)
+		os.Exit(2)
+	}
 	f, err := os.Create(*out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -43,10 +55,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	shared := rounds(func() bool { return cw.n.Load() < *size })
+	trace.Stop()
+	if err := f.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(cw.n.Load(), shared)
+}
+
+// shapes maps -shape to its loop, which runs rounds while more returns
+// true and returns a sum that keeps the work from being optimised away.
+var shapes = map[string]func(more func() bool) int{
+	"mixed":      mixed,
+	"spans":      spans,
+	"goroutines": goroutines,
+}
+
+func mixed(more func() bool) int {
 	var mu sync.Mutex
 	shared := 0
 	leaks := 0
-	for round := 0; cw.n.Load() < *size; round++ {
+	for round := 0; more(); round++ {
 		ctx, task := trace.NewTask(context.Background(), "round")
 		var wg sync.WaitGroup
 		for i := 0; i < 200; i++ {
@@ -81,10 +111,48 @@ func main() {
 		wg.Wait()
 		task.End()
 	}
-	trace.Stop()
-	if err := f.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	return shared
+}
+
+// spans is the instrumented service: every goroutine opens a task and a
+// region, does a little work and ends them.
+func spans(more func() bool) int {
+	var total atomic.Int64
+	for more() {
+		var wg sync.WaitGroup
+		for i := 0; i < 2000; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, task := trace.NewTask(context.Background(), "request")
+				trace.WithRegion(ctx, "handle", func() {
+					b := make([]byte, 64+i%64)
+					sink.Store(&b)
+					total.Add(int64(len(b)))
+				})
+				task.End()
+			}()
+		}
+		wg.Wait()
 	}
-	fmt.Println(cw.n.Load(), shared)
+	return int(total.Load())
+}
+
+// goroutines spawns short goroutines that each block once on a channel.
+func goroutines(more func() bool) int {
+	var total atomic.Int64
+	for more() {
+		var wg sync.WaitGroup
+		for i := 0; i < 2000; i++ {
+			wg.Add(1)
+			c := make(chan int)
+			go func() {
+				defer wg.Done()
+				total.Add(int64(<-c))
+			}()
+			go func() { c <- i }()
+		}
+		wg.Wait()
+	}
+	return int(total.Load())
 }
