@@ -111,6 +111,7 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 	bs = append(bs, badNameBundle(t))
 	out := t.TempDir()
 	want := map[string]int64{}
+	wantNulls := map[string]int{} // suspects.parquet path → suspects without retained bytes
 	for _, b := range bs {
 		c, err := export.Parquet(b, out, export.Options{})
 		if err != nil {
@@ -125,6 +126,13 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 			rows[ti.Name] = ti.Rows
 		}
 		for _, tb := range c.Tables {
+			if tb.Name == export.TableSuspects {
+				for _, s := range c.Report.Suspects {
+					if s.RetainedBytes == 0 {
+						wantNulls[tb.Path]++
+					}
+				}
+			}
 			r, ok := rows[tb.Name]
 			if !ok {
 				t.Errorf("%s: exported table %s the bundle does not have", b.Dir, tb.Name)
@@ -148,6 +156,9 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 			t.Errorf("%s: the root schema element is REPEATED", p)
 		case g.InvalidUTF8 > 0:
 			t.Errorf("%s: %d strings are not valid UTF-8", p, g.InvalidUTF8)
+		}
+		if n, ok := wantNulls[p]; ok && g.Nulls["retained_bytes"] != n {
+			t.Errorf("%s: hyparquet reads %d null retained_bytes, the report leaves %d out", p, g.Nulls["retained_bytes"], n)
 		}
 	}
 	if len(paths) < 5*len(bs) {
