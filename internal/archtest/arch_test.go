@@ -46,7 +46,7 @@ var ours = []string{"ingest/bundle", "ingest/schema", "ingest/dump", "ingest/got
 
 // devTools are the packages under internal/ that only tests and
 // benchmarks use; nothing shipped imports them.
-var devTools = []string{"internal/corpus", "internal/versions", "internal/archtest", "internal/arrowjs", "internal/golden"}
+var devTools = []string{"internal/corpus", "internal/versions", "internal/archtest", "internal/arrowjs", "internal/golden", "internal/parquetjs"}
 
 func init() {
 	for _, p := range []string{"ingest", "analysis", "capture", "web", "cmd", "agent", "export"} {
