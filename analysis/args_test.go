@@ -40,3 +40,18 @@ func TestClosureParent(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveLockStruct(t *testing.T) {
+	// A replica at 0x111314be180 with its mutex at +8: the waiter's own
+	// lockSlow frame prints 0x111314be188; the holder's frame holds the
+	// replica.
+	known := []uint64{0x111314be160, 0x111314be180, 0x111314be188}
+	b := blockInfo{obj: 0x111314be188, objAt: argRef{"internal/sync.(*Mutex).lockSlow", 0}}
+	objs, at := resolveObjects(b, known, true)
+	if len(objs) != 2 || objs[0] != 0x111314be188 || objs[1] != 0x111314be180 || at[1].fn != "internal/sync.(*Mutex).lockSlow" {
+		t.Errorf("lock: objects %#x at %v, want the mutex, then the struct holding it", objs, at)
+	}
+	if objs, _ := resolveObjects(b, known, false); len(objs) != 1 {
+		t.Errorf("not a lock: objects %#x, want the exact object alone", objs)
+	}
+}

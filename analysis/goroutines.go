@@ -162,15 +162,8 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 				infos[stack] = si
 			}
 			t := tracks[goid]
-			since := ts
 			ticket, wait := si.ticketOf(argsCol, r), waitCol(r)
-			woken, visible := "", false
-			if t != nil && t.ts == prevOf[ts] && prevOf[ts] != 0 && t.stack == stack && t.state == state {
-				if woken = wokeBetween(goid, t, ticket, wait); woken == "" {
-					since = t.since
-				}
-				visible = ticket >= 0 && t.ticket >= 0 || t.wait >= 1
-			}
+			since, woken, visible := t.parkedSince(goid, ts, prevOf[ts], stack, state, ticket, wait)
 			if t == nil {
 				t = &track{}
 				tracks[goid] = t
@@ -222,6 +215,22 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 	}
 	sort.Slice(sd.gs, func(i, j int) bool { return sd.gs[i].goid < sd.gs[j].goid })
 	return sd, nil
+}
+
+// parkedSince compares a goroutine's row at ts with its last sighting t
+// (nil: none): since is the earliest snapshot from which it was parked
+// identically (ts when it was not in the snapshot before, prev, at the
+// same stack and state, or the runtime's counters show it woken: woken
+// says how); visible whether a wake-up would have shown in its line.
+func (t *track) parkedSince(goid, ts, prev, stack int64, state string, ticket, wait int64) (since int64, woken string, visible bool) {
+	if t == nil || prev == 0 || t.ts != prev || t.stack != stack || t.state != state {
+		return ts, "", false
+	}
+	visible = ticket >= 0 && t.ticket >= 0 || t.wait >= 1
+	if woken = wokeBetween(goid, t, ticket, wait); woken != "" {
+		return ts, woken, visible
+	}
+	return t.since, "", visible
 }
 
 // wokeBetween says how a goroutine seen at the same stack and state in

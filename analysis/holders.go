@@ -111,6 +111,9 @@ func (w *waitGraph) findHolders() {
 					continue
 				}
 				seen[y] = true
+				if y.class == classParked && y.kind == x.kind && y.site == x.site {
+					continue // a co-waiter: it waits for the same thing
+				}
 				fn := "?"
 				if y.site != nil {
 					fn = y.site.entry

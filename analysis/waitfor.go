@@ -131,7 +131,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	known := w.indexMentions()
 	for _, x := range w.gs {
 		if x.class == classParked {
-			x.objs, x.objAt = resolveObjects(x.block, known)
+			x.objs, x.objAt = resolveObjects(x.block, known, x.kind == "lock" || x.kind == "rlock")
 		}
 	}
 	w.condProgress()
@@ -305,9 +305,10 @@ func (w *waitGraph) indexMentions() []uint64 {
 // blocking call (what it reached the object through: a Cond or channel
 // hangs off a struct the frames point to) into the objects other frames
 // point to: the nearest pointer at or below each address (within
-// objectSlack; exact in the binary's image). The wait object, when known,
+// objectSlack; exact in the binary's image), and for a lock also the
+// struct just below its exact address. The wait object, when known,
 // comes first. Each object comes with where it was read.
-func resolveObjects(b blockInfo, known []uint64) ([]uint64, []argRef) {
+func resolveObjects(b blockInfo, known []uint64, lock bool) ([]uint64, []argRef) {
 	var out []uint64
 	var at []argRef
 	add := func(a uint64, ref argRef) {
@@ -322,6 +323,12 @@ func resolveObjects(b blockInfo, known []uint64) ([]uint64, []argRef) {
 	}
 	if b.obj != 0 {
 		add(b.obj, b.objAt)
+		// A lock is a field: the waiter's own frame prints the mutex's
+		// exact address, so the struct that holds it is known only from
+		// other frames' pointers just below it (the holder's receiver).
+		if i := sort.Search(len(known), func(i int) bool { return known[i] >= b.obj }) - 1; lock && i >= 0 && b.obj >= staticLimit && b.obj-known[i] < objectSlack {
+			add(known[i], b.objAt)
+		}
 	}
 	for i, v := range b.via {
 		add(v, b.viaAt[i])
