@@ -65,7 +65,7 @@ func TestCrossView(t *testing.T) {
 					}
 				}
 				checkViews(t, base+"/api/captures/"+id, s)
-				checkMetric(t, metrics, id, s)
+				checkMetric(t, metrics, b.Manifest.CaptureID, s)
 				checkFleet(t, svc, s)
 			}
 			for i, inc := range cli.rep.Incidents {
@@ -207,7 +207,8 @@ func checkViews(t *testing.T, capBase string, s analysis.Suspect) {
 	}
 }
 
-// checkMetric finds the suspect's gauges in /metrics.
+// checkMetric finds the suspect's gauges in /metrics, labelled with the
+// manifest's capture id.
 func checkMetric(t *testing.T, metrics, capture string, s analysis.Suspect) {
 	t.Helper()
 	value := func(name string) (float64, bool) {
@@ -222,11 +223,13 @@ func checkMetric(t *testing.T, metrics, capture string, s analysis.Suspect) {
 		}
 		return 0, false
 	}
-	count, growth := "leakscope_suspect_goroutines", "leakscope_suspect_goroutine_growth_per_minute"
+	count, growth := "leakscope_suspect_goroutines", "leakscope_suspect_goroutine_growth_per_second"
 	if s.Kind == analysis.KindHeap {
-		count, growth = "leakscope_suspect_heap_bytes", "leakscope_suspect_heap_growth_bytes_per_minute"
+		count, growth = "leakscope_suspect_heap_bytes", "leakscope_suspect_heap_growth_bytes_per_second"
 	}
-	for name, want := range map[string]float64{"leakscope_suspect_score": s.Score, count: float64(s.Count), growth: s.GrowthPerMin} {
+	// /metrics is in base units: the report's per-minute rate / 60, the
+	// same division the exporter does.
+	for name, want := range map[string]float64{"leakscope_suspect_score": s.Score, count: float64(s.Count), growth: s.GrowthPerMin / 60} {
 		if v, ok := value(name); !ok || v != want {
 			t.Errorf("%s: /metrics %s = %v (found %v), the report %v", s.ID, name, v, ok, want)
 		}
