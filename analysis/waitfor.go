@@ -125,10 +125,11 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, signals bool) (class g
 	case "":
 		return classLive, "", g.state == "sleep" && g.sleepNS >= longSleep
 	case "select", "chan receive":
-		if signalWait(frames, src, signals) {
+		w := src.waitAt(frames, kind)
+		if signalWait(w, frames, signals) {
 			return classLive, "", true
 		}
-		if timerWait(frames, src) {
+		if timerWait(w) {
 			return classLive, "", false
 		}
 	}
@@ -138,18 +139,6 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, signals bool) (class g
 // longSleep: a goroutine sleeping this long at once is idle, not a
 // loop that could feed anyone soon.
 const longSleep = int64(60e9)
-
-// signalWait reports a receive or select on a channel signal.Notify
-// feeds: the function holding it calls signal.Notify, or, without its
-// source, it is main.main while the process has a signal loop (the usual
-// run-until-signalled idiom).
-func signalWait(frames []Frame, src *sourceCode, signals bool) bool {
-	loc, _ := locationFrame(frames)
-	if text := src.function(loc); text != "" {
-		return strings.Contains(text, "signal.Notify")
-	}
-	return signals && loc.Function == "main.main"
-}
 
 // waitKind maps a wait reason to the kind of object waited on; "" for a
 // goroutine that can run.
@@ -236,22 +225,6 @@ func isGoWrapper(fn string) bool {
 		}
 	}
 	return i+len(".gowrap") < len(fn)
-}
-
-// timerWait reports a select or receive that a timer will end: the
-// function holding it reads a ticker or timer channel, or time.After.
-func timerWait(frames []Frame, src *sourceCode) bool {
-	loc, _ := locationFrame(frames)
-	text := src.function(loc)
-	if text == "" {
-		return false
-	}
-	for _, m := range []string{"time.After(", "time.Tick(", ".C:", ".C {", "<-t.C", "ticker.C", "timer.C", "time.NewTimer(", "time.NewTicker(", ".Ticker.C"} {
-		if strings.Contains(text, m) {
-			return true
-		}
-	}
-	return false
 }
 
 // indexMentions indexes every goroutine's pointer words and returns them
