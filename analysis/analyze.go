@@ -21,7 +21,9 @@ func analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, err
 	}
 	ev := gatherEvidence(in, cfg.rules)
 	v := judge(in, ev, cfg.minScore)
-	return assemble(in, v, cfg), nil
+	rep := assemble(in, v, cfg)
+	rep.Source = sourceCoverage(in, ev.wait, rep)
+	return rep, nil
 }
 
 // config is [Options] with the defaults filled in.

@@ -61,6 +61,9 @@ type Report struct {
 	// Inputs says what the bundle's goroutine inputs allowed the verdicts
 	// to use and what one more input would add.
 	Inputs *InputSummary `json:"inputs,omitempty"`
+	// Source says how much of the code the goroutines wait in the bundle
+	// holds the source of, and what the missing part cost.
+	Source *SourceCoverage `json:"source_coverage,omitempty"`
 	// GeneratedAt is [Options.Now].
 	GeneratedAt time.Time `json:"generated_at,omitzero"`
 }
@@ -358,7 +361,7 @@ type LookAlike struct {
 	Location string `json:"location"`
 	State    string `json:"state"`
 	Count    int64  `json:"count"`
-	Kind     string `json:"kind"` // "idle-pool", "wakeable" or "contended"
+	Kind     string `json:"kind"` // "idle-pool", "wakeable", "contended" or "source-absent"
 	Reason   string `json:"reason"`
 }
 

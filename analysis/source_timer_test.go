@@ -186,3 +186,54 @@ func TestTimerCasesFromSource(t *testing.T) {
 		}
 	}
 }
+
+// TestTimerVerdictWithoutSource: without the source no select or receive
+// of the program's code is judged stuck on evidence the source could
+// contradict. The live retry loop, the ticker loop and the signal wait
+// stay silent, as with the source; the stuck ones, which only their
+// statements tell from live ones in a dump, are not called stuck either,
+// and the report says what the missing source cost.
+func TestTimerVerdictWithoutSource(t *testing.T) {
+	d := settledDump(t, runTimerProg(t, "live"), timerLiveDump...)
+	rep := analyseDumps(t, false, d)
+	for _, loc := range timerLive {
+		if s := suspectAt(rep, loc); s != nil {
+			t.Errorf("without source %s reported: %s %s %+v", loc, s.Verdict, s.Pattern, s.Evidence)
+		}
+	}
+	d = settledDump(t, runTimerProg(t, "stuck"), timerStuck...)
+	rep = analyseDumps(t, false, d)
+	for _, s := range rep.Suspects {
+		for _, e := range s.Evidence {
+			if e.Kind == "all-asleep" {
+				t.Errorf("%s: all-asleep evidence without source: %+v", s.Location, e)
+			}
+		}
+	}
+	for _, loc := range []string{"main.waitBoth", "main.(*retrier).reset"} {
+		if s := suspectAt(rep, loc); s != nil && s.Verdict == "stuck" {
+			t.Errorf("without source %s is stuck: %+v", loc, s.Evidence)
+		}
+		found := false
+		for _, l := range rep.LookAlikes {
+			found = found || l.Location == loc && l.Kind == "source-absent" && strings.Contains(l.Reason, "cannot rule out a timer case")
+		}
+		if !found {
+			t.Errorf("%s is not listed as undecided for want of source: %+v", loc, rep.LookAlikes)
+		}
+	}
+	c := rep.Source
+	if c == nil || c.UndecidedGroups != 2 || c.Kept != 0 || c.MissingCount == 0 || c.MissingCount != c.Functions {
+		t.Fatalf("source coverage %+v", c)
+	}
+	warned := false
+	for _, w := range rep.Warnings {
+		warned = warned || strings.HasPrefix(w, "source missing:") && strings.Contains(w, "2 parked groups") && strings.Contains(w, "main.waitBoth")
+	}
+	if !warned {
+		t.Errorf("no warning says the source was missing and what it cost: %q", rep.Warnings)
+	}
+	if c := analyseDumps(t, true, d).Source; c == nil || c.MissingCount != 0 || c.UndecidedGroups != 0 || c.Kept != c.Functions {
+		t.Errorf("with source: coverage %+v", c)
+	}
+}

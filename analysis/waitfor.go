@@ -49,6 +49,11 @@ type waitGor struct {
 	// viaChild is set when only a child that can run reaches it (a
 	// parent waiting for its worker's result or Done).
 	viaChild bool
+	// undecided is set for a select or receive in the program's code
+	// whose statement the kept source does not show (absent, changed, a
+	// C of unknown type): a timer case cannot be ruled out, so it is
+	// taken as able to run, as a timer wait is.
+	undecided bool
 }
 
 // waitGraph is the wait-for reasoning over the latest snapshot.
@@ -93,7 +98,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	for _, g := range sd.gs {
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
-		x.class, x.kind, x.idle = classifyGor(g, frames, src, signals)
+		x.class, x.kind, x.idle, x.undecided = classifyGor(g, frames, src, signals)
 		if x.class == classLive && !x.idle {
 			w.liveApp++
 		}
@@ -115,25 +120,27 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	return w
 }
 
-// classifyGor decides a goroutine's class and, when parked, its wait kind.
-func classifyGor(g *gor, frames []Frame, src *sourceCode, signals bool) (class gClass, kind string, idle bool) {
+// classifyGor decides a goroutine's class and, when parked, its wait
+// kind; undecided when it is taken as able to run only because its
+// source cannot rule out a timer case (see [timerWait]).
+func classifyGor(g *gor, frames []Frame, src *sourceCode, signals bool) (class gClass, kind string, idle, undecided bool) {
 	if isInfraStack(frames) || isInfraState(g.state) {
-		return classInfra, "", false
+		return classInfra, "", false, false
 	}
 	kind = waitKind(g.state, frames)
 	switch kind {
 	case "":
-		return classLive, "", g.state == "sleep" && g.sleepNS >= longSleep
+		return classLive, "", g.state == "sleep" && g.sleepNS >= longSleep, false
 	case "select", "chan receive":
 		w := src.waitAt(frames, kind)
 		if signalWait(w, frames, signals) {
-			return classLive, "", true
+			return classLive, "", true, false
 		}
-		if timerWait(w) {
-			return classLive, "", false
+		if t := timerWait(w, frames); t != triNo {
+			return classLive, "", false, t == triMaybe
 		}
 	}
-	return classParked, kind, false
+	return classParked, kind, false, false
 }
 
 // longSleep: a goroutine sleeping this long at once is idle, not a
