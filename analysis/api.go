@@ -1,6 +1,10 @@
 package analysis
 
-import "time"
+import (
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/schema"
+)
 
 // Suspect kinds.
 const (
@@ -31,6 +35,11 @@ type Options struct {
 	// ("github.com/acme/platform") or, starting with "/", source
 	// directories. Empty means $LEAKSCOPE_USER_CODE (comma-separated).
 	UserCode []string
+	// Source holds source_code rows read at report time (srclines
+	// ForBundle, `report --source-root`): each stands in for a function
+	// the bundle holds no readable source of. The analysis itself reads
+	// no file.
+	Source []schema.SourceCode
 }
 
 // DefaultMinScore is the score below which a group is not reported.

@@ -112,7 +112,7 @@ func (c *SourceCoverage) warning() string {
 	w := fmt.Sprintf("source %s: %d of %d functions the goroutines wait in have no readable statement at their line (%s)",
 		part, c.MissingCount, c.Functions, strings.Join(names, "; "))
 	if c.UndecidedGroups > 0 {
-		w += fmt.Sprintf("; %s (%s) in a select or receive were taken as able to run, since without their statement a timer case cannot be ruled out, so they get no stuck verdict and count as goroutines that may wake others",
+		w += fmt.Sprintf("; cost: %s (%s) in a select or receive taken as able to run, since without the statement a timer case cannot be ruled out: no stuck verdict for them, and they count as goroutines that may wake others",
 			Plural(float64(c.UndecidedGroups), "parked group"), Plural(float64(c.UndecidedGoroutines), "goroutine"))
 	}
 	if c.SuspectsWithoutSource > 0 {

@@ -80,9 +80,9 @@ func (c *sourceCode) funcAt(f Frame) (*parsedFunc, string) {
 	case fs == nil:
 		return nil, "source absent"
 	case fs.status == schema.SourceUnavailable:
-		return nil, "source unavailable"
+		return nil, "source unavailable (" + fs.detail + ")"
 	case fs.status != schema.SourceOK:
-		return nil, "source changed since the build"
+		return nil, "source changed since the build (" + fs.detail + ")"
 	case f.Line < fs.start || f.Line > fs.end:
 		return nil, "source changed since the build"
 	}

@@ -45,8 +45,9 @@ type funcSource struct {
 }
 
 // readSourceCode reads the source_code table (none: every quote is
-// unavailable).
-func readSourceCode(b *bundle.Bundle, mem memory.Allocator) (*sourceCode, error) {
+// unavailable), then lets each of extra (read at report time) stand in
+// for a function the table holds no readable source of.
+func readSourceCode(b *bundle.Bundle, mem memory.Allocator, extra []schema.SourceCode) (*sourceCode, error) {
 	c := &sourceCode{funcs: map[[2]string]*funcSource{}, asyncTimers: goBefore(b.Manifest.Target.GoVersion, 23)}
 	err := b.ReadTable(schema.TableSourceCode, mem, func(rec arrow.Record) error {
 		k := cols{rec}
@@ -54,18 +55,29 @@ func readSourceCode(b *bundle.Bundle, mem memory.Allocator) (*sourceCode, error)
 		start, end, text := k.i64(schema.ColStartLine), k.i64(schema.ColEndLine), k.str(schema.ColText)
 		sha, detail := k.str(schema.ColFileSHA256), k.str(schema.ColDetail)
 		for r := 0; r < int(rec.NumRows()); r++ {
-			f := &funcSource{start: int(start(r)), end: int(end(r)), sha: sha(r), status: status(r), detail: detail(r)}
-			if f.status == schema.SourceOK {
-				f.lines = strings.Split(text(r), "\n")
-			}
-			c.funcs[[2]string{file(r), fn(r)}] = f
+			c.add(schema.SourceCode{File: file(r), Function: fn(r), StartLine: start(r), EndLine: end(r), Text: text(r),
+				FileSHA256: sha(r), Status: status(r), Detail: detail(r)})
 		}
 		return nil
 	})
 	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read source code: %w", err)
 	}
+	for _, r := range extra {
+		if cur := c.funcs[[2]string{r.File, r.Function}]; cur == nil || cur.status != schema.SourceOK {
+			c.add(r)
+		}
+	}
 	return c, nil
+}
+
+// add keeps one function's row.
+func (c *sourceCode) add(r schema.SourceCode) {
+	f := &funcSource{start: int(r.StartLine), end: int(r.EndLine), sha: r.FileSHA256, status: r.Status, detail: r.Detail}
+	if f.status == schema.SourceOK {
+		f.lines = strings.Split(r.Text, "\n")
+	}
+	c.funcs[[2]string{r.File, r.Function}] = f
 }
 
 // quote says what the bundle holds of the source line of frame f: the line

@@ -37,6 +37,15 @@ type Options struct {
 	// started); it overrides every time the file itself or its name
 	// carries.
 	At time.Time
+	// SourceRoots are checkouts or module caches where the source of the
+	// frames' functions is looked for when their recorded paths cannot be
+	// read (see [srclines.Candidates]); the module cache
+	// ([srclines.DefaultModCache]) is always tried for module@version
+	// paths.
+	SourceRoots []string
+	// OnSource, if set, is called with what the source snapshot of the
+	// file's frames kept and missed.
+	OnSource func(srclines.Stats)
 }
 
 // File adds the file at path to the bundle in dir, creating the bundle if
@@ -147,7 +156,11 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if err == nil {
 		// Quote the code as it is now, not as it is when a report is
 		// written later.
-		_, err = srclines.Snapshot(w, mem, srclines.Options{Source: "ingest"})
+		var st srclines.Stats
+		st, err = srclines.Snapshot(w, mem, srclines.Options{Source: "ingest", SourceRoots: opts.SourceRoots, ModCache: srclines.DefaultModCache()})
+		if err == nil && opts.OnSource != nil {
+			opts.OnSource(st)
+		}
 	}
 	if cerr := raw.Close(); err == nil {
 		err = cerr
