@@ -57,6 +57,30 @@ type waitStmt struct {
 // state kind (waitKind's "select", "chan receive", "chan send"; "" for
 // an allocation's line).
 func (c *sourceCode) stmtAt(f Frame, kind string) *waitStmt {
+	if c == nil {
+		return &waitStmt{why: "source absent"}
+	}
+	k := stmtKey{f.File, f.Function, f.Line, kind}
+	if w, ok := c.stmts[k]; ok {
+		return w
+	}
+	w := c.findWait(f, kind)
+	if c.stmts == nil {
+		c.stmts = map[stmtKey]*waitStmt{}
+	}
+	c.stmts[k] = w
+	return w
+}
+
+// stmtKey is a frame's line and the wait kind looked for there.
+type stmtKey struct {
+	file, function string
+	line           int
+	kind           string
+}
+
+// findWait is stmtAt without the memo.
+func (c *sourceCode) findWait(f Frame, kind string) *waitStmt {
 	p, why := c.funcAt(f)
 	if p == nil {
 		return &waitStmt{why: why}

@@ -32,6 +32,8 @@ type sourceCode struct {
 	// asyncTimers: the target was built before Go 1.23, whose timer
 	// channels still deliver a value after Stop.
 	asyncTimers bool
+	// stmts memoises stmtAt: every goroutine parked at one line asks.
+	stmts map[stmtKey]*waitStmt
 }
 
 // funcSource is one function's snapshot.
