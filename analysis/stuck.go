@@ -30,6 +30,7 @@ type stuckFacts struct {
 	depth           int  // program calls between the entry function and the wait (waitDepth)
 	mainGoroutine   bool // the site is the main goroutine (entry main.main), which waits for the program\'s end
 	liveElsewhere   bool // some goroutine of the program can run
+	undecided       int  // goroutines of the program a timer may wake, for all the source shows
 	objects         []uint64
 	cycleObjs       []string
 	// Persistence across snapshots (from site.persist).
@@ -57,6 +58,7 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		if f == nil {
 			f = &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
 			f.liveElsewhere = w.liveApp > 0
+			f.undecided = w.undecided
 			if sd := in.detail; sd != nil {
 				f.snapshots = len(in.d.snapshots)
 				f.progressed = sd.progressed()
@@ -271,7 +273,7 @@ func (f *stuckFacts) findings() []string {
 		out = append(out, "no-holder")
 	}
 	out = append(out, "unreachable")
-	if !f.liveElsewhere {
+	if !f.liveElsewhere && f.undecided == 0 {
 		out = append(out, "all-asleep")
 	}
 	return out

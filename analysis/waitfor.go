@@ -65,9 +65,13 @@ type waitGraph struct {
 	// children maps a goid to the goroutines it created.
 	children map[int64][]*waitGor
 	stacks   *stackTable
-	// liveApp counts the program's goroutines that can run.
-	liveApp int
-	cycles  int
+	// liveApp counts the program's goroutines that can run; undecided
+	// those taken as able to run only because their source cannot rule
+	// out a timer case (not in liveApp: they block the all-asleep claim,
+	// nothing more).
+	liveApp   int
+	undecided int
+	cycles    int
 }
 
 // objectSlack is how far past a pointer a frame holds an object may lie
@@ -99,8 +103,11 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
 		x.class, x.kind, x.idle, x.undecided = classifyGor(g, frames, src, signals)
-		if x.class == classLive && !x.idle {
+		if x.class == classLive && !x.idle && !x.undecided {
 			w.liveApp++
+		}
+		if x.undecided {
+			w.undecided++
 		}
 		w.gs = append(w.gs, x)
 		w.byGoid[g.goid] = x

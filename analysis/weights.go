@@ -143,7 +143,11 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked", f.unreached, f.parked, on)
 	} else {
 		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked", f.unreached, f.parked, on)
-		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)")
+		if f.undecided == 0 {
+			add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)")
+		} else {
+			add("timer-unknown", 0, "not all asleep for certain: %s of the program wait in a select or receive whose source is absent, so a timer case that wakes them cannot be ruled out (the source would tell)", Plural(float64(f.undecided), "goroutine"))
+		}
 	}
 	if f.noWaker > 0 {
 		share := (float64(f.noWakerExact) + wNoWakerVia*float64(f.noWaker-f.noWakerExact)) / n
