@@ -118,7 +118,7 @@ func (c *SourceCoverage) warning() string {
 	if c.SuspectsWithoutSource > 0 {
 		w += fmt.Sprintf("; %s named from frames alone (no ticker or stopped timer pattern)", Plural(float64(c.SuspectsWithoutSource), "suspect"))
 	}
-	return w + ". Ingest the inputs with the source at hand (leakscope ingest --source-root DIR) to judge them."
+	return w + ". Give the checkout or module cache (leakscope report --source-root DIR, or ingest --source-root DIR) to judge them."
 }
 
 // undecidedLookAlikes lists the undecided groups with what their source
