@@ -15,13 +15,15 @@ func analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	in, err := load(b, mem, cfg.userCode)
+	in, err := load(b, mem, cfg.userCode, opts.Source)
 	if err != nil {
 		return nil, err
 	}
 	ev := gatherEvidence(in, cfg.rules)
 	v := judge(in, ev, cfg.minScore)
-	return assemble(in, v, cfg), nil
+	rep := assemble(in, v, cfg)
+	rep.Source = sourceCoverage(in, ev.wait, rep)
+	return rep, nil
 }
 
 // config is [Options] with the defaults filled in.

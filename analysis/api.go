@@ -1,6 +1,10 @@
 package analysis
 
-import "time"
+import (
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/schema"
+)
 
 // Suspect kinds.
 const (
@@ -31,6 +35,11 @@ type Options struct {
 	// ("github.com/acme/platform") or, starting with "/", source
 	// directories. Empty means $LEAKSCOPE_USER_CODE (comma-separated).
 	UserCode []string
+	// Source holds source_code rows read at report time (srclines
+	// ForBundle, `report --source-root`): each stands in for a function
+	// the bundle holds no readable source of. The analysis itself reads
+	// no file.
+	Source []schema.SourceCode
 }
 
 // DefaultMinScore is the score below which a group is not reported.
@@ -61,6 +70,9 @@ type Report struct {
 	// Inputs says what the bundle's goroutine inputs allowed the verdicts
 	// to use and what one more input would add.
 	Inputs *InputSummary `json:"inputs,omitempty"`
+	// Source says how much of the code the goroutines wait in the bundle
+	// holds the source of, and what the missing part cost.
+	Source *SourceCoverage `json:"source_coverage,omitempty"`
 	// GeneratedAt is [Options.Now].
 	GeneratedAt time.Time `json:"generated_at,omitzero"`
 }
@@ -363,7 +375,7 @@ type LookAlike struct {
 	Location string `json:"location"`
 	State    string `json:"state"`
 	Count    int64  `json:"count"`
-	Kind     string `json:"kind"` // "idle-pool", "wakeable", "possible-holder", "contended" or "progress"
+	Kind     string `json:"kind"` // "idle-pool", "wakeable", "possible-holder", "contended", "progress" or "source-absent"
 	Reason   string `json:"reason"`
 }
 

@@ -6,7 +6,7 @@ type candidate struct {
 	s *site
 	// Evidence.
 	rule    *Rule       // the leak pattern the site matches, nil for none
-	source  string      // source text the rules matched
+	stmt    *waitStmt   // the statement waited at, read from the kept source, that the rules matched
 	leakHit bool        // the goroutineleak profile lists its location
 	trace   *traceGroup // trace goroutines of the same creator and entry
 	facts   *stuckFacts // the wait-for reasoning over the latest snapshot
@@ -37,9 +37,8 @@ func gatherEvidence(in *loaded, rules []Rule) *evidence {
 	facts := stuckFactsOf(in, ev.wait)
 	for _, s := range in.sites {
 		x := &candidate{s: s, facts: facts[s]}
-		_, locIdx := locationFrame(s.frames)
-		x.source = in.src.context(s.frames, locIdx)
-		x.rule = classifyFound(rules, KindGoroutine, s.state, functions(s.frames), x.source, x.facts.findings())
+		x.stmt = in.src.waitAt(s.frames, waitKind(s.state, s.frames))
+		x.rule = classifyFound(rules, KindGoroutine, s.state, functions(s.frames), x.stmt, x.facts.findings())
 		if in.leaks != nil {
 			x.leakHit = in.leaks[Frame{Function: s.loc.Function, Line: s.loc.Line}] > 0
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/leakscope/leakscope/analysis/flame"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -194,7 +193,7 @@ func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *so
 		StackID: rep.id, Location: loc.Function, File: loc.File, Line: loc.Line, Stack: rep.frames,
 		InuseBytes: int64(bytes[n-1]), InuseObjects: int64(objs[n-1]),
 		BytesPerMin: perMin, ObjectsPerMin: round(fitSeries(ts, objs).Slope, 2), Fit: f,
-		CountAt: tsTime(ts[n-1]), Range: &rng, Object: heapObject(rep.frames, src.line(loc)), StackIDs: ids,
+		CountAt: tsTime(ts[n-1]), Range: &rng, Object: heapObject(rep.frames, src, loc), StackIDs: ids,
 	}
 	for i, t := range ts {
 		hs.grower.Series = append(hs.grower.Series, Point{TS: time.Unix(0, t).UTC(), Value: bytes[i]})
@@ -342,7 +341,7 @@ func heapPeriods(m bundle.Manifest) map[int64]int64 {
 // them (the runtime's own goroutine structures, eBPF stacks); heap
 // profiles drop them, so otherwise it reads the allocating line kept in
 // the bundle (cache[key] = v writes a map, append grows a slice).
-func heapObject(frames []Frame, line string) string {
+func heapObject(frames []Frame, src *sourceCode, loc Frame) string {
 	var rt []string
 	for _, f := range frames {
 		if !isStd(f) {
@@ -375,44 +374,7 @@ func heapObject(frames []Frame, line string) string {
 			return "new objects"
 		}
 	}
-	return objectOfLine(line)
-}
-
-// Allocating forms of a source line, most telling first.
-var (
-	mapWrite  = regexp.MustCompile(`[\w\])]\[[^\]]+\]\s*=[^=]`)
-	appendTo  = regexp.MustCompile(`\bappend\(`)
-	makeMap   = regexp.MustCompile(`\bmake\(\s*map\[`)
-	makeChan  = regexp.MustCompile(`\bmake\(\s*(chan|<-\s*chan)\b`)
-	makeSlice = regexp.MustCompile(`\bmake\(\s*\[\]`)
-	newObject = regexp.MustCompile(`&\w+(\.\w+)?(\[[^\]]*\])?\{|\bnew\(`)
-	closure   = regexp.MustCompile(`\bfunc\s*\(`)
-)
-
-// objectOfLine names what a source line allocates, "" when it cannot tell.
-func objectOfLine(line string) string {
-	if i := strings.Index(line, "//"); i >= 0 {
-		line = line[:i]
-	}
-	switch {
-	case line == "":
-		return ""
-	case mapWrite.MatchString(line) && !strings.Contains(line, ":="):
-		return "map"
-	case appendTo.MatchString(line):
-		return "slice grown by append"
-	case makeMap.MatchString(line):
-		return "maps made with make"
-	case makeChan.MatchString(line):
-		return "channel buffers"
-	case makeSlice.MatchString(line):
-		return "slices made with make"
-	case newObject.MatchString(line):
-		return "new objects"
-	case closure.MatchString(line):
-		return "closures"
-	}
-	return ""
+	return src.allocObject(loc)
 }
 
 // observerStack reports whether an allocation was made by the profiling

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // loaded is the first stage's result: every table the analysis uses,
@@ -54,9 +55,9 @@ type loaded struct {
 
 // load reads the bundle's tables and builds the goroutine sites; userCode
 // are the user's own code prefixes (see [Options.UserCode]).
-func load(b *bundle.Bundle, mem memory.Allocator, userCode []string) (*loaded, error) {
+func load(b *bundle.Bundle, mem memory.Allocator, userCode []string, source []schema.SourceCode) (*loaded, error) {
 	in := &loaded{b: b, warnings: []string{}}
-	if err := in.readTables(mem, userCode); err != nil {
+	if err := in.readTables(mem, userCode, source); err != nil {
 		return nil, err
 	}
 	in.warnings = append(in.warnings, timeWarnings(b.Manifest)...)
@@ -77,7 +78,7 @@ func load(b *bundle.Bundle, mem memory.Allocator, userCode []string) (*loaded, e
 
 // readTables reads stacks, dumps, profile samples, metrics, the goroutine
 // population (dumps, traces, eBPF) and spans.
-func (in *loaded) readTables(mem memory.Allocator, userCode []string) error {
+func (in *loaded) readTables(mem memory.Allocator, userCode []string, source []schema.SourceCode) error {
 	var err error
 	b := in.b
 	if in.st, err = loadStacks(b, mem, userCode); err != nil {
@@ -105,7 +106,7 @@ func (in *loaded) readTables(mem memory.Allocator, userCode []string) error {
 	if in.races, err = readRaces(b, mem, in.st); err != nil {
 		return err
 	}
-	if in.src, err = readSourceCode(b, mem); err != nil {
+	if in.src, err = readSourceCode(b, mem, source); err != nil {
 		return err
 	}
 	in.periods = heapPeriods(b.Manifest)

@@ -22,8 +22,14 @@ var defaultRulesJSON []byte
 // A rule matches when every non-empty condition holds: States (any regexp
 // matches the wait reason), Frames (each regexp matches some frame
 // function of the stack) and NotFrames (no regexp matches any frame),
-// Source (any regexp matches the source line the goroutines are parked
-// at, when that file is readable), WaitFor (any of the wait-for findings
+// Statement (any of the named facts holds of the statement, read as Go
+// from the source kept in the bundle, that the goroutines wait at or the
+// heap site allocates at: "select", "receive", "range", "send",
+// "in-loop", "timer-case", "ticker-case", "stopped-timer-case",
+// "done-case", "signal-case", "calls:time.AfterFunc", …; see
+// [waitStmt.facts]), Source (any regexp matches that statement as
+// go/printer prints it, comments left out; never the file's text),
+// WaitFor (any of the wait-for findings
 // holds: "cycle", "lock-cycle", "rlock-writer", "no-holder",
 // "unreachable", "all-asleep"; see docs/DESIGN.md). An incident rule
 // matches on Creation (each regexp matches some frame of a member's
@@ -37,6 +43,7 @@ type Rule struct {
 	States      []string `json:"states,omitempty"`
 	Frames      []string `json:"frames,omitempty"`
 	NotFrames   []string `json:"not_frames,omitempty"`
+	Statement   []string `json:"statement,omitempty"`
 	Source      []string `json:"source,omitempty"`
 	Creation    []string `json:"creation,omitempty"`
 	Members     []string `json:"members,omitempty"`
@@ -130,6 +137,11 @@ func (r *Rule) compile() error {
 	if r.source, err = compileAll(r.Source); err != nil {
 		return err
 	}
+	for _, f := range r.Statement {
+		if !knownFact(f) {
+			return fmt.Errorf("statement fact %q is not one of %s, or calls:PKG.FUNC", f, strings.Join(statementFacts, ", "))
+		}
+	}
 	if r.creation, err = compileAll(r.Creation); err != nil {
 		return err
 	}
@@ -156,14 +168,15 @@ func compileAll(exprs []string) ([]*regexp.Regexp, error) {
 }
 
 // Match reports whether the rule matches a suspect kind, a wait reason, a
-// stack's function names (leaf first) and the source line at the
-// location ("" when unknown).
+// stack's function names (leaf first) and the statement at the location
+// as go/printer prints it ("" when unknown; no statement facts known).
 func (r *Rule) Match(kind, state string, functions []string, source string) bool {
-	return r.match(kind, state, functions, source, nil)
+	return r.match(kind, state, functions, &waitStmt{text: source}, nil)
 }
 
-// match is Match with the wait-for findings of the group.
-func (r *Rule) match(kind, state string, functions []string, source string, findings []string) bool {
+// match is Match with the statement read from the kept source and the
+// wait-for findings of the group.
+func (r *Rule) match(kind, state string, functions []string, st *waitStmt, findings []string) bool {
 	if !r.compiled && r.compile() != nil {
 		return false
 	}
@@ -173,10 +186,13 @@ func (r *Rule) match(kind, state string, functions []string, source string, find
 	if len(r.WaitFor) > 0 && !anyEqual(r.WaitFor, findings) {
 		return false
 	}
+	if len(r.Statement) > 0 && !anyEqual(r.Statement, st.facts()) {
+		return false
+	}
 	if len(r.source) > 0 {
 		ok := false
 		for _, re := range r.source {
-			if source != "" && re.MatchString(source) {
+			if st != nil && st.text != "" && re.MatchString(st.text) {
 				ok = true
 				break
 			}
@@ -220,19 +236,37 @@ func anyMatch(re *regexp.Regexp, fns []string) bool {
 }
 
 // classify returns the first rule matching, or nil.
-func classify(rules []Rule, kind, state string, functions []string, source string) *Rule {
-	return classifyFound(rules, kind, state, functions, source, nil)
+func classify(rules []Rule, kind, state string, functions []string, st *waitStmt) *Rule {
+	return classifyFound(rules, kind, state, functions, st, nil)
 }
 
 // classifyFound is classify for a group with wait-for findings.
-func classifyFound(rules []Rule, kind, state string, functions []string, source string, findings []string) *Rule {
+func classifyFound(rules []Rule, kind, state string, functions []string, st *waitStmt, findings []string) *Rule {
 	state = normState(state)
 	for i := range rules {
-		if rules[i].match(kind, state, functions, source, findings) {
+		if rules[i].match(kind, state, functions, st, findings) {
 			return &rules[i]
 		}
 	}
 	return nil
+}
+
+// statementFacts are the statement facts a rule may name (besides
+// calls:PKG.FUNC).
+var statementFacts = []string{stmtSelect, stmtReceive, stmtRange, stmtSend, stmtOther, "in-loop",
+	caseTimer + "-case", caseTicker + "-case", caseMaybeTimer + "-case", caseStopped + "-case", caseDone + "-case",
+	caseSignal + "-case", caseSend + "-case", caseChan + "-case"}
+
+func knownFact(f string) bool {
+	if rest, ok := strings.CutPrefix(f, "calls:"); ok {
+		return strings.Contains(rest, ".")
+	}
+	for _, k := range statementFacts {
+		if f == k {
+			return true
+		}
+	}
+	return false
 }
 
 func anyEqual(a, b []string) bool {

@@ -16,8 +16,10 @@ func TestDefaultRulesClassify(t *testing.T) {
 	}{
 		{"chan send", "chan-send-no-receiver", []string{"runtime.gopark", "runtime.chansend1", "main.f"}, ""},
 		{"chan send (leaked)", "chan-send-no-receiver", []string{"main.f"}, ""},
-		{"chan receive", "chan-receive-never-closed", []string{"runtime.chanrecv1", "main.f"}, "for v := range ch {"},
-		{"chan receive", "ticker-not-stopped", []string{"runtime.chanrecv2", "main.poll"}, "t := time.NewTicker(d)\n\tfor range t.C {"},
+		{"chan receive", "chan-receive-never-closed", []string{"runtime.chanrecv1", "main.f"}, "func f(ch chan int) {\n\tfor v := range ch { // here\n\t\t_ = v\n\t}\n}"},
+		{"chan receive", "ticker-not-stopped", []string{"runtime.chanrecv2", "main.poll"}, "func poll(d time.Duration) {\n\tt := time.NewTicker(d)\n\tfor range t.C { // here\n\t}\n}"},
+		// A ticker elsewhere in the function is not the receive's channel.
+		{"chan receive", "chan-receive-never-closed", []string{"runtime.chanrecv1", "main.f"}, "func f(ch chan int) {\n\tt := time.NewTicker(d)\n\t<-t.C\n\t<-ch // here\n}"},
 		{"select", "select-without-cancel", []string{"runtime.selectgo", "main.f"}, ""},
 		{"select", "http-body-not-closed", []string{"runtime.selectgo", "net/http.(*persistConn).readLoop"}, ""},
 		{"sync.WaitGroup.Wait", "waitgroup-never-done", []string{"sync.(*WaitGroup).Wait", "main.f"}, ""},
@@ -36,7 +38,7 @@ func TestDefaultRulesClassify(t *testing.T) {
 		{"something new", "blocked-other", []string{"main.f"}, ""},
 	}
 	for _, c := range cases {
-		r := classify(rules, KindGoroutine, c.state, c.frames, c.source)
+		r := classify(rules, KindGoroutine, c.state, c.frames, keptStmt(t, c.source, waitKind(normState(c.state), nil)))
 		if r == nil || r.Pattern != c.want {
 			got := "<nil>"
 			if r != nil {
@@ -45,13 +47,13 @@ func TestDefaultRulesClassify(t *testing.T) {
 			t.Errorf("classify(%q, %v) = %s, want %s", c.state, c.frames, got, c.want)
 		}
 	}
-	if r := classify(rules, KindHeap, "", []string{"main.cache.put"}, ""); r == nil || r.Pattern != "heap-growth" {
+	if r := classify(rules, KindHeap, "", []string{"main.cache.put"}, nil); r == nil || r.Pattern != "heap-growth" {
 		t.Errorf("heap default = %v", r)
 	}
-	if r := classify(rules, KindHeap, "", []string{"time.NewTicker", "main.poll"}, ""); r == nil || r.Pattern != "ticker-not-stopped" {
+	if r := classify(rules, KindHeap, "", []string{"time.NewTicker", "main.poll"}, nil); r == nil || r.Pattern != "ticker-not-stopped" {
 		t.Errorf("heap ticker = %v", r)
 	}
-	if r := classify(rules, KindHeap, "", []string{"main.newLease"}, "l.timer = time.AfterFunc(ttl, f)"); r == nil || r.Pattern != "timer-not-stopped" {
+	if r := classify(rules, KindHeap, "", []string{"main.newLease"}, keptStmt(t, "func newLease(l *lease) {\n\tl.timer = time.AfterFunc(ttl, f) // here\n}", "")); r == nil || r.Pattern != "timer-not-stopped" {
 		t.Errorf("heap timer = %v", r)
 	}
 	for _, r := range rules {
@@ -69,10 +71,10 @@ func TestUserRulesComeFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := classify(rules, KindGoroutine, "select", []string{"google.golang.org/grpc.(*clientStream).withRetry", "main.f"}, ""); r == nil || r.Pattern != "grpc-stream-not-closed" {
+	if r := classify(rules, KindGoroutine, "select", []string{"google.golang.org/grpc.(*clientStream).withRetry", "main.f"}, nil); r == nil || r.Pattern != "grpc-stream-not-closed" {
 		t.Errorf("user rule not applied: %v", r)
 	}
-	if r := classify(rules, KindGoroutine, "select", []string{"main.f"}, ""); r == nil || r.Pattern != "select-without-cancel" {
+	if r := classify(rules, KindGoroutine, "select", []string{"main.f"}, nil); r == nil || r.Pattern != "select-without-cancel" {
 		t.Errorf("built-in rules lost: %v", r)
 	}
 }
@@ -83,6 +85,7 @@ func TestParseRulesErrors(t *testing.T) {
 		{`{"rules":[{"states":["a"]}]}`, "missing pattern"},
 		{`{"rules":[{"pattern":"x","kind":"disk"}]}`, `kind "disk"`},
 		{`{"rules":`, "not a rules file"},
+		{`{"rules":[{"pattern":"x","statement":["time.After("]}]}`, `statement fact "time.After("`},
 	} {
 		_, err := ParseRules([]byte(c.in), "f.json")
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "f.json: ") {

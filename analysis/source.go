@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
-	"regexp"
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -30,6 +29,11 @@ const quoteAround = 3
 // changed.
 type sourceCode struct {
 	funcs map[[2]string]*funcSource // by file, function
+	// asyncTimers: the target was built before Go 1.23, whose timer
+	// channels still deliver a value after Stop.
+	asyncTimers bool
+	// stmts memoises stmtAt: every goroutine parked at one line asks.
+	stmts map[stmtKey]*waitStmt
 }
 
 // funcSource is one function's snapshot.
@@ -39,30 +43,43 @@ type funcSource struct {
 	sha            string
 	status, detail string
 	code           map[int]bool // lines holding code, not only comments or braces
+	ast            *parsedFunc  // the text read as Go, on first use
 }
 
 // readSourceCode reads the source_code table (none: every quote is
-// unavailable).
-func readSourceCode(b *bundle.Bundle, mem memory.Allocator) (*sourceCode, error) {
-	c := &sourceCode{funcs: map[[2]string]*funcSource{}}
+// unavailable), then lets each of extra (read at report time) stand in
+// for a function the table holds no readable source of.
+func readSourceCode(b *bundle.Bundle, mem memory.Allocator, extra []schema.SourceCode) (*sourceCode, error) {
+	c := &sourceCode{funcs: map[[2]string]*funcSource{}, asyncTimers: goBefore(b.Manifest.Target.GoVersion, 23)}
 	err := b.ReadTable(schema.TableSourceCode, mem, func(rec arrow.Record) error {
 		k := cols{rec}
 		file, fn, status := k.str(schema.ColFile), k.str(schema.ColFunction), k.str(schema.ColStatus)
 		start, end, text := k.i64(schema.ColStartLine), k.i64(schema.ColEndLine), k.str(schema.ColText)
 		sha, detail := k.str(schema.ColFileSHA256), k.str(schema.ColDetail)
 		for r := 0; r < int(rec.NumRows()); r++ {
-			f := &funcSource{start: int(start(r)), end: int(end(r)), sha: sha(r), status: status(r), detail: detail(r)}
-			if f.status == schema.SourceOK {
-				f.lines = strings.Split(text(r), "\n")
-			}
-			c.funcs[[2]string{file(r), fn(r)}] = f
+			c.add(schema.SourceCode{File: file(r), Function: fn(r), StartLine: start(r), EndLine: end(r), Text: text(r),
+				FileSHA256: sha(r), Status: status(r), Detail: detail(r)})
 		}
 		return nil
 	})
 	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read source code: %w", err)
 	}
+	for _, r := range extra {
+		if cur := c.funcs[[2]string{r.File, r.Function}]; cur == nil || cur.status != schema.SourceOK {
+			c.add(r)
+		}
+	}
 	return c, nil
+}
+
+// add keeps one function's row.
+func (c *sourceCode) add(r schema.SourceCode) {
+	f := &funcSource{start: int(r.StartLine), end: int(r.EndLine), sha: r.FileSHA256, status: r.Status, detail: r.Detail}
+	if f.status == schema.SourceOK {
+		f.lines = strings.Split(r.Text, "\n")
+	}
+	c.funcs[[2]string{r.File, r.Function}] = f
 }
 
 // quote says what the bundle holds of the source line of frame f: the line
@@ -132,49 +149,6 @@ func (fs *funcSource) isCode(n int) bool {
 	return fs.code[n]
 }
 
-// line returns the quoted line of frame f, trimmed, or "" when the bundle
-// cannot quote it.
-func (c *sourceCode) line(f Frame) string {
-	q := c.quote(f)
-	if q == nil || q.Status != SourceOK {
-		return ""
-	}
-	for _, l := range q.Lines {
-		if l.Line == f.Line {
-			return strings.TrimSpace(l.Text)
-		}
-	}
-	return ""
-}
-
-// function returns the text of the function around frame f, when the
-// bundle holds it and f's line lies inside it.
-func (c *sourceCode) function(f Frame) string {
-	fs := c.funcs[[2]string{f.File, f.Function}]
-	if fs == nil || fs.status != schema.SourceOK || f.Line < fs.start || f.Line > fs.end {
-		return ""
-	}
-	return strings.Join(fs.lines, "\n")
-}
-
-// context returns the text rules match: the bodies of the location frame
-// and up to two user frames below it.
-func (c *sourceCode) context(frames []Frame, locIdx int) string {
-	if locIdx < 0 {
-		return ""
-	}
-	var parts []string
-	for i := locIdx; i < len(frames) && len(parts) < 3; i++ {
-		if isStd(frames[i]) {
-			continue
-		}
-		if t := c.function(frames[i]); t != "" {
-			parts = append(parts, t)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 // sourceEvidence is the "source" evidence of a quote: the line, or why it
 // cannot be quoted.
 func sourceEvidence(q *SourceQuote) (Evidence, bool) {
@@ -192,38 +166,4 @@ func sourceEvidence(q *SourceQuote) (Evidence, bool) {
 		return Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: source changed since build (%s)", q.File, q.Line, q.Detail)}, true
 	}
 	return Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: source unavailable (%s)", q.File, q.Line, q.Detail)}, true
-}
-
-// Allocating assignments and the containers their variable goes into.
-var (
-	assignedAlloc = regexp.MustCompile(`^\s*(\w+)\s*:?=\s*(make\(|&|new\(|append\()`)
-	intoMap       = `[\w\])]\[[^\]]+\]\s*=\s*%s\b`
-	intoSlice     = `\bappend\([^,]+,\s*%s\b`
-)
-
-// holder finds, in the kept source of frame f's function, where the value
-// allocated at f's line is put: a map written (m[k] = v) or a slice
-// appended to (s = append(s, v)) after it. It returns that line and the
-// container's kind ("map", "slice grown by append"), or 0.
-func (c *sourceCode) holder(f Frame) (int, string) {
-	fs := c.funcs[[2]string{f.File, f.Function}]
-	if fs == nil || fs.status != schema.SourceOK || f.Line < fs.start || f.Line > fs.end {
-		return 0, ""
-	}
-	m := assignedAlloc.FindStringSubmatch(fs.lines[f.Line-fs.start])
-	if m == nil {
-		return 0, ""
-	}
-	name := regexp.QuoteMeta(m[1])
-	toMap := regexp.MustCompile(fmt.Sprintf(intoMap, name))
-	toSlice := regexp.MustCompile(fmt.Sprintf(intoSlice, name))
-	for i := f.Line - fs.start + 1; i < len(fs.lines); i++ {
-		switch l := fs.lines[i]; {
-		case toMap.MatchString(l):
-			return fs.start + i, "map"
-		case toSlice.MatchString(l):
-			return fs.start + i, "slice grown by append"
-		}
-	}
-	return 0, ""
 }

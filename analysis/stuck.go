@@ -32,6 +32,7 @@ type stuckFacts struct {
 	mainGoroutine   bool     // the site is the main goroutine (entry main.main), which waits for the program\'s end
 	liveElsewhere   bool     // some goroutine of the program can run
 	dumping         []string // the goroutines taking the dump, not counted as able to run, and why
+	undecided       int      // goroutines of the program a timer may wake, for all the source shows
 	objects         []uint64
 	objectAt        []argRef // where each of objects was read
 	cycleObjs       []string
@@ -70,6 +71,7 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 			f = &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
 			f.liveElsewhere = w.liveApp > 0
 			f.dumping = w.dumping
+			f.undecided = w.undecided
 			if sd := in.detail; sd != nil {
 				f.snapshots = len(in.d.snapshots)
 				f.progressed = sd.progressed()
@@ -287,7 +289,7 @@ func (f *stuckFacts) findings() []string {
 		out = append(out, "no-holder")
 	}
 	out = append(out, "unreachable")
-	if !f.liveElsewhere {
+	if !f.liveElsewhere && f.undecided == 0 {
 		out = append(out, "all-asleep")
 	}
 	return out

@@ -157,8 +157,8 @@ func allConsequences(x *candidate) []*candidate {
 // suspect. Its figures are the site's (the grower row shows the same).
 func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	g := h.grower
-	_, locIdx := locationFrame(g.Stack)
-	rule := classify(rules, KindHeap, "", h.funcs, in.src.context(g.Stack, locIdx))
+	loc, _ := locationFrame(g.Stack)
+	rule := classify(rules, KindHeap, "", h.funcs, in.src.stmtAt(loc, ""))
 	sus := &Suspect{Kind: KindHeap, Pattern: "heap-growth", Location: g.Location, File: g.File, Line: g.Line,
 		Count: g.InuseBytes, GrowthPerMin: g.BytesPerMin, Fit: g.Fit, Score: h.score, StackID: g.StackID, Stack: g.Stack,
 		Ancestry: []string{}, Counts: g.Series, CountAt: g.CountAt, Range: g.Range, Object: g.Object, StackIDs: g.StackIDs}

@@ -63,6 +63,11 @@ type waitGor struct {
 	// viaChild is set when only a child that can run reaches it (a
 	// parent waiting for its worker's result or Done).
 	viaChild bool
+	// undecided is set for a select or receive in the program's code
+	// whose statement the kept source does not show (absent, changed, a
+	// C of unknown type): a timer case cannot be ruled out, so it is
+	// taken as able to run, as a timer wait is.
+	undecided bool
 }
 
 // waitGraph is the wait-for reasoning over the latest snapshot.
@@ -74,8 +79,12 @@ type waitGraph struct {
 	// children maps a goid to the goroutines it created.
 	children map[int64][]*waitGor
 	stacks   *stackTable
-	// liveApp counts the program's goroutines that can run.
-	liveApp int
+	// liveApp counts the program's goroutines that can run; undecided
+	// those taken as able to run only because their source cannot rule
+	// out a timer case (not in liveApp: they block the all-asleep claim,
+	// nothing more).
+	liveApp   int
+	undecided int
 	// dumping says which goroutines take the dump (sending SIGQUIT, the
 	// test runner's alarm) and why: they are not counted as able to run.
 	dumping []string
@@ -110,17 +119,20 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	for _, g := range sd.gs {
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
-		x.class, x.kind, x.idle = classifyGor(g, frames, src, signals)
+		x.class, x.kind, x.idle, x.undecided = classifyGor(g, frames, src, signals)
 		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
-			x.class = classInfra
+			x.class, x.undecided = classInfra, false
 			why := g.dumping
 			if why == "" {
 				why = fmt.Sprintf("goroutine %d is the test runner's alarm (testing.(*M).startAlarm), printing the dump", g.goid)
 			}
 			w.dumping = append(w.dumping, why)
 		}
-		if x.class == classLive && !x.idle {
+		if x.class == classLive && !x.idle && !x.undecided {
 			w.liveApp++
+		}
+		if x.undecided {
+			w.undecided++
 		}
 		w.gs = append(w.gs, x)
 		w.byGoid[g.goid] = x
@@ -143,41 +155,32 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	return w
 }
 
-// classifyGor decides a goroutine's class and, when parked, its wait kind.
-func classifyGor(g *gor, frames []Frame, src *sourceCode, signals bool) (class gClass, kind string, idle bool) {
+// classifyGor decides a goroutine's class and, when parked, its wait
+// kind; undecided when it is taken as able to run only because its
+// source cannot rule out a timer case (see [timerWait]).
+func classifyGor(g *gor, frames []Frame, src *sourceCode, signals bool) (class gClass, kind string, idle, undecided bool) {
 	if isInfraStack(frames) || isInfraState(g.state) {
-		return classInfra, "", false
+		return classInfra, "", false, false
 	}
 	kind = waitKind(g.state, frames)
 	switch kind {
 	case "":
-		return classLive, "", g.state == "sleep" && g.sleepNS >= longSleep
+		return classLive, "", g.state == "sleep" && g.sleepNS >= longSleep, false
 	case "select", "chan receive":
-		if signalWait(frames, src, signals) {
-			return classLive, "", true
+		w := src.waitAt(frames, kind)
+		if signalWait(w, frames, signals) {
+			return classLive, "", true, false
 		}
-		if timerWait(frames, src) {
-			return classLive, "", false
+		if t := timerWait(w, frames); t != triNo {
+			return classLive, "", false, t == triMaybe
 		}
 	}
-	return classParked, kind, false
+	return classParked, kind, false, false
 }
 
 // longSleep: a goroutine sleeping this long at once is idle, not a
 // loop that could feed anyone soon.
 const longSleep = int64(60e9)
-
-// signalWait reports a receive or select on a channel signal.Notify
-// feeds: the function holding it calls signal.Notify, or, without its
-// source, it is main.main while the process has a signal loop (the usual
-// run-until-signalled idiom).
-func signalWait(frames []Frame, src *sourceCode, signals bool) bool {
-	loc, _ := locationFrame(frames)
-	if text := src.function(loc); text != "" {
-		return strings.Contains(text, "signal.Notify")
-	}
-	return signals && loc.Function == "main.main"
-}
 
 // waitKind maps a wait reason to the kind of object waited on; "" for a
 // goroutine that can run.
@@ -264,22 +267,6 @@ func isGoWrapper(fn string) bool {
 		}
 	}
 	return i+len(".gowrap") < len(fn)
-}
-
-// timerWait reports a select or receive that a timer will end: the
-// function holding it reads a ticker or timer channel, or time.After.
-func timerWait(frames []Frame, src *sourceCode) bool {
-	loc, _ := locationFrame(frames)
-	text := src.function(loc)
-	if text == "" {
-		return false
-	}
-	for _, m := range []string{"time.After(", "time.Tick(", ".C:", ".C {", "<-t.C", "ticker.C", "timer.C", "time.NewTimer(", "time.NewTicker(", ".Ticker.C"} {
-		if strings.Contains(text, m) {
-			return true
-		}
-	}
-	return false
 }
 
 // indexMentions indexes every goroutine's pointer words and returns them

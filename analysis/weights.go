@@ -149,11 +149,15 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked%s", f.unreached, f.parked, on, ruled)
 	} else {
 		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked%s", f.unreached, f.parked, on, ruled)
-		not := ""
-		if len(f.dumping) > 0 {
-			not = "; not counted: " + strings.Join(f.dumping, "; ")
+		if f.undecided == 0 {
+			not := ""
+			if len(f.dumping) > 0 {
+				not = "; not counted: " + strings.Join(f.dumping, "; ")
+			}
+			add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
+		} else {
+			add("timer-unknown", 0, "not all asleep for certain: %s of the program wait in a select or receive whose source is absent, so a timer case that wakes them cannot be ruled out (the source would tell)", Plural(float64(f.undecided), "goroutine"))
 		}
-		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
 	}
 	if f.possible > 0 {
 		add("possible-holder", wPossible*float64(f.possible)/n, "%d of %d: a goroutine that can run may hold what they wait on though no frame prints it: %s", f.possible, f.parked, holderNotes(f.possibleNotes))

@@ -37,6 +37,15 @@ type Options struct {
 	// started); it overrides every time the file itself or its name
 	// carries.
 	At time.Time
+	// SourceRoots are checkouts or module caches where the source of the
+	// frames' functions is looked for when their recorded paths cannot be
+	// read (see [srclines.Candidates]); the module cache
+	// ([srclines.DefaultModCache]) is always tried for module@version
+	// paths.
+	SourceRoots []string
+	// OnSource, if set, is called with what the source snapshot of the
+	// file's frames kept and missed.
+	OnSource func(srclines.Stats)
 }
 
 // File adds the file at path to the bundle in dir, creating the bundle if
@@ -94,7 +103,7 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 		src.close()
 		return a, src.unknown()
 	}
-	ad := &addition{src: src, mem: mem}
+	ad := &addition{src: src, mem: mem, opts: opts}
 	if err := ad.begin(dir, name, opts.Manifest, &a); err != nil {
 		return a, err
 	}
@@ -112,11 +121,12 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 // addition is one file being added to a bundle: its content, the
 // transaction that adds it, and the copy of the original under raw/.
 type addition struct {
-	src *content
-	mem memory.Allocator
-	w   *bundle.Writer
-	raw *os.File
-	tee io.Reader // the content, copied into raw as it is read
+	src  *content
+	mem  memory.Allocator
+	opts Options
+	w    *bundle.Writer
+	raw  *os.File
+	tee  io.Reader // the content, copied into raw as it is read
 }
 
 // begin opens the transaction on dir (a new bundle gets manifest m, or a
@@ -195,7 +205,11 @@ func (ad *addition) settle(a *bundle.Artifact, err error) error {
 	if err == nil {
 		// Quote the code as it is now, not as it is when a report is
 		// written later.
-		_, err = srclines.Snapshot(ad.w, ad.mem, srclines.Options{Source: "ingest"})
+		var st srclines.Stats
+		st, err = srclines.Snapshot(ad.w, ad.mem, srclines.Options{Source: "ingest", SourceRoots: ad.opts.SourceRoots, ModCache: srclines.DefaultModCache()})
+		if err == nil && ad.opts.OnSource != nil {
+			ad.opts.OnSource(st)
+		}
 	}
 	if cerr := ad.raw.Close(); err == nil {
 		err = cerr

@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/srclines"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -40,10 +43,18 @@ raw/ file was taken from; a timestamp in its name (leakscope's raw names
 KIND-20261130T115743.321Z.ext, ISO 8601 forms such as 2026-11-30T11:57:43Z or
 2026-11-30_11-57-43, Unix seconds or milliseconds); its modification time.
 Files that share a time stay separate snapshots in the order given (with a
-warning). The manifest records each file's time and where it came from.`, stderr)
+warning). The manifest records each file's time and where it came from.
+
+The source of the functions the frames name is kept in the bundle, read where
+the frames say; a path that cannot be read there (a -trimpath build's
+module@version/file.go or example.com/svc/file.go, a container's /app/...,
+another machine's checkout) is looked for in the module cache ($GOMODCACHE)
+and under each --source-root. ingest says which functions it could not find:
+their selects and receives cannot be judged stuck.`, stderr)
 	out := fs.String("o", "", "bundle to create or add to: a directory, or an archive NAME.tar.zst (required)")
 	atFlag := fs.String("at", "", "when the one FILE given was taken (RFC 3339 or Unix seconds; for a trace, when it started)")
 	quiet := fs.Bool("q", false, "no progress bars (they are shown only on a terminal anyway)")
+	roots := sourceRootFlag(fs)
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -67,7 +78,10 @@ warning). The manifest records each file's time and where it came from.`, stderr
 	if err != nil {
 		return err
 	}
-	failed, err := ingestFiles(ctx, target, *out, files, at, *quiet, stdout, stderr)
+	var src srclines.Stats
+	opts := ingest.Options{At: at, SourceRoots: *roots, OnSource: func(st srclines.Stats) { src.Add(st) }}
+	failed, err := ingestFiles(ctx, target, *out, files, opts, *quiet, stdout, stderr)
+	sourceSummary(src, stdout, stderr)
 	written := exists(filepath.Join(target, bundle.ManifestFile))
 	if ferr := finish(failed < len(files)); err == nil {
 		err = ferr
@@ -146,7 +160,7 @@ func ingestTarget(out string) (dir string, finish func(changed bool) error, err 
 
 // ingestFiles adds each file to the bundle in dir (named out to the user),
 // at time at when it is not zero, and returns how many could not be added.
-func ingestFiles(ctx context.Context, dir, out string, files []string, at time.Time, quiet bool, stdout, stderr io.Writer) (int, error) {
+func ingestFiles(ctx context.Context, dir, out string, files []string, base ingest.Options, quiet bool, stdout, stderr io.Writer) (int, error) {
 	var failed int
 	for _, path := range files {
 		if ctx.Err() != nil {
@@ -157,7 +171,7 @@ func ingestFiles(ctx context.Context, dir, out string, files []string, at time.T
 			fmt.Fprintf(stderr, "leakscope: %s\n", why)
 			continue
 		}
-		opts := ingest.Options{At: at}
+		opts := base
 		var bar *progressbar.ProgressBar
 		if st, err := os.Stat(path); err == nil && st.Size() > progressThreshold && !quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 			bar = progressbar.DefaultBytes(st.Size(), "ingest "+path)
@@ -185,6 +199,41 @@ func ingestFiles(ctx context.Context, dir, out string, files []string, at time.T
 		}
 	}
 	return failed, nil
+}
+
+// sourceRootFlag adds the repeatable --source-root flag to fs.
+func sourceRootFlag(fs *flag.FlagSet) *[]string {
+	roots := new([]string)
+	fs.Func("source-root", "a checkout or module cache `DIR` where the frames' source is looked for when the paths they name\ncannot be read (a -trimpath build, a container, another machine); repeatable", func(d string) error {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s is not a directory", d)
+		}
+		*roots = append(*roots, d)
+		return nil
+	})
+	return roots
+}
+
+// sourceSummary says what source ingest kept for the frames' functions,
+// and warns when some could not be found and what that costs.
+func sourceSummary(st srclines.Stats, stdout, stderr io.Writer) {
+	total := st.OK + st.Changed + st.Unavailable
+	if total == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "source: %d of %d functions the frames name kept\n", st.OK, total)
+	if st.OK == total {
+		return
+	}
+	what := "found only in part"
+	if st.OK == 0 {
+		what = "missing"
+	}
+	list := strings.Join(st.Missing, "; ")
+	if more := total - st.OK - len(st.Missing); more > 0 {
+		list += fmt.Sprintf("; and %d more", more)
+	}
+	fmt.Fprintf(stderr, "leakscope: warning: source %s: %d functions not kept (%s); selects and receives in them cannot be judged stuck, and ticker or stopped-timer patterns not named (give the checkout or module cache with --source-root DIR)\n", what, total-st.OK, list)
 }
 
 // describe says in one line what ingest made of a file.

@@ -88,7 +88,9 @@ func TestIngestFreshCloneDumps(t *testing.T) {
 	if err := run(context.Background(), append([]string{"ingest", "-q", "-o", dir}, files...), &out, &errb); err != nil {
 		t.Fatalf("ingest: %v\n%s", err, errb.String())
 	}
-	if !strings.Contains(out.String(), "(file-name)") || strings.Contains(errb.String(), "warning") {
+	// The only warning is that the source the dumps' frames name is not
+	// on this machine (the sample was captured elsewhere).
+	if !strings.Contains(out.String(), "(file-name)") || strings.Count(errb.String(), "warning") != strings.Count(errb.String(), "warning: source missing") {
 		t.Errorf("ingest output:\n%s\n%s", out.String(), errb.String())
 	}
 	got, want := reportJSON(t, dir), reportJSON(t, orig)

@@ -13,6 +13,8 @@ import (
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/ingest/srclines"
 )
 
 // failOnError reports that a suspect reached the --fail-on score; it makes
@@ -45,6 +47,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	minScore := fs.Float64("min-score", 0, "drop suspects scoring below this (0: the default threshold)")
 	images := fs.String("images", "", "how a Markdown report carries charts and flame graphs: `MODE` text (tables and sparklines only),\nfiles (also SVG files beside -o FILE.md: FILE-NAME.svg) or inline (also embedded as data URIs);\ndefault files with -o, text on standard output")
 	userCode := fs.String("user-code", "", "comma-separated `PREFIXES` of code you own besides package main and the main module\n(import paths like github.com/acme/platform, or source directories starting with /); default $"+analysis.UserCodeEnv)
+	roots := sourceRootFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -90,7 +93,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	mem := memory.DefaultAllocator
-	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore, UserCode: splitList(*userCode)})
+	var source []schema.SourceCode
+	if len(*roots) > 0 {
+		// The bundle stays as it is: the source found is the analysis's
+		// for this report only.
+		if source, _, err = srclines.ForBundle(b, mem, srclines.Options{Source: "report", SourceRoots: *roots, ModCache: srclines.DefaultModCache()}); err != nil {
+			return fmt.Errorf("read source for %s: %w", pos[0], err)
+		}
+	}
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore, UserCode: splitList(*userCode), Source: source})
 	if err != nil {
 		return fmt.Errorf("analyse %s: %w", pos[0], err)
 	}

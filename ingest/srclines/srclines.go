@@ -48,6 +48,14 @@ type Options struct {
 	// in order (capture passes /proc/PID/root, where a containerised
 	// target's files are); the path itself is tried last.
 	Roots []string
+	// SourceRoots are checkouts or module caches where a file is looked
+	// for when its recorded path cannot be read (a -trimpath build's
+	// module@version/file.go, a container's /app/..., another machine's
+	// checkout): see [Candidates].
+	SourceRoots []string
+	// ModCache is the module cache ($GOMODCACHE) where module@version
+	// paths are looked for; "" for none.
+	ModCache string
 	// Source says where the files were read: "capture" or "ingest".
 	Source string
 	// MaxFunctions and MaxText bound what one call records (0: 4000
@@ -56,9 +64,26 @@ type Options struct {
 	MaxText      int64
 }
 
-// Stats counts the rows a [Snapshot] wrote, by status.
+// Stats counts the rows a [Snapshot] wrote, by status, and names the
+// first maxMissing functions not kept ("function (file): why").
 type Stats struct {
 	OK, Changed, Unavailable int
+	Missing                  []string
+}
+
+// maxMissing bounds the functions Stats names.
+const maxMissing = 10
+
+// Add adds the counts of o to st.
+func (st *Stats) Add(o Stats) {
+	st.OK += o.OK
+	st.Changed += o.Changed
+	st.Unavailable += o.Unavailable
+	for _, m := range o.Missing {
+		if len(st.Missing) < maxMissing {
+			st.Missing = append(st.Missing, m)
+		}
+	}
 }
 
 // Snapshot appends a source_code row for every (file, function) of the
@@ -104,29 +129,44 @@ func (s *Snapshotter) Snapshot(w *bundle.Writer, mem memory.Allocator) (Stats, e
 		if s.n >= s.opts.MaxFunctions || s.text >= s.opts.MaxText {
 			break
 		}
-		f := s.files[fn.file]
-		if f == nil {
-			f = readFile(fn.file, s.opts.Roots)
-			s.files[fn.file] = f
-		}
-		row := f.row(fn)
-		row.Source = s.opts.Source
+		row := s.row(fn)
 		if err := w.Append(row); err != nil {
 			return st, err
 		}
 		s.have[[2]string{fn.file, fn.function}] = true
-		s.text += int64(len(row.Text))
-		s.n++
-		switch row.Status {
-		case schema.SourceOK:
-			st.OK++
-		case schema.SourceChanged:
-			st.Changed++
-		default:
-			st.Unavailable++
-		}
+		st.count(row)
 	}
 	return st, nil
+}
+
+// row reads (once per file) and returns fn's source_code row, counting
+// it against the limits.
+func (s *Snapshotter) row(fn *funcRef) schema.SourceCode {
+	f := s.files[fn.file]
+	if f == nil {
+		f = readFile(fn.file, Candidates(fn.file, s.opts))
+		s.files[fn.file] = f
+	}
+	row := f.row(fn)
+	row.Source = s.opts.Source
+	s.text += int64(len(row.Text))
+	s.n++
+	return row
+}
+
+// count adds a row to the counts by status.
+func (st *Stats) count(row schema.SourceCode) {
+	switch row.Status {
+	case schema.SourceOK:
+		st.OK++
+	case schema.SourceChanged:
+		st.Changed++
+	default:
+		st.Unavailable++
+	}
+	if row.Status != schema.SourceOK && len(st.Missing) < maxMissing {
+		st.Missing = append(st.Missing, fmt.Sprintf("%s (%s): %s", row.Function, row.File, row.Detail))
+	}
 }
 
 // funcRef is one function to snapshot, with the lines frames name in it.
@@ -142,7 +182,7 @@ func wanted(frames []bundle.StackFrame, have map[[2]string]bool) []*funcRef {
 	by := map[[2]string]*funcRef{}
 	for _, f := range frames {
 		k := [2]string{f.File, f.Function}
-		if have[k] || !strings.HasSuffix(f.File, ".go") || underAny(f.File, roots) {
+		if have[k] || !strings.HasSuffix(f.File, ".go") || underAny(f.File, roots) || trimmedStd(f.File) {
 			continue
 		}
 		r := by[k]
@@ -193,6 +233,16 @@ func goRoots(frames []bundle.StackFrame) []string {
 	return out
 }
 
+// trimmedStd reports a -trimpath build's standard library file
+// (runtime/proc.go): a relative path this machine's Go root holds.
+func trimmedStd(path string) bool {
+	if filepath.IsAbs(path) || strings.Contains(path, "@") {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(runtime.GOROOT(), "src", filepath.FromSlash(path)))
+	return err == nil
+}
+
 func underAny(path string, roots []string) bool {
 	for _, r := range roots {
 		if strings.HasPrefix(path, r) {
@@ -203,7 +253,8 @@ func underAny(path string, roots []string) bool {
 }
 
 func isDependency(path string) bool {
-	return strings.Contains(path, "/pkg/mod/") || strings.Contains(path, "/vendor/")
+	_, _, _, mod := modVersion(path)
+	return mod || strings.Contains(path, "/vendor/")
 }
 
 // recorded returns the (file, function) pairs the bundle's source_code
@@ -239,19 +290,24 @@ type file struct {
 // decl is a function declaration's line range.
 type decl struct{ start, end int }
 
-// readFile reads and parses the file at path, trying it under each root
-// first.
-func readFile(path string, roots []string) *file {
+// readFile reads and parses the file at path from the first of its
+// candidate paths that can be read.
+func readFile(path string, cands []string) *file {
 	f := &file{path: path}
 	var data []byte
 	var err error
-	for _, p := range candidates(path, roots) {
+	for _, p := range cands {
 		if data, err = readBounded(p); err == nil {
 			break
 		}
 	}
 	if err != nil {
-		f.err = err.Error()
+		f.err = fmt.Sprintf("not found at %s", path)
+		if len(cands) > 1 {
+			f.err += fmt.Sprintf(" or %d other places tried (%v)", len(cands)-1, err)
+		} else {
+			f.err += fmt.Sprintf(" (%v)", err)
+		}
 		return f
 	}
 	sum := sha256.Sum256(data)
@@ -276,14 +332,6 @@ func readFile(path string, roots []string) *file {
 		f.decls[k] = append(f.decls[k], decl{fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line})
 	}
 	return f
-}
-
-func candidates(path string, roots []string) []string {
-	var out []string
-	for _, r := range roots {
-		out = append(out, filepath.Join(r, path))
-	}
-	return append(out, path)
 }
 
 func readBounded(p string) ([]byte, error) {
