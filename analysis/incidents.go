@@ -28,7 +28,7 @@ const onceSpread = 1.5
 // an incident lists its members' consequences (the groups folded under
 // them). Every suspect ends up in exactly one incident; it sets each
 // suspect's Incident.
-func incidents(sus []Suspect, rules []Rule) []Incident {
+func incidents(sus []Suspect, rules []Rule, rf *releaseFinder) []Incident {
 	var groups [][]int // suspect indexes
 	byOrigin := map[string][]int{}
 	for i, s := range sus {
@@ -69,7 +69,7 @@ func incidents(sus []Suspect, rules []Rule) []Incident {
 	}
 	out := make([]Incident, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, makeIncident(sus, g, rules))
+		out = append(out, makeIncident(sus, g, rules, rf))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	for i := range out {
@@ -164,7 +164,7 @@ func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
 
 // makeIncident sums one group of suspects (indexes into sus, best
 // first) into an incident.
-func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
+func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder) Incident {
 	top := sus[members[0]]
 	inc := Incident{Pattern: top.Pattern, Title: top.Title, Description: top.Description, Fix: top.Fix,
 		Origin: top.Origin, CreationChain: top.CreationChain, Score: top.Score, FirstSeen: top.FirstSeen,
@@ -203,6 +203,8 @@ func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
 	if r := matchIncident(rules, sus, members); r != nil {
 		inc.Pattern, inc.Title, inc.Description = r.Pattern, r.Title, r.Description
 		inc.Fix = r.Fix
+	} else if libraryOwned(sus, members) && inc.Origin != nil {
+		libraryIncident(&inc, sus, members, rf)
 	}
 	inc.Fix = inUserTerms(inc.Fix, inc.Origin)
 	inc.Suspects = append(inc.Suspects[:0:0], inc.Suspects...)

@@ -20,7 +20,7 @@ func TestIncidentsFoldConsequences(t *testing.T) {
 		{ID: "G4", Kind: KindGoroutine, Location: "main.readLoop", Verdict: "stuck", Score: 70, Count: 2,
 			Origin: &Origin{Function: "main.serve"}},
 	}
-	incs := incidents(sus, nil)
+	incs := incidents(sus, nil, nil)
 	if len(incs) != 3 {
 		t.Fatalf("%d incidents %+v, want the cycle as one and the two groups of main.serve apart", len(incs), incs)
 	}
@@ -48,7 +48,7 @@ func TestIncidentsFoldConsequences(t *testing.T) {
 		{ID: "G1", Kind: KindGoroutine, Location: "main.a", Score: 50, Origin: &Origin{Function: "main.serve"}},
 		{ID: "G2", Kind: KindGoroutine, Location: "main.b", Score: 45, Origin: &Origin{Function: "main.serve"}},
 	}
-	if incs := incidents(calm, nil); len(incs) != 1 {
+	if incs := incidents(calm, nil, nil); len(incs) != 1 {
 		t.Errorf("%d incidents for two groups of one origin, want 1", len(incs))
 	}
 }

@@ -28,29 +28,34 @@ var defaultRulesJSON []byte
 // "unreachable", "all-asleep"; see docs/DESIGN.md). An incident rule
 // matches on Creation (each regexp matches some frame of a member's
 // creation chain) and Members (each regexp matches some frame of some
-// member's stack); its Fix may say {origin}, replaced by the user's
+// member's stack) and MemberPatterns (each regexp matches the pattern of
+// some member goroutine group: the state its goroutines wait in tells an
+// HTTP connection held by an unread body from an idle one); its Fix may say {origin}, replaced by the user's
 // function that causes the incident. Rules are tried in order; the first
 // match wins.
 type Rule struct {
-	Pattern     string   `json:"pattern"`
-	Kind        string   `json:"kind,omitempty"`
-	States      []string `json:"states,omitempty"`
-	Frames      []string `json:"frames,omitempty"`
-	NotFrames   []string `json:"not_frames,omitempty"`
-	Source      []string `json:"source,omitempty"`
-	Creation    []string `json:"creation,omitempty"`
-	Members     []string `json:"members,omitempty"`
-	WaitFor     []string `json:"wait_for,omitempty"`
-	Title       string   `json:"title"`
-	Description string   `json:"description"`
-	Fix         string   `json:"fix"`
+	Pattern   string   `json:"pattern"`
+	Kind      string   `json:"kind,omitempty"`
+	States    []string `json:"states,omitempty"`
+	Frames    []string `json:"frames,omitempty"`
+	NotFrames []string `json:"not_frames,omitempty"`
+	Source    []string `json:"source,omitempty"`
+	Creation  []string `json:"creation,omitempty"`
+	Members   []string `json:"members,omitempty"`
+	// MemberPatterns are regexps of member groups' patterns (incident
+	// rules).
+	MemberPatterns []string `json:"member_patterns,omitempty"`
+	WaitFor        []string `json:"wait_for,omitempty"`
+	Title          string   `json:"title"`
+	Description    string   `json:"description"`
+	Fix            string   `json:"fix"`
 	// Benign marks patterns that are not leaks by themselves (running
 	// goroutines, runtime workers): they are reported only on strong
 	// growth.
 	Benign bool `json:"benign,omitempty"`
 
 	states, frames, notFrames, source []*regexp.Regexp
-	creation, members                 []*regexp.Regexp
+	creation, members, memberPatterns []*regexp.Regexp
 	compiled                          bool
 }
 
@@ -134,6 +139,9 @@ func (r *Rule) compile() error {
 		return err
 	}
 	if r.members, err = compileAll(r.Members); err != nil {
+		return err
+	}
+	if r.memberPatterns, err = compileAll(r.MemberPatterns); err != nil {
 		return err
 	}
 	if r.Kind == KindIncident && len(r.creation)+len(r.members) == 0 {
@@ -261,9 +269,12 @@ func normState(s string) string {
 // matchIncident returns the first incident rule matching the member
 // suspects (indexes into sus), or nil.
 func matchIncident(rules []Rule, sus []Suspect, members []int) *Rule {
-	var creation, stacks []string
+	var creation, stacks, patterns []string
 	for _, i := range members {
 		s := sus[i]
+		if s.Kind == KindGoroutine {
+			patterns = append(patterns, s.Pattern)
+		}
 		stacks = append(stacks, functions(s.Stack)...)
 		for _, h := range s.CreationChain {
 			creation = append(creation, functions(h.Stack)...)
@@ -274,7 +285,7 @@ func matchIncident(rules []Rule, sus []Suspect, members []int) *Rule {
 		if r.Kind != KindIncident || !r.compiled && r.compile() != nil {
 			continue
 		}
-		if allMatch(r.creation, creation) && allMatch(r.members, stacks) {
+		if allMatch(r.creation, creation) && allMatch(r.members, stacks) && allMatch(r.memberPatterns, patterns) {
 			return r
 		}
 	}

@@ -1,0 +1,90 @@
+package analysis_test
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakscope/leakscope/samples"
+)
+
+// callsBound is how far the call rate an incident estimates may be from
+// the one the program counted of itself over the same dumps, as a
+// fraction of the latter.
+const callsBound = 0.25
+
+// TestLibraryObjectIncidents records real programs that leak an object
+// of a library leakscope has no rule for, one per call (a *sql.DB, a
+// client-go workqueue, an OpenTelemetry TracerProvider) or the
+// http.Transport of a new client per call, with dumps, heap profiles and
+// a trace window, and their healthy twins with the fix applied. The
+// first incident must name the user's frame and the library's own
+// release method (found in the library's source), its call rate must be
+// within callsBound of the rate the program counted of itself, its
+// goroutines per call what the library starts per object; the twin must
+// have no suspect.
+func TestLibraryObjectIncidents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs eight library samples for 10 s each")
+	}
+	root, err := samples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		module, name, twin string
+		perCall            float64 // goroutines the library starts per object
+	}{
+		{"libs", "sql-db-per-call", "sql-db-shared", 1},                     // connectionOpener
+		{"libs", "otel-provider-per-request", "otel-provider-shut-down", 1}, // processQueue
+		{"libs", "http-transport-per-call", "http-transport-shared", 2},     // readLoop, writeLoop
+		{"kube", "workqueue-per-reconcile", "workqueue-shut-down", 2},       // waitingLoop, updateUnfinishedWorkLoop
+	}
+	sem := make(chan struct{}, 2)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			dir := filepath.Join(root, c.module, c.name)
+			truth, err := samples.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leak := truth.Leaks[0]
+			rec := recordCounted(t, dir, 10*time.Second, 2*time.Second, true, "-rate", "20")
+			rep := analyzeRecording(t, rec.dir)
+			if len(rep.Incidents) == 0 {
+				t.Fatalf("no incident; suspects %d", len(rep.Suspects))
+			}
+			inc := rep.Incidents[0]
+			t.Logf("%s: %s; members %v; fix %s; evidence %v", inc.ID, inc.Summary, inc.Suspects, inc.Fix, inc.Evidence)
+			if inc.Origin == nil || inc.Origin.Function != leak.Origin || inc.Pattern != leak.Pattern {
+				t.Fatalf("top incident: origin %+v, pattern %s; want origin %s, pattern %s", inc.Origin, inc.Pattern, leak.Origin, leak.Pattern)
+			}
+			if user := "`" + leak.Origin + "`"; !strings.Contains(inc.Fix, leak.Fix) || !strings.Contains(inc.Fix, user) {
+				t.Errorf("fix %q does not say %q in the user's terms (%s)", inc.Fix, leak.Fix, user)
+			}
+			if strings.Contains(inc.Fix, "ctx.Done") {
+				t.Errorf("fix %q asks to change the library's goroutines", inc.Fix)
+			}
+			if first := firstLine(t, rep); !strings.Contains(first, leak.Origin) || !strings.Contains(first, leak.Fix) {
+				t.Errorf("first line of the report %q does not name %s and %s", first, leak.Origin, leak.Fix)
+			}
+			own := rec.callsPerMin()
+			t.Logf("calls/min: incident %.1f, program %.1f (%d calls); per call %.1f", inc.CallsPerMin, own, rec.calls[1]-rec.calls[0], inc.PerCall)
+			if rec.calls[0] < 0 || math.Abs(inc.CallsPerMin-own) > callsBound*own {
+				t.Errorf("%.1f calls/min, the program counted %.1f/min", inc.CallsPerMin, own)
+			}
+			if inc.PerCall != c.perCall {
+				t.Errorf("%.1f goroutines per call, want %.0f", inc.PerCall, c.perCall)
+			}
+			twin := analyzeRecording(t, record(t, filepath.Join(root, c.module, c.twin), 10*time.Second, 2*time.Second, true, "-rate", "20"))
+			for _, s := range twin.Suspects {
+				t.Errorf("healthy twin %s: suspect %s %s at %s (%d, %+.1f/min)", c.twin, s.ID, s.Pattern, s.Location, s.Count, s.GrowthPerMin)
+			}
+		})
+	}
+}
