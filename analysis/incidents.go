@@ -36,8 +36,13 @@ func incidents(sus []Suspect, rules []Rule, rf *releaseFinder) []Incident {
 			continue
 		}
 		key := ""
-		if s.Origin != nil {
+		switch {
+		case s.Origin != nil:
 			key = s.Origin.Function
+		case s.Creator != "" && !isUser(Frame{Function: s.Creator, File: s.CreatorFile}):
+			// No origin: groups started by one library function (a
+			// connection's readLoop and writeLoop) are one object's.
+			key = "created by " + s.Creator
 		}
 		joined := false
 		if key != "" {
@@ -203,18 +208,28 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 	if r := matchIncident(rules, sus, members); r != nil {
 		inc.Pattern, inc.Title, inc.Description = r.Pattern, r.Title, r.Description
 		inc.Fix = r.Fix
-	} else if libraryOwned(sus, members) && inc.Origin != nil {
+	} else if libraryOwned(sus, members) {
 		libraryIncident(&inc, sus, members, rf)
 	}
 	inc.Fix = inUserTerms(inc.Fix, inc.Origin)
 	inc.Suspects = append(inc.Suspects[:0:0], inc.Suspects...)
 	inc.Summary = incidentSummary(inc, top)
+	shared := "origin"
+	if inc.Origin == nil {
+		shared = "creator function (" + shortName(top.Creator) + ")"
+	}
 	if len(members) > 1 {
 		inc.Evidence = append(inc.Evidence, Evidence{Kind: "incident",
-			Detail: fmt.Sprintf("%d suspects share their origin and grow together: %s", len(members), strings.Join(shapes, ", "))})
+			Detail: fmt.Sprintf("%d suspects share their %s and grow together: %s", len(members), shared, strings.Join(shapes, ", "))})
 	}
 	if inc.Origin != nil {
 		inc.Evidence = append(inc.Evidence, Evidence{Kind: "origin", Detail: originText(inc.Origin, inc.CreationChain)})
+	} else {
+		for _, e := range top.Evidence {
+			if e.Kind == "origin" {
+				inc.Evidence = append(inc.Evidence, e) // why the caller is unknown
+			}
+		}
 	}
 	return inc
 }

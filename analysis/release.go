@@ -53,7 +53,7 @@ type releaseFinder struct {
 // to, created from origin; nil when no type with a release method is
 // known.
 func (rf *releaseFinder) find(members []Suspect, o *Origin) *libRelease {
-	if rf == nil || o == nil {
+	if rf == nil {
 		return nil
 	}
 	var cands []typeRef
@@ -98,6 +98,9 @@ func (rf *releaseFinder) find(members []Suspect, o *Origin) *libRelease {
 // the origin's frame, the library frames below it (leaf first) and the
 // library function the origin called.
 func originCall(members []Suspect, o *Origin) ([]Frame, Frame) {
+	if o == nil {
+		return nil, Frame{}
+	}
 	for _, m := range members {
 		for _, h := range m.CreationChain {
 			for i, f := range h.Stack {
@@ -236,11 +239,25 @@ func (r *libRelease) methodName() string {
 // releaseFix says the fix in the terms of the object leaked: its release
 // method and the alternative of creating it once.
 func releaseFix(r *libRelease, o *Origin) string {
-	user := "`" + shortName(o.Function) + "`"
-	at := ""
+	user, at := userTerms(o)
+	return releaseFixIn(r, user, at)
+}
+
+// userTerms names the user's frame of an origin and its line, or the
+// unknown caller.
+func userTerms(o *Origin) (user, at string) {
+	if o == nil {
+		return "its creator (an unknown caller: see the origin evidence)", ""
+	}
+	user = "`" + shortName(o.Function) + "`"
 	if o.File != "" && o.Line > 0 {
 		at = fmt.Sprintf(" (%s:%d)", baseName(o.File), o.Line)
 	}
+	return user, at
+}
+
+// releaseFixIn is releaseFix with the user's frame named.
+func releaseFixIn(r *libRelease, user, at string) string {
 	ctor := "it"
 	if r.Constructor != "" {
 		ctor = "`" + strings.ReplaceAll(shortName(r.Constructor), "[...]", "") + "`"
@@ -250,8 +267,8 @@ func releaseFix(r *libRelease, o *Origin) string {
 		if r.Iface {
 			what = fmt.Sprintf("the `%s` that %s returns", r.qualified(), ctor)
 		}
-		return fmt.Sprintf("Call `%s` on %s in %s%s once %s is done with it, or create one at start-up and share it.",
-			r.Method, what, user, at, user)
+		return fmt.Sprintf("Call `%s` on %s in %s%s once it is done with it, or create one at start-up and share it.",
+			r.Method, what, user, at)
 	}
 	made := ""
 	if r.Constructor != "" {
@@ -265,15 +282,15 @@ func releaseFix(r *libRelease, o *Origin) string {
 // object's goroutines run library code only, so the fix is the
 // library's release, not a change to their code.
 func unknownReleaseFix(o *Origin, called string) string {
-	user := "`" + shortName(o.Function) + "`"
+	user, at := userTerms(o)
 	what := "the library object " + user + " creates"
+	if o == nil {
+		what, user = "the library object that starts them", "its creator"
+	}
 	if called != "" {
 		what = fmt.Sprintf("what `%s` returns", shortName(called))
 	}
-	at := ""
-	if o.File != "" && o.Line > 0 {
-		at = fmt.Sprintf(" at %s:%d", baseName(o.File), o.Line)
-	}
+	at = strings.Replace(strings.TrimSuffix(at, ")"), " (", " at ", 1)
 	return fmt.Sprintf("Call the Close/Shutdown/Stop method of %s%s when %s is done with it, or create it once at start-up and share it (its goroutines run library code only; neither its source nor a symbol table showing its methods is in the bundle).", what, at, user)
 }
 

@@ -88,3 +88,48 @@ func TestLibraryObjectIncidents(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoDumpOrigins records library samples with two goroutine dumps
+// (and the heap profiles taken with them) and no trace: the leaked
+// goroutines' "created by" line names a library function in the main
+// goroutine, which runs every call, so the user's frame must come from a
+// stack through that function (the heap profile's allocation stacks),
+// and the fix must still name the release. The Transport's connections
+// are created by a dial goroutine that had exited: no incident may name
+// main.main as their origin.
+func TestTwoDumpOrigins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three library samples for 8 s each")
+	}
+	root, err := samples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sql-db-per-call", "otel-provider-per-request", "http-transport-per-call"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(root, "libs", name)
+			truth, err := samples.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leak := truth.Leaks[0]
+			rep := analyzeRecording(t, record(t, dir, 8*time.Second, 8*time.Second, false, "-rate", "20"))
+			for _, inc := range rep.Incidents {
+				t.Logf("%s: %s (%s); fix %s; evidence %v", inc.ID, inc.Summary, inc.Pattern, inc.Fix, inc.Evidence)
+				if inc.Origin != nil && inc.Origin.Function == "main.main" {
+					t.Errorf("%s names main.main as its origin", inc.ID)
+				}
+			}
+			if name == "http-transport-per-call" {
+				return
+			}
+			if len(rep.Incidents) == 0 {
+				t.Fatal("no incident")
+			}
+			inc := rep.Incidents[0]
+			if inc.Origin == nil || inc.Origin.Function != leak.Origin || !strings.Contains(inc.Fix, leak.Fix) {
+				t.Errorf("top incident: origin %+v, fix %q; want origin %s and %q", inc.Origin, inc.Fix, leak.Origin, leak.Fix)
+			}
+		})
+	}
+}

@@ -62,6 +62,9 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		sus.Goids = append([]int64(nil), s.goids[:min(len(s.goids), maxGoids)]...)
 	}
 	sus.Origin, sus.CreationChain = a.origin, a.chain
+	if a.unknown != "" {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: a.unknown})
+	}
 	sus.Fix = inUserTerms(sus.Fix, a.origin)
 	if a.origin != nil {
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: originText(a.origin, a.chain)})
