@@ -149,6 +149,10 @@ type Suspect struct {
 	// Incident is the id of the [Incident] this suspect belongs to.
 	Incident string `json:"incident,omitempty"`
 
+	// heap is the in-use rise of the suspect's allocation sites over
+	// the heap snapshots, for an incident's heap per call.
+	heap heapRise
+
 	// CountAt is the snapshot Count was taken at (the last of Counts):
 	// every view shows Count with this time.
 	CountAt time.Time `json:"count_at,omitzero"`
@@ -224,11 +228,16 @@ type Incident struct {
 	PerCall     float64 `json:"goroutines_per_call,omitempty"`
 	// RetainedBytes is heap in use attributed to the members and attached
 	// heap suspects; BytesPerMin its growth and BytesPerCall per call.
-	RetainedBytes int64     `json:"retained_bytes,omitempty"`
-	BytesPerMin   float64   `json:"bytes_per_min,omitempty"`
-	BytesPerCall  float64   `json:"bytes_per_call,omitempty"`
-	FirstSeen     time.Time `json:"first_seen"`
-	Score         float64   `json:"score"`
+	RetainedBytes int64   `json:"retained_bytes,omitempty"`
+	BytesPerMin   float64 `json:"bytes_per_min,omitempty"`
+	BytesPerCall  float64 `json:"bytes_per_call,omitempty"`
+	// BytesPerCallBound is BytesPerCall's bound from heap sampling (two
+	// standard errors); HeapPerCall says both as text, or why heap per
+	// call is not given (too few samples, no heap profiles).
+	BytesPerCallBound float64   `json:"bytes_per_call_bound,omitempty"`
+	HeapPerCall       string    `json:"heap_per_call,omitempty"`
+	FirstSeen         time.Time `json:"first_seen"`
+	Score             float64   `json:"score"`
 	// Evidence says why the members form one incident.
 	Evidence []Evidence `json:"evidence"`
 	// Consequences are the goroutine groups waiting for the members

@@ -176,6 +176,7 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 		Suspects: []string{}, Evidence: []Evidence{}}
 	var rates []float64
 	var shapes []string
+	var rise heapRise
 	for _, i := range members {
 		s := sus[i]
 		inc.Suspects = append(inc.Suspects, s.ID)
@@ -184,6 +185,7 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 			inc.FirstSeen = s.FirstSeen
 		}
 		inc.Consequences = joinConsequences(inc.Consequences, s.Consequences)
+		rise.join(s.heap)
 		switch s.Kind {
 		case KindGoroutine:
 			inc.Goroutines += s.Count
@@ -201,7 +203,7 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 	}
 	if len(rates) > 0 {
 		inc.CallsPerMin, inc.PerCall = perCall(rates, inc.GoroutinesPerMin)
-		inc.BytesPerCall = math.Round(inc.BytesPerMin / inc.CallsPerMin)
+		inc.BytesPerCall, inc.BytesPerCallBound, inc.HeapPerCall = heapPerCall(rise, inc.CallsPerMin)
 	}
 	inc.GoroutinesPerMin = round(inc.GoroutinesPerMin, 2)
 	inc.BytesPerMin = round(inc.BytesPerMin, 1)
@@ -221,6 +223,9 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 	if len(members) > 1 {
 		inc.Evidence = append(inc.Evidence, Evidence{Kind: "incident",
 			Detail: fmt.Sprintf("%d suspects share their %s and grow together: %s", len(members), shared, strings.Join(shapes, ", "))})
+	}
+	if inc.HeapPerCall != "" {
+		inc.Evidence = append(inc.Evidence, Evidence{Kind: "heap", Detail: inc.HeapPerCall, Value: inc.BytesPerCall})
 	}
 	if inc.Origin != nil {
 		inc.Evidence = append(inc.Evidence, Evidence{Kind: "origin", Detail: originText(inc.Origin, inc.CreationChain)})
@@ -292,7 +297,7 @@ func incidentSummary(inc Incident, top Suspect) string {
 	}
 	heap := ""
 	if inc.BytesPerCall > 0 {
-		heap = fmt.Sprintf(" and ~%s of heap", FormatBytes(inc.BytesPerCall))
+		heap = fmt.Sprintf(" and ~%s ± %s of heap", FormatBytes(inc.BytesPerCall), FormatBytes(inc.BytesPerCallBound))
 	} else if inc.RetainedBytes > 0 {
 		heap = fmt.Sprintf(", holding %s of heap", FormatBytes(float64(inc.RetainedBytes)))
 	}
@@ -301,6 +306,8 @@ func incidentSummary(inc Incident, top Suspect) string {
 		what = inc.Pattern
 	}
 	switch {
+	case top.Kind == KindHeap && inc.BytesPerMin == 0:
+		return fmt.Sprintf("heap allocated under %s rose to %s (%s)", where, FormatBytes(float64(inc.RetainedBytes)), what)
 	case top.Kind == KindHeap:
 		return fmt.Sprintf("heap allocated under %s grows %s/min to %s (%s)", where, FormatBytes(inc.BytesPerMin), FormatBytes(float64(inc.RetainedBytes)), what)
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:

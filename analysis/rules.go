@@ -7,6 +7,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/leakscope/leakscope/analysis/flame"
 )
 
 // RulesEnv names the environment variable holding a user rules file that
@@ -45,10 +47,15 @@ type Rule struct {
 	// MemberPatterns are regexps of member groups' patterns (incident
 	// rules).
 	MemberPatterns []string `json:"member_patterns,omitempty"`
-	WaitFor        []string `json:"wait_for,omitempty"`
-	Title          string   `json:"title"`
-	Description    string   `json:"description"`
-	Fix            string   `json:"fix"`
+	// Allocator (heap rules): any regexp matches the function that made
+	// the allocation, the stack's first frame outside the runtime; a
+	// timer's allocation is made by time.NewTimer, not by the function
+	// that calls it beside other allocations.
+	Allocator   []string `json:"allocator,omitempty"`
+	WaitFor     []string `json:"wait_for,omitempty"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Fix         string   `json:"fix"`
 	// Benign marks patterns that are not leaks by themselves (running
 	// goroutines, runtime workers): they are reported only on strong
 	// growth.
@@ -56,6 +63,7 @@ type Rule struct {
 
 	states, frames, notFrames, source []*regexp.Regexp
 	creation, members, memberPatterns []*regexp.Regexp
+	allocator                         []*regexp.Regexp
 	compiled                          bool
 }
 
@@ -144,6 +152,9 @@ func (r *Rule) compile() error {
 	if r.memberPatterns, err = compileAll(r.MemberPatterns); err != nil {
 		return err
 	}
+	if r.allocator, err = compileAll(r.Allocator); err != nil {
+		return err
+	}
 	if r.Kind == KindIncident && len(r.creation)+len(r.members) == 0 {
 		return fmt.Errorf("an incident rule needs creation or members")
 	}
@@ -204,6 +215,9 @@ func (r *Rule) match(kind, state string, functions []string, source string, find
 		if !ok {
 			return false
 		}
+	}
+	if len(r.allocator) > 0 && !anyAllocator(r.allocator, functions) {
+		return false
 	}
 	for _, re := range r.frames {
 		if !anyMatch(re, functions) {
@@ -300,4 +314,28 @@ func allMatch(res []*regexp.Regexp, fns []string) bool {
 		}
 	}
 	return true
+}
+
+// anyAllocator reports whether a regexp matches the function that made
+// an allocation (stack leaf first): a frame of the first frames outside
+// the runtime that are in one package (time.newTimer under
+// time.NewTimer), before the first frame of another.
+func anyAllocator(res []*regexp.Regexp, functions []string) bool {
+	pkg := ""
+	for _, f := range functions {
+		if pkg == "" && isRuntime(f) {
+			continue
+		}
+		if p := flame.PackageOf(f); pkg == "" {
+			pkg = p
+		} else if p != pkg {
+			return false
+		}
+		for _, re := range res {
+			if re.MatchString(f) {
+				return true
+			}
+		}
+	}
+	return false
 }

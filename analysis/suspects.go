@@ -79,6 +79,7 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 	for _, h := range x.growers {
 		g := h.grower
 		sus.RetainedPerMin += g.BytesPerMin
+		sus.heap.add(h)
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
 			Detail: fmt.Sprintf("allocation site %s (%s:%d) holds %s at %s and %s", g.Location, g.File, g.Line, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), heapRateText(g)),
 			Value:  float64(g.InuseBytes)})
@@ -157,7 +158,13 @@ func allConsequences(x *candidate) []*candidate {
 func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	g := h.grower
 	_, locIdx := locationFrame(g.Stack)
-	rule := classify(rules, KindHeap, "", h.funcs, in.src.context(g.Stack, locIdx))
+	src := ""
+	if locIdx >= 0 && isUser(g.Stack[locIdx]) {
+		// Source rules describe the user's code: a library function's
+		// text near the allocating line says nothing of what allocated.
+		src = in.src.context(g.Stack, locIdx)
+	}
+	rule := classify(rules, KindHeap, "", h.funcs, src)
 	sus := &Suspect{Kind: KindHeap, Pattern: "heap-growth", Location: g.Location, File: g.File, Line: g.Line,
 		Count: g.InuseBytes, GrowthPerMin: g.BytesPerMin, Fit: g.Fit, Score: h.score, StackID: g.StackID, Stack: g.Stack,
 		Ancestry: []string{}, Counts: g.Series, CountAt: g.CountAt, Range: g.Range, Object: g.Object, StackIDs: g.StackIDs}
@@ -167,6 +174,7 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	if rule != nil {
 		sus.Pattern, sus.Title, sus.Description, sus.Fix = rule.Pattern, rule.Title, rule.Description, rule.Fix
 	}
+	sus.heap.add(h)
 	if f, i := userFrame(g.Stack); i >= 0 {
 		sus.Origin = &Origin{Function: f.Function, File: f.File, Line: f.Line, Basis: basisAlloc}
 	}

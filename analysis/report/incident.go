@@ -30,11 +30,14 @@ func incidentWhat(inc analysis.Incident) string {
 	}
 	heap := ""
 	if inc.BytesPerCall > 0 {
-		heap = " and ~" + analysis.FormatBytes(inc.BytesPerCall) + " of heap"
+		heap = " and ~" + analysis.FormatBytes(inc.BytesPerCall) + " ± " + analysis.FormatBytes(inc.BytesPerCallBound) + " of heap"
 	} else if inc.RetainedBytes > 0 {
 		heap = ", holding " + analysis.FormatBytes(float64(inc.RetainedBytes)) + " of heap"
 	}
 	switch {
+	case inc.Goroutines == 0 && inc.BytesPerMin == 0:
+		// A level change, not a rate: never "+0 B/min".
+		return fmt.Sprintf("heap allocated under %s rose to %s (%s).", where, analysis.FormatBytes(float64(inc.RetainedBytes)), lit(what))
 	case inc.Goroutines == 0:
 		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s).", where, rate(inc.BytesPerMin, "bytes"), analysis.FormatBytes(float64(inc.RetainedBytes)), lit(what))
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
