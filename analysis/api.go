@@ -214,6 +214,13 @@ type Incident struct {
 	CreationChain []CreationHop `json:"creation_chain,omitempty"`
 	Description   string        `json:"description"`
 	Fix           string        `json:"fix"`
+	// ParkedIn is the user's function the top member's goroutines are
+	// parked in (the innermost frame of the user's that is not a closure
+	// run by a library: a lock's waiters in the function that takes it)
+	// when the goroutines wait for a mutex (the function that takes
+	// it), or the origin names no more than the program's main loop
+	// (main.main or a closure in it) or is unknown.
+	ParkedIn string `json:"parked_in,omitempty"`
 	// Suspects are the member suspect ids, best first: the goroutine
 	// groups, then the heap suspects attached to it.
 	Suspects []string `json:"suspects"`

@@ -214,6 +214,9 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 		libraryIncident(&inc, sus, members, rf)
 	}
 	inc.Fix = inUserTerms(inc.Fix, inc.Origin)
+	if top.Kind == KindGoroutine && (saysLittle(inc.Origin) || lockWait(top)) {
+		inc.ParkedIn = parkedIn(top.Stack, inc.Origin)
+	}
 	inc.Suspects = append(inc.Suspects[:0:0], inc.Suspects...)
 	inc.Summary = incidentSummary(inc, top)
 	shared := "origin"
@@ -305,6 +308,9 @@ func incidentSummary(inc Incident, top Suspect) string {
 	if what == "" {
 		what = inc.Pattern
 	}
+	if inc.ParkedIn != "" {
+		where = fmt.Sprintf("%s (parked in `%s`)", where, shortName(inc.ParkedIn))
+	}
 	switch {
 	case top.Kind == KindHeap && inc.BytesPerMin == 0:
 		return fmt.Sprintf("heap allocated under %s rose to %s (%s)", where, FormatBytes(float64(inc.RetainedBytes)), what)
@@ -332,4 +338,41 @@ func plural(v float64, noun string) string {
 		return "1 " + noun
 	}
 	return trimFloat(v) + " " + noun + "s"
+}
+
+// parkedIn is the user's function goroutines are parked in: the
+// innermost frame of the user's code on their stack that is not a
+// closure (a callback a library runs, as singleflight's Do runs the
+// function given to it, is named by the function that passed it); ""
+// when it is the origin's function or the stack has no user frame.
+func parkedIn(stack []Frame, o *Origin) string {
+	for _, f := range stack {
+		if !isUser(f) || closureParent(f.Function) != "" {
+			continue
+		}
+		if o != nil && f.Function == o.Function {
+			return ""
+		}
+		return f.Function
+	}
+	return ""
+}
+
+// saysLittle reports whether an origin names no function of the user's
+// beyond the program's main loop (main.main or a closure in it) or none
+// at all: the incident then also names the function its goroutines are
+// parked in.
+func saysLittle(o *Origin) bool {
+	return o == nil || processRoot(o.Function) || processRoot(closureParent(o.Function))
+}
+
+// lockWait reports whether a group waits for a mutex: the function it
+// waits in is the one that takes the lock, which a holder stuck in a
+// library callback (singleflight's Do, a sync.Once) holds.
+func lockWait(s Suspect) bool {
+	switch normState(s.State) {
+	case "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock":
+		return true
+	}
+	return false
 }

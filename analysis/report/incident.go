@@ -24,6 +24,9 @@ func incidentWhat(inc analysis.Incident) string {
 	if inc.Origin != nil {
 		where = code(shortFn(inc.Origin.Function))
 	}
+	if inc.ParkedIn != "" {
+		where += " (parked in " + code(shortFn(inc.ParkedIn)) + ")"
+	}
 	what := inc.Title
 	if what == "" {
 		what = inc.Pattern
