@@ -62,6 +62,7 @@ func incidents(sus []Suspect, rules []Rule, rf *releaseFinder) []Incident {
 		}
 	}
 	groups = mergeCycles(sus, groups)
+	groups = mergeCreators(sus, groups)
 	for i, s := range sus {
 		if s.Kind != KindHeap {
 			continue
@@ -110,6 +111,45 @@ func mergeCycles(sus []Suspect, groups [][]int) [][]int {
 				groups = append(groups[:j], groups[j+1:]...)
 				j = i
 			}
+		}
+	}
+	return groups
+}
+
+// mergeCreators joins a group whose origin is only its creator
+// goroutine's entry function (eBPF's go-statement PC, a dump's "created
+// by" line) into a group, growing with it, whose full creation stack
+// shows the user's frame inside that same goroutine (same goid, or the
+// same entry function at the hop holding the frame): both were created
+// by one call of the user's code, seen at two depths. Groups keep their
+// order.
+func mergeCreators(sus []Suspect, groups [][]int) [][]int {
+	within := func(weak, strong Suspect) bool {
+		w, o := weak.Origin, strong.Origin
+		if w == nil || o == nil || w.Basis != basisEntry || o.Basis == basisEntry || !grewTogether(weak, strong) {
+			return false
+		}
+		if w.Goid != 0 && w.Goid == o.Goid {
+			return true
+		}
+		for _, h := range strong.CreationChain {
+			if _, i := userFrame(h.Stack); i >= 0 && h.Function == w.Function {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(groups); i++ {
+		for j := 0; j < len(groups); j++ {
+			if i == j || !within(sus[groups[j][0]], sus[groups[i][0]]) {
+				continue
+			}
+			groups[i] = append(groups[i], groups[j]...)
+			groups = append(groups[:j], groups[j+1:]...)
+			if j < i {
+				i--
+			}
+			j = -1
 		}
 	}
 	return groups
