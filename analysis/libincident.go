@@ -63,7 +63,7 @@ func libraryIncident(inc *Incident, sus []Suspect, members []int, rf *releaseFin
 		inc.Evidence = append(inc.Evidence, Evidence{Kind: "release", Detail: "no release method found: the library's source is not readable where the report is made and no known function of the binary is a Close, Shutdown, ShutDown, Stop, Cancel or CloseIdleConnections method of the leaked goroutines' types"})
 		return
 	}
-	inc.Title = fmt.Sprintf("`%s` created per call and never released", r.qualified())
+	inc.Title = fmt.Sprintf("%s created per call and never released", r.qualified())
 	inc.Description = fmt.Sprintf("The leaked goroutines run library code only: they belong to a `%s` that the user's code creates on every call and never releases, and they run until its `%s` is called. Every call leaves one behind, with what it holds.", r.qualified(), r.Method)
 	inc.Fix = releaseFix(r, inc.Origin)
 	basis := "the library's source (its declarations at the frames' paths)"
