@@ -161,6 +161,10 @@ type Suspect struct {
 	// Incident is the id of the [Incident] this suspect belongs to.
 	Incident string `json:"incident,omitempty"`
 
+	// heap is the in-use rise of the suspect's allocation sites over
+	// the heap snapshots, for an incident's heap per call.
+	heap heapRise
+
 	// CountAt is the snapshot Count was taken at (the last of Counts):
 	// every view shows Count with this time.
 	CountAt time.Time `json:"count_at,omitzero"`
@@ -224,6 +228,13 @@ type Incident struct {
 	CreationChain []CreationHop `json:"creation_chain,omitempty"`
 	Description   string        `json:"description"`
 	Fix           string        `json:"fix"`
+	// ParkedIn is the user's function the top member's goroutines are
+	// parked in (the innermost frame of the user's that is not a closure
+	// run by a library: a lock's waiters in the function that takes it)
+	// when the goroutines wait for a mutex (the function that takes
+	// it), or the origin names no more than the program's main loop
+	// (main.main or a closure in it) or is unknown.
+	ParkedIn string `json:"parked_in,omitempty"`
 	// Suspects are the member suspect ids, best first: the goroutine
 	// groups, then the heap suspects attached to it.
 	Suspects []string `json:"suspects"`
@@ -238,11 +249,16 @@ type Incident struct {
 	PerCall     float64 `json:"goroutines_per_call,omitempty"`
 	// RetainedBytes is heap in use attributed to the members and attached
 	// heap suspects; BytesPerMin its growth and BytesPerCall per call.
-	RetainedBytes int64     `json:"retained_bytes,omitempty"`
-	BytesPerMin   float64   `json:"bytes_per_min,omitempty"`
-	BytesPerCall  float64   `json:"bytes_per_call,omitempty"`
-	FirstSeen     time.Time `json:"first_seen"`
-	Score         float64   `json:"score"`
+	RetainedBytes int64   `json:"retained_bytes,omitempty"`
+	BytesPerMin   float64 `json:"bytes_per_min,omitempty"`
+	BytesPerCall  float64 `json:"bytes_per_call,omitempty"`
+	// BytesPerCallBound is BytesPerCall's bound from heap sampling (two
+	// standard errors); HeapPerCall says both as text, or why heap per
+	// call is not given (too few samples, no heap profiles).
+	BytesPerCallBound float64   `json:"bytes_per_call_bound,omitempty"`
+	HeapPerCall       string    `json:"heap_per_call,omitempty"`
+	FirstSeen         time.Time `json:"first_seen"`
+	Score             float64   `json:"score"`
 	// Evidence says why the members form one incident.
 	Evidence []Evidence `json:"evidence"`
 	// Consequences are the goroutine groups waiting for the members

@@ -28,7 +28,7 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	}
 	sort.SliceStable(sus, func(i, j int) bool { return sus[i].Score > sus[j].Score })
 	numberSuspects(rep, sus, v.all, heapBySite, in.src)
-	rep.Incidents = incidents(rep.Suspects, cfg.rules)
+	rep.Incidents = incidents(rep.Suspects, cfg.rules, newReleaseFinder(in))
 	for _, x := range v.lookAlikes {
 		e := lookAlike(x)
 		rep.LookAlikes = append(rep.LookAlikes, LookAlike{Location: x.s.loc.Function, State: x.s.state,

@@ -38,6 +38,9 @@ type attribution struct {
 	// members.
 	span             string
 	spanHits, spanOf int
+	// unknown says, when no origin is found, why and what would resolve
+	// it.
+	unknown string
 }
 
 // attribute finds where the goroutines of a site were created.
@@ -54,6 +57,10 @@ func attribute(in *loaded, s *site) attribution {
 		}
 	}
 	a.origin, a.chain = findOrigin(in, s)
+	if a.origin == nil && s.creator != "" {
+		roots, gone := creatorRoots(in, s)
+		a.unknown = unknownCallerText(s.creator, roots, gone)
+	}
 	a.ancestry = ancestryOf(a.chain)
 	if len(a.ancestry) == 0 && s.creator != "" {
 		a.ancestry = []string{s.creator}
@@ -131,7 +138,27 @@ func findOrigin(in *loaded, s *site) (*Origin, []CreationHop) {
 			walks = append(walks, walk{hops: hops, origin: o, weight: 1})
 		}
 	}
-	return majority(walks)
+	o, chain := majority(walks)
+	if o == nil || o.Basis == basisEntry {
+		// Dumps only, or a creator known by its entry function alone:
+		// another stack through the creator function may show the user's
+		// frame that called it.
+		roots, _ := creatorRoots(in, s)
+		for _, fn := range creatorFunctions(s) {
+			if c, path := callerThrough(in, fn, roots); c != nil {
+				if len(chain) > 0 {
+					// The creator goroutine's hop, with the stack that
+					// shows which of its calls ran the creator.
+					hop := chain[0]
+					hop.Stack, hop.Basis = path[0].Stack, basisStacks
+					c.Goid = hop.Goid
+					return c, []CreationHop{hop}
+				}
+				return c, path
+			}
+		}
+	}
+	return o, chain
 }
 
 // majority picks, among the walks whose origin has the most direct
@@ -225,7 +252,7 @@ func climb(in *loaded, stack int64, basis string, parent int64) ([]CreationHop, 
 		if origin == nil {
 			if f, i := userFrame(frames); i >= 0 {
 				origin = &Origin{Function: f.Function, File: f.File, Line: f.Line, Basis: basis, Goid: parent}
-			} else if r != nil && r.entry != "" && in.st.code.of(r.entry, "").owner == OwnerUser && basisRank(basis) > 0 {
+			} else if r != nil && r.entry != "" && !processRoot(r.entry) && in.st.code.of(r.entry, "").owner == OwnerUser && basisRank(basis) > 0 {
 				origin = &Origin{Function: r.entry, Basis: basisEntry, Goid: parent}
 			}
 		}
@@ -362,6 +389,8 @@ func originText(o *Origin, chain []CreationHop) string {
 		basis = "the dumps' \"created by\" lines"
 	case basisAlloc:
 		basis = "the heap profile's allocation stacks"
+	case basisStacks:
+		basis = "stacks of the bundle that run through the creator function below the user's frame (heap profile allocation stacks, dumps)"
 	case basisGopc:
 		basis = "eBPF go_create events (the go statement's function only)"
 	default:

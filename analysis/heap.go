@@ -114,6 +114,7 @@ type heapSite struct {
 	funcs  []string   // of its largest stack
 	frames []Frame
 	rise   float64
+	weight float64 // bytes one heap sample stands for at this site
 	conf   float64
 	score  float64
 }
@@ -183,6 +184,7 @@ func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *so
 	f := fitSeries(ts, bytes)
 	rng := seriesRange(ts, bytes)
 	rng.Floor, rng.FloorBasis = heapFloor(ts, bytes, objectSize(bytes, objs), period)
+	hs.weight = sampleWeight(objectSize(bytes, objs), period)
 	hs.rise = rng.Rise
 	perMin := round(f.Slope, 1)
 	if rng.Trend != TrendSteady {
@@ -264,7 +266,7 @@ func heapFloor(ts []int64, v []float64, objSize float64, period int64) (float64,
 		objSize = rate
 	}
 	p := -math.Expm1(-objSize / rate)
-	weight := objSize / p
+	weight := sampleWeight(objSize, period)
 	fall := 0.0
 	for i := 1; i < len(v); i++ {
 		fall = math.Max(fall, v[i-1]-v[i])
@@ -485,4 +487,15 @@ func heapDiff(b *bundle.Bundle, mem memory.Allocator, base, target time.Time) ([
 	}
 	d, _ := diffHeap(p, st, bt, tt, 0)
 	return d, nil
+}
+
+// sampleWeight is the bytes one heap profile sample of objects of
+// objSize stands for at sampling period: s/p with p = 1 − exp(−s/rate)
+// (the period itself for objects unknown or much smaller).
+func sampleWeight(objSize float64, period int64) float64 {
+	rate := float64(period)
+	if objSize <= 0 {
+		objSize = rate
+	}
+	return objSize / -math.Expm1(-objSize/rate)
 }

@@ -44,7 +44,8 @@ type creatorKey struct {
 }
 
 // closureParent returns the function a closure was created in ("main.f"
-// for "main.f.func2.1"), "" when fn is no closure.
+// for "main.f.func2.1"), "" when fn is no closure. The wrapper of a go
+// statement ("main.init.0.gowrap1") is no closure: see declaredIn.
 func closureParent(fn string) string {
 	out, closure := fn, false
 	for {
@@ -64,6 +65,16 @@ func closureParent(fn string) string {
 		return ""
 	}
 	return out
+}
+
+// declaredIn is the function whose code fn is part of: the function a
+// closure or a go statement's wrapper is declared in, "" for a function
+// that is neither.
+func declaredIn(fn string) string {
+	if isGoWrapper(fn) {
+		return fn[:strings.LastIndex(fn, ".gowrap")]
+	}
+	return closureParent(fn)
 }
 
 // newHolderIndex indexes the goroutines of the program (not machinery).

@@ -30,7 +30,7 @@ const onceSpread = 1.5
 // an incident lists its members' consequences (the groups folded under
 // them). Every suspect ends up in exactly one incident; it sets each
 // suspect's Incident.
-func incidents(sus []Suspect, rules []Rule) []Incident {
+func incidents(sus []Suspect, rules []Rule, rf *releaseFinder) []Incident {
 	var groups [][]int // suspect indexes
 	byOrigin := map[string][]int{}
 	for i, s := range sus {
@@ -38,8 +38,13 @@ func incidents(sus []Suspect, rules []Rule) []Incident {
 			continue
 		}
 		key := ""
-		if s.Origin != nil {
+		switch {
+		case s.Origin != nil:
 			key = s.Origin.Function
+		case s.Creator != "" && !isUser(Frame{Function: s.Creator, File: s.CreatorFile}):
+			// No origin: groups started by one library function (a
+			// connection's readLoop and writeLoop) are one object's.
+			key = "created by " + s.Creator
 		}
 		joined := false
 		if key != "" {
@@ -59,6 +64,7 @@ func incidents(sus []Suspect, rules []Rule) []Incident {
 		}
 	}
 	groups = mergeCycles(sus, groups)
+	groups = mergeCreators(sus, groups)
 	for i, s := range sus {
 		if s.Kind != KindHeap {
 			continue
@@ -71,7 +77,7 @@ func incidents(sus []Suspect, rules []Rule) []Incident {
 	}
 	out := make([]Incident, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, makeIncident(sus, g, rules))
+		out = append(out, makeIncident(sus, g, rules, rf))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	byID := make(map[string][]int, len(sus))
@@ -163,6 +169,45 @@ func (h *intHeap) Pop() any {
 	return x
 }
 
+// mergeCreators joins a group whose origin is only its creator
+// goroutine's entry function (eBPF's go-statement PC, a dump's "created
+// by" line) into a group, growing with it, whose full creation stack
+// shows the user's frame inside that same goroutine (same goid, or the
+// same entry function at the hop holding the frame): both were created
+// by one call of the user's code, seen at two depths. Groups keep their
+// order.
+func mergeCreators(sus []Suspect, groups [][]int) [][]int {
+	within := func(weak, strong Suspect) bool {
+		w, o := weak.Origin, strong.Origin
+		if w == nil || o == nil || w.Basis != basisEntry || o.Basis == basisEntry || !grewTogether(weak, strong) {
+			return false
+		}
+		if w.Goid != 0 && w.Goid == o.Goid {
+			return true
+		}
+		for _, h := range strong.CreationChain {
+			if _, i := userFrame(h.Stack); i >= 0 && h.Function == w.Function {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(groups); i++ {
+		for j := 0; j < len(groups); j++ {
+			if i == j || !within(sus[groups[j][0]], sus[groups[i][0]]) {
+				continue
+			}
+			groups[i] = append(groups[i], groups[j]...)
+			groups = append(groups[:j], groups[j+1:]...)
+			if j < i {
+				i--
+			}
+			j = -1
+		}
+	}
+	return groups
+}
+
 // grewTogether reports whether two goroutine groups of one origin grow
 // alike: both grow at rates within growTogether of each other, or
 // neither grows and neither is stuck.
@@ -217,13 +262,14 @@ func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
 
 // makeIncident sums one group of suspects (indexes into sus, best
 // first) into an incident.
-func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
+func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder) Incident {
 	top := sus[members[0]]
 	inc := Incident{Pattern: top.Pattern, Title: top.Title, Description: top.Description, Fix: top.Fix,
 		Origin: top.Origin, CreationChain: top.CreationChain, Score: top.Score, FirstSeen: top.FirstSeen,
 		Suspects: []string{}, Evidence: []Evidence{}}
 	var rates []float64
 	var shapes []string
+	var rise heapRise
 	for _, i := range members {
 		s := sus[i]
 		inc.Suspects = append(inc.Suspects, s.ID)
@@ -232,6 +278,7 @@ func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
 			inc.FirstSeen = s.FirstSeen
 		}
 		inc.Consequences = joinConsequences(inc.Consequences, s.Consequences)
+		rise.join(s.heap)
 		switch s.Kind {
 		case KindGoroutine:
 			inc.Goroutines += s.Count
@@ -249,23 +296,41 @@ func makeIncident(sus []Suspect, members []int, rules []Rule) Incident {
 	}
 	if len(rates) > 0 {
 		inc.CallsPerMin, inc.PerCall = perCall(rates, inc.GoroutinesPerMin)
-		inc.BytesPerCall = math.Round(inc.BytesPerMin / inc.CallsPerMin)
+		inc.BytesPerCall, inc.BytesPerCallBound, inc.HeapPerCall = heapPerCall(rise, inc.CallsPerMin)
 	}
 	inc.GoroutinesPerMin = round(inc.GoroutinesPerMin, 2)
 	inc.BytesPerMin = round(inc.BytesPerMin, 1)
 	if r := matchIncident(rules, sus, members); r != nil {
 		inc.Pattern, inc.Title, inc.Description = r.Pattern, r.Title, r.Description
 		inc.Fix = r.Fix
+	} else if libraryOwned(sus, members) {
+		libraryIncident(&inc, sus, members, rf)
 	}
 	inc.Fix = inUserTerms(inc.Fix, inc.Origin)
+	if top.Kind == KindGoroutine && (saysLittle(inc.Origin) || lockWait(top)) {
+		inc.ParkedIn = parkedIn(top.Stack, inc.Origin)
+	}
 	inc.Suspects = append(inc.Suspects[:0:0], inc.Suspects...)
 	inc.Summary = incidentSummary(inc, top)
+	shared := "origin"
+	if inc.Origin == nil {
+		shared = "creator function (" + shortName(top.Creator) + ")"
+	}
 	if len(members) > 1 {
 		inc.Evidence = append(inc.Evidence, Evidence{Kind: "incident",
-			Detail: fmt.Sprintf("%d suspects share their origin and grow together: %s", len(members), strings.Join(shapes, ", "))})
+			Detail: fmt.Sprintf("%d suspects share their %s and grow together: %s", len(members), shared, strings.Join(shapes, ", "))})
+	}
+	if inc.HeapPerCall != "" {
+		inc.Evidence = append(inc.Evidence, Evidence{Kind: "heap", Detail: inc.HeapPerCall, Value: inc.BytesPerCall})
 	}
 	if inc.Origin != nil {
 		inc.Evidence = append(inc.Evidence, Evidence{Kind: "origin", Detail: originText(inc.Origin, inc.CreationChain)})
+	} else {
+		for _, e := range top.Evidence {
+			if e.Kind == "origin" {
+				inc.Evidence = append(inc.Evidence, e) // why the caller is unknown
+			}
+		}
 	}
 	return inc
 }
@@ -328,7 +393,7 @@ func incidentSummary(inc Incident, top Suspect) string {
 	}
 	heap := ""
 	if inc.BytesPerCall > 0 {
-		heap = fmt.Sprintf(" and ~%s of heap", FormatBytes(inc.BytesPerCall))
+		heap = fmt.Sprintf(" and ~%s ± %s of heap", FormatBytes(inc.BytesPerCall), FormatBytes(inc.BytesPerCallBound))
 	} else if inc.RetainedBytes > 0 {
 		heap = fmt.Sprintf(", holding %s of heap", FormatBytes(float64(inc.RetainedBytes)))
 	}
@@ -336,7 +401,12 @@ func incidentSummary(inc Incident, top Suspect) string {
 	if what == "" {
 		what = inc.Pattern
 	}
+	if inc.ParkedIn != "" {
+		where = fmt.Sprintf("%s (parked in `%s`)", where, shortName(inc.ParkedIn))
+	}
 	switch {
+	case top.Kind == KindHeap && inc.BytesPerMin == 0:
+		return fmt.Sprintf("heap allocated under %s rose to %s (%s)", where, FormatBytes(float64(inc.RetainedBytes)), what)
 	case top.Kind == KindHeap:
 		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s)", where, FormatRate(inc.BytesPerMin, KindHeap), FormatBytes(float64(inc.RetainedBytes)), what)
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
@@ -361,4 +431,41 @@ func plural(v float64, noun string) string {
 		return "1 " + noun
 	}
 	return trimFloat(v) + " " + noun + "s"
+}
+
+// parkedIn is the user's function goroutines are parked in: the
+// innermost frame of the user's code on their stack that is not a
+// closure (a callback a library runs, as singleflight's Do runs the
+// function given to it, is named by the function that passed it); ""
+// when it is the origin's function or the stack has no user frame.
+func parkedIn(stack []Frame, o *Origin) string {
+	for _, f := range stack {
+		if !isUser(f) || declaredIn(f.Function) != "" {
+			continue
+		}
+		if o != nil && f.Function == o.Function {
+			return ""
+		}
+		return f.Function
+	}
+	return ""
+}
+
+// saysLittle reports whether an origin names no function of the user's
+// beyond the program's main loop (main.main or a closure in it) or none
+// at all: the incident then also names the function its goroutines are
+// parked in.
+func saysLittle(o *Origin) bool {
+	return o == nil || processRoot(o.Function) || processRoot(declaredIn(o.Function))
+}
+
+// lockWait reports whether a group waits for a mutex: the function it
+// waits in is the one that takes the lock, which a holder stuck in a
+// library callback (singleflight's Do, a sync.Once) holds.
+func lockWait(s Suspect) bool {
+	switch normState(s.State) {
+	case "sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock":
+		return true
+	}
+	return false
 }

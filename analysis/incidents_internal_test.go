@@ -1,6 +1,10 @@
 package analysis
 
-import "testing"
+import (
+	"math"
+	"strings"
+	"testing"
+)
 
 func TestPerCall(t *testing.T) {
 	for _, c := range []struct {
@@ -55,5 +59,29 @@ func TestHeapOwnerCreator(t *testing.T) {
 	inLoop := Suspect{Kind: KindHeap, Stack: fr("main.record", "main.loop", "runtime.goexit")}
 	if got := heapOwner(sus, groups, inLoop); got != -1 {
 		t.Errorf("allocation in the creator's own goroutine: owner %d, want none", got)
+	}
+}
+
+// TestHeapPerCall checks heap per call from an in-use rise: below ten
+// samples' worth it declines and says why; above, the figure is the rise
+// over the calls and the bound two standard errors of a count of
+// samples, shrinking as the rise grows.
+func TestHeapPerCall(t *testing.T) {
+	w := sampleWeight(1024, defaultMemProfileRate) // small objects: one sample ≈ the period
+	if w < defaultMemProfileRate || w > defaultMemProfileRate+1024 {
+		t.Fatalf("sample weight %.0f, want about %d", w, defaultMemProfileRate)
+	}
+	if pc, _, text := heapPerCall(heapRise{bytes: 5 * w, weight: w, minutes: 1, sites: 2}, 600); pc != 0 || !strings.Contains(text, "< 10 heap samples") {
+		t.Errorf("5 samples: %.0f B/call, %q; want none and why", pc, text)
+	}
+	pc, bound, text := heapPerCall(heapRise{bytes: 100 * w, weight: w, minutes: 2, sites: 1}, 600)
+	if want := math.Round(100 * w / 1200); pc != want || bound != math.Round(2*10*w/1200) {
+		t.Errorf("100 samples over 1200 calls: %.0f ± %.0f B/call, want %.0f ± %.0f (%s)", pc, bound, want, math.Round(2*10*w/1200), text)
+	}
+	if _, b4, _ := heapPerCall(heapRise{bytes: 400 * w, weight: w, minutes: 2, sites: 1}, 600); math.Abs(b4-2*bound) > 1 {
+		t.Errorf("bound for 4× the rise %.0f, want twice %.0f (√4)", b4, bound)
+	}
+	if _, _, text := heapPerCall(heapRise{}, 600); !strings.HasPrefix(text, "heap per call unknown") {
+		t.Errorf("no site: %q", text)
 	}
 }

@@ -20,7 +20,7 @@ func TestIncidentsFoldConsequences(t *testing.T) {
 		{ID: "G4", Kind: KindGoroutine, Location: "main.readLoop", Verdict: "stuck", Score: 70, Count: 2,
 			Origin: &Origin{Function: "main.serve"}},
 	}
-	incs := incidents(sus, nil)
+	incs := incidents(sus, nil, nil)
 	if len(incs) != 3 {
 		t.Fatalf("%d incidents %+v, want the cycle as one and the two groups of main.serve apart", len(incs), incs)
 	}
@@ -48,7 +48,29 @@ func TestIncidentsFoldConsequences(t *testing.T) {
 		{ID: "G1", Kind: KindGoroutine, Location: "main.a", Score: 50, Origin: &Origin{Function: "main.serve"}},
 		{ID: "G2", Kind: KindGoroutine, Location: "main.b", Score: 45, Origin: &Origin{Function: "main.serve"}},
 	}
-	if incs := incidents(calm, nil); len(incs) != 1 {
+	if incs := incidents(calm, nil, nil); len(incs) != 1 {
 		t.Errorf("%d incidents for two groups of one origin, want 1", len(incs))
+	}
+}
+
+// TestIncidentsJoinCreatorOrigin checks that a group whose origin is only
+// its creator goroutine's entry function (eBPF without creation stacks)
+// joins the group, growing with it, whose creation stack shows the
+// user's frame inside that goroutine, and that an unrelated group does
+// not.
+func TestIncidentsJoinCreatorOrigin(t *testing.T) {
+	chain := []CreationHop{{Goid: 40, Function: "main.(*controller).worker", Basis: basisEBPF,
+		Stack: []Frame{{Function: "k8s.io/client-go/util/workqueue.newDelayingQueue"}, {Function: "main.(*controller).reconcile", File: "/src/op/main.go", Line: 50}}}}
+	sus := []Suspect{
+		{ID: "G1", Kind: KindGoroutine, Location: "k8s.io/client-go/util/workqueue.(*delayingType).waitingLoop", Score: 90, GrowthPerMin: 600,
+			Origin: &Origin{Function: "main.(*controller).reconcile", File: "/src/op/main.go", Line: 50, Basis: basisEBPF, Goid: 40}, CreationChain: chain},
+		{ID: "G2", Kind: KindGoroutine, Location: "k8s.io/client-go/util/workqueue.(*Typed).updateUnfinishedWorkLoop", Score: 85, GrowthPerMin: 590,
+			Origin: &Origin{Function: "main.(*controller).worker", Basis: basisEntry, Goid: 41}},
+		{ID: "G3", Kind: KindGoroutine, Location: "main.other", Score: 80, GrowthPerMin: 600,
+			Origin: &Origin{Function: "main.(*poller).run", Basis: basisEntry, Goid: 7}},
+	}
+	incs := incidents(sus, nil, nil)
+	if len(incs) != 2 || len(incs[0].Suspects) != 2 || incs[0].Origin.Function != "main.(*controller).reconcile" {
+		t.Fatalf("incidents %+v, want G1 and G2 as one from reconcile, G3 apart", incs)
 	}
 }

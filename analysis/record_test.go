@@ -3,6 +3,7 @@ package analysis_test
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/binsyms"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/dump"
 	"github.com/leakscope/leakscope/ingest/gotrace"
@@ -59,6 +61,28 @@ func record(t testing.TB, dir string, d, interval time.Duration, trace bool, arg
 // machine a sample gets less done in d). A nil ready stops at d.
 func recordUntil(t testing.TB, dir string, d, most, interval time.Duration, trace bool, ready func(dumps [][]byte) bool, args ...string) string {
 	t.Helper()
+	return recordCounted(t, dir, d, most, interval, trace, ready, args...).dir
+}
+
+// recorded is a recorded bundle with what the sample counted of its own
+// calls (its /calls, see samples/internal/service) at the first and the
+// last dump, and when; calls are -1 when the sample does not count.
+type recorded struct {
+	dir         string
+	calls       [2]int64
+	first, last time.Time
+}
+
+// callsPerMin is the sample's own call rate between the first and the
+// last dump.
+func (r recorded) callsPerMin() float64 {
+	return float64(r.calls[1]-r.calls[0]) / r.last.Sub(r.first).Minutes()
+}
+
+// recordCounted is recordUntil, also reading the sample's own call count.
+func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, trace bool, ready func(dumps [][]byte) bool, args ...string) recorded {
+	t.Helper()
+	rec := recorded{calls: [2]int64{-1, -1}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p, err := samples.Start(ctx, dir, args...)
@@ -87,6 +111,15 @@ func recordUntil(t testing.TB, dir string, d, most, interval time.Duration, trac
 			t.Fatalf("%s: %v\n%s", filepath.Base(dir), err, p.Stderr())
 		}
 		got = append(got, fetched{fmt.Sprintf("goroutine-%02d.txt", i), at, dump})
+		if b, err := get("/calls"); err == nil {
+			var n int64
+			if _, err := fmt.Sscan(string(b), &n); err == nil {
+				if i == 0 {
+					rec.calls[0], rec.first = n, at
+				}
+				rec.calls[1], rec.last = n, at
+			}
+		}
 		heap, err := get("/debug/pprof/heap?gc=1")
 		if err != nil {
 			t.Fatalf("%s: %v", filepath.Base(dir), err)
@@ -108,6 +141,13 @@ func recordUntil(t testing.TB, dir string, d, most, interval time.Duration, trac
 	m := bundle.NewManifest(filepath.Base(dir), "analysis-test")
 	m.Target.URL = p.URL
 	m.Target.PID = p.PID
+	// What a capture reads of the executable (capture.TargetInfo): its
+	// Go version and release methods.
+	exe := fmt.Sprintf("/proc/%d/exe", p.PID)
+	if bi, err := buildinfo.ReadFile(exe); err == nil {
+		m.Target.GoVersion = bi.GoVersion
+	}
+	m.Target.Methods, _ = binsyms.ReleaseMethods(exe)
 	w, err := bundle.Create(out, m, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
@@ -137,5 +177,6 @@ func recordUntil(t testing.TB, dir string, d, most, interval time.Duration, trac
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return out
+	rec.dir = out
+	return rec
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/leakscope/leakscope/analysis/flame"
 )
 
 // RulesEnv names the environment variable holding a user rules file that
@@ -34,19 +36,29 @@ var defaultRulesJSON []byte
 // "unreachable", "all-asleep"; see docs/DESIGN.md). An incident rule
 // matches on Creation (each regexp matches some frame of a member's
 // creation chain) and Members (each regexp matches some frame of some
-// member's stack); its Fix may say {origin}, replaced by the user's
+// member's stack) and MemberPatterns (each regexp matches the pattern of
+// some member goroutine group: the state its goroutines wait in tells an
+// HTTP connection held by an unread body from an idle one); its Fix may say {origin}, replaced by the user's
 // function that causes the incident. Rules are tried in order; the first
 // match wins.
 type Rule struct {
-	Pattern     string   `json:"pattern"`
-	Kind        string   `json:"kind,omitempty"`
-	States      []string `json:"states,omitempty"`
-	Frames      []string `json:"frames,omitempty"`
-	NotFrames   []string `json:"not_frames,omitempty"`
-	Statement   []string `json:"statement,omitempty"`
-	Source      []string `json:"source,omitempty"`
-	Creation    []string `json:"creation,omitempty"`
-	Members     []string `json:"members,omitempty"`
+	Pattern   string   `json:"pattern"`
+	Kind      string   `json:"kind,omitempty"`
+	States    []string `json:"states,omitempty"`
+	Frames    []string `json:"frames,omitempty"`
+	NotFrames []string `json:"not_frames,omitempty"`
+	Statement []string `json:"statement,omitempty"`
+	Source    []string `json:"source,omitempty"`
+	Creation  []string `json:"creation,omitempty"`
+	Members   []string `json:"members,omitempty"`
+	// MemberPatterns are regexps of member groups' patterns (incident
+	// rules).
+	MemberPatterns []string `json:"member_patterns,omitempty"`
+	// Allocator (heap rules): any regexp matches the function that made
+	// the allocation, the stack's first frame outside the runtime; a
+	// timer's allocation is made by time.NewTimer, not by the function
+	// that calls it beside other allocations.
+	Allocator   []string `json:"allocator,omitempty"`
 	WaitFor     []string `json:"wait_for,omitempty"`
 	Title       string   `json:"title"`
 	Description string   `json:"description"`
@@ -57,7 +69,8 @@ type Rule struct {
 	Benign bool `json:"benign,omitempty"`
 
 	states, frames, notFrames, source []*regexp.Regexp
-	creation, members                 []*regexp.Regexp
+	creation, members, memberPatterns []*regexp.Regexp
+	allocator                         []*regexp.Regexp
 	compiled                          bool
 }
 
@@ -148,6 +161,12 @@ func (r *Rule) compile() error {
 	if r.members, err = compileAll(r.Members); err != nil {
 		return err
 	}
+	if r.memberPatterns, err = compileAll(r.MemberPatterns); err != nil {
+		return err
+	}
+	if r.allocator, err = compileAll(r.Allocator); err != nil {
+		return err
+	}
 	if r.Kind == KindIncident && len(r.creation)+len(r.members) == 0 {
 		return fmt.Errorf("an incident rule needs creation or members")
 	}
@@ -212,6 +231,9 @@ func (r *Rule) match(kind, state string, functions []string, st *waitStmt, findi
 		if !ok {
 			return false
 		}
+	}
+	if len(r.allocator) > 0 && !anyAllocator(r.allocator, functions) {
+		return false
 	}
 	for _, re := range r.frames {
 		if !anyMatch(re, functions) {
@@ -295,9 +317,12 @@ func normState(s string) string {
 // matchIncident returns the first incident rule matching the member
 // suspects (indexes into sus), or nil.
 func matchIncident(rules []Rule, sus []Suspect, members []int) *Rule {
-	var creation, stacks []string
+	var creation, stacks, patterns []string
 	for _, i := range members {
 		s := sus[i]
+		if s.Kind == KindGoroutine {
+			patterns = append(patterns, s.Pattern)
+		}
 		stacks = append(stacks, functions(s.Stack)...)
 		for _, h := range s.CreationChain {
 			creation = append(creation, functions(h.Stack)...)
@@ -308,7 +333,7 @@ func matchIncident(rules []Rule, sus []Suspect, members []int) *Rule {
 		if r.Kind != KindIncident || !r.compiled && r.compile() != nil {
 			continue
 		}
-		if allMatch(r.creation, creation) && allMatch(r.members, stacks) {
+		if allMatch(r.creation, creation) && allMatch(r.members, stacks) && allMatch(r.memberPatterns, patterns) {
 			return r
 		}
 	}
@@ -323,4 +348,28 @@ func allMatch(res []*regexp.Regexp, fns []string) bool {
 		}
 	}
 	return true
+}
+
+// anyAllocator reports whether a regexp matches the function that made
+// an allocation (stack leaf first): a frame of the first frames outside
+// the runtime that are in one package (time.newTimer under
+// time.NewTimer), before the first frame of another.
+func anyAllocator(res []*regexp.Regexp, functions []string) bool {
+	pkg := ""
+	for _, f := range functions {
+		if pkg == "" && isRuntime(f) {
+			continue
+		}
+		if p := flame.PackageOf(f); pkg == "" {
+			pkg = p
+		} else if p != pkg {
+			return false
+		}
+		for _, re := range res {
+			if re.MatchString(f) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -143,3 +143,30 @@ func TestLocationFrame(t *testing.T) {
 		t.Error("entry function of the main goroutine")
 	}
 }
+
+// TestTimerRuleNamesTheAllocator checks the timer heap rules match an
+// allocation the time package makes (time.newTimer under time.NewTimer,
+// as heap profiles of Go 1.23+ show it), and not one its caller makes
+// beside the timer (an OpenTelemetry batch processor's queue).
+func TestTimerRuleNamesTheAllocator(t *testing.T) {
+	rules := DefaultRules()
+	cases := []struct {
+		stack []string
+		want  string
+	}{
+		{[]string{"time.newTimer", "time.NewTimer", "go.opentelemetry.io/otel/sdk/trace.NewBatchSpanProcessor", "main.handle"}, "timer-not-stopped"},
+		{[]string{"time.newTimer", "time.NewTicker", "main.poll"}, "ticker-not-stopped"},
+		{[]string{"go.opentelemetry.io/otel/sdk/trace.NewBatchSpanProcessor", "go.opentelemetry.io/otel/sdk/trace.WithBatcher", "time.NewTimer"}, "heap-growth"},
+		{[]string{"runtime.makechan", "go.opentelemetry.io/otel/sdk/trace.NewBatchSpanProcessor", "main.handle"}, "heap-growth"},
+	}
+	for _, c := range cases {
+		r := classify(rules, KindHeap, "", c.stack, nil)
+		got := ""
+		if r != nil {
+			got = r.Pattern
+		}
+		if got != c.want {
+			t.Errorf("%v: %s, want %s", c.stack, got, c.want)
+		}
+	}
+}

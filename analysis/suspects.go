@@ -63,6 +63,9 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		sus.Goids = append([]int64(nil), s.goids[:min(len(s.goids), maxGoids)]...)
 	}
 	sus.Origin, sus.CreationChain = a.origin, a.chain
+	if a.unknown != "" {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: a.unknown})
+	}
 	sus.Fix = inUserTerms(sus.Fix, a.origin)
 	if a.origin != nil {
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: originText(a.origin, a.chain)})
@@ -77,6 +80,7 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 	for _, h := range x.growers {
 		g := h.grower
 		sus.RetainedPerMin += g.BytesPerMin
+		sus.heap.add(h)
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
 			Detail: fmt.Sprintf("allocation site %s (%s:%d) holds %s at %s and %s", g.Location, g.File, g.Line, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), heapRateText(g)),
 			Value:  float64(g.InuseBytes)})
@@ -157,8 +161,14 @@ func allConsequences(x *candidate) []*candidate {
 // suspect. Its figures are the site's (the grower row shows the same).
 func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	g := h.grower
-	loc, _ := locationFrame(g.Stack)
-	rule := classify(rules, KindHeap, "", h.funcs, in.src.stmtAt(loc, ""))
+	loc, locIdx := locationFrame(g.Stack)
+	var st *waitStmt
+	if locIdx >= 0 && isUser(g.Stack[locIdx]) {
+		// Statement rules describe the user's code: a library function's
+		// statement at the allocating line says nothing of what allocated.
+		st = in.src.stmtAt(loc, "")
+	}
+	rule := classify(rules, KindHeap, "", h.funcs, st)
 	sus := &Suspect{Kind: KindHeap, Pattern: "heap-growth", Location: g.Location, File: g.File, Line: g.Line,
 		Count: g.InuseBytes, GrowthPerMin: g.BytesPerMin, Fit: g.Fit, Score: h.score, StackID: g.StackID, Stack: g.Stack,
 		Ancestry: []string{}, Counts: g.Series, CountAt: g.CountAt, Range: g.Range, Object: g.Object, StackIDs: g.StackIDs}
@@ -168,6 +178,7 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	if rule != nil {
 		sus.Pattern, sus.Title, sus.Description, sus.Fix = rule.Pattern, rule.Title, rule.Description, rule.Fix
 	}
+	sus.heap.add(h)
 	if f, i := userFrame(g.Stack); i >= 0 {
 		sus.Origin = &Origin{Function: f.Function, File: f.File, Line: f.Line, Basis: basisAlloc}
 	}

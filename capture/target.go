@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakscope/leakscope/ingest/binsyms"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -29,6 +30,7 @@ func TargetInfo(pid int) (bundle.Target, error) {
 		return t, fmt.Errorf("read build info of pid %d: %w", pid, err)
 	}
 	t.BuildID, _ = goBuildID(exe)
+	t.Methods, _ = binsyms.ReleaseMethods(exe) // none: analysis reads the library's source alone
 	return t, nil
 }
 

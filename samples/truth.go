@@ -48,6 +48,13 @@ const (
 	// PatternContextCancelDropped is a heap leak: contexts whose cancel
 	// function is never called stay registered in their parent.
 	PatternContextCancelDropped = "context-cancel-dropped"
+	// PatternLibraryObject is an object a library makes (a *sql.DB, a
+	// workqueue, a TracerProvider) created per call and never released:
+	// its goroutines run library code only.
+	PatternLibraryObject = "library-object-not-released"
+	// PatternHTTPTransportPerCall is an http.Transport made per call
+	// and dropped with its idle connections.
+	PatternHTTPTransportPerCall = "http-transport-per-call"
 )
 
 // Patterns lists every valid pattern string, in a fixed order.
@@ -62,7 +69,8 @@ var Patterns = []string{
 	PatternWatchPerReconcile,
 	PatternHTTPBodyNotClosed, PatternErrgroupNeverReturns,
 	PatternGRPCConnNotClosed, PatternGRPCStreamNotClosed,
-	PatternContextCancelDropped,
+	PatternContextCancelDropped, PatternLibraryObject,
+	PatternHTTPTransportPerCall,
 }
 
 // ValidPattern reports whether p is one of [Patterns].

@@ -25,17 +25,23 @@ func incidentWhat(inc analysis.Incident) string {
 	if inc.Origin != nil {
 		where = code(shortFn(inc.Origin.Function))
 	}
+	if inc.ParkedIn != "" {
+		where += " (parked in " + code(shortFn(inc.ParkedIn)) + ")"
+	}
 	what := inc.Title
 	if what == "" {
 		what = inc.Pattern
 	}
 	heap := ""
 	if inc.BytesPerCall > 0 {
-		heap = " and ~" + format.Bytes(inc.BytesPerCall) + " of heap"
+		heap = " and ~" + format.Bytes(inc.BytesPerCall) + " ± " + format.Bytes(inc.BytesPerCallBound) + " of heap"
 	} else if inc.RetainedBytes > 0 {
 		heap = ", holding " + format.Bytes(float64(inc.RetainedBytes)) + " of heap"
 	}
 	switch {
+	case inc.Goroutines == 0 && inc.BytesPerMin == 0:
+		// A level change, not a rate: never "+0 B/min".
+		return fmt.Sprintf("heap allocated under %s rose to %s (%s).", where, format.Bytes(float64(inc.RetainedBytes)), lit(what))
 	case inc.Goroutines == 0:
 		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s).", where, rate(inc.BytesPerMin, "bytes"), format.Bytes(float64(inc.RetainedBytes)), lit(what))
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:

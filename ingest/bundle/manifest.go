@@ -80,6 +80,11 @@ type Target struct {
 	// Deps are the dependency modules from the executable's build info;
 	// analysis tells the user's code from libraries with them.
 	Deps []Module `json:"deps,omitempty"`
+	// Methods are the executable's methods that release an object
+	// (Close, Shutdown, ShutDown, Stop, Cancel, CloseIdleConnections),
+	// from its symbol table: analysis names a leaked library object's
+	// release with them when the library's source is not readable.
+	Methods []string `json:"methods,omitempty"`
 }
 
 // Module is one module of a target's build info.

@@ -1,0 +1,230 @@
+package analysis
+
+import (
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Bounds on the library source read for one report.
+const (
+	maxLibPackages = 32      // package directories parsed
+	maxLibFiles    = 200     // files of one package
+	maxLibFile     = 2 << 20 // bytes of one file
+)
+
+// libSource reads the declarations of library packages (a leaked
+// object's constructor, its type and the methods of that type) from
+// their source at the paths the frames name, where that source is known
+// to be what was built: a module cache directory is named by its
+// module's version and never changes (go.sum checks it), and a Go root
+// is taken only when its VERSION is the target's Go version. The user's
+// own code is never read from disk (it comes from the bundle's
+// snapshot).
+type libSource struct {
+	goVersion string
+	pkgs      map[string]*libPkg // by directory; nil: not readable
+}
+
+// libPkg is the declarations of one library package.
+type libPkg struct {
+	dir     string
+	funcs   map[string]*ast.FuncDecl // top-level functions by name
+	types   map[string]ast.Expr      // type declarations by name
+	methods map[string][]string      // method names by receiver type name
+}
+
+func newLibSource(goVersion string) *libSource {
+	return &libSource{goVersion: goVersion, pkgs: map[string]*libPkg{}}
+}
+
+// trusted reports whether the source at path is the one the target was
+// built from (see [libSource]).
+func (ls *libSource) trusted(path string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	if strings.Contains(path, "/pkg/mod/") && strings.Contains(path, "@v") {
+		return true
+	}
+	root := build.Default.GOROOT
+	if ls.goVersion == "" || root == "" || !strings.HasPrefix(path, filepath.Join(root, "src")+"/") {
+		return false
+	}
+	v, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(string(v), "\n")
+	return strings.TrimSpace(first) == ls.goVersion
+}
+
+// pkgAt parses the package whose file a frame names; nil when that
+// source is not trusted or not readable.
+func (ls *libSource) pkgAt(file string) *libPkg {
+	if ls == nil || file == "" || !ls.trusted(file) {
+		return nil
+	}
+	dir := filepath.Dir(file)
+	if p, ok := ls.pkgs[dir]; ok {
+		return p
+	}
+	if len(ls.pkgs) >= maxLibPackages {
+		return nil
+	}
+	p := parseLibPkg(dir)
+	ls.pkgs[dir] = p
+	return p
+}
+
+// parseLibPkg parses the non-test Go files of a directory for their
+// declarations (no function bodies).
+func parseLibPkg(dir string) *libPkg {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	p := &libPkg{dir: dir, funcs: map[string]*ast.FuncDecl{}, types: map[string]ast.Expr{}, methods: map[string][]string{}}
+	fset := token.NewFileSet()
+	n := 0
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		if n++; n > maxLibFiles {
+			break
+		}
+		path := filepath.Join(dir, name)
+		if fi, err := e.Info(); err != nil || fi.Size() > maxLibFile {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		p.add(f)
+	}
+	for k := range p.methods {
+		sort.Strings(p.methods[k])
+	}
+	return p
+}
+
+// add records a file's top-level declarations.
+func (p *libPkg) add(f *ast.File) {
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				p.funcs[d.Name.Name] = d
+				continue
+			}
+			if len(d.Recv.List) == 1 {
+				if t := baseTypeName(d.Recv.List[0].Type); t != "" {
+					p.methods[t] = append(p.methods[t], d.Name.Name)
+				}
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				if ts, ok := s.(*ast.TypeSpec); ok {
+					p.types[ts.Name.Name] = ts.Type
+				}
+			}
+		}
+	}
+}
+
+// baseTypeName is the name of a type expression's named type, without
+// pointer and type arguments: *T[K] → T; "" for other forms.
+func baseTypeName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// methodSet lists the methods of the package's type name, with those of
+// the types it embeds (struct fields without a name, embedded
+// interfaces) when they are declared in the same package, and an
+// interface's own methods. Pointer and value receivers are not told
+// apart: the leaked object is held as the constructor returns it.
+func (p *libPkg) methodSet(name string) []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(string, int)
+	walk = func(t string, depth int) {
+		if depth > 8 || seen["type "+t] {
+			return
+		}
+		seen["type "+t] = true
+		for _, m := range p.methods[t] {
+			if !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
+		}
+		var fields []*ast.Field
+		switch x := p.types[t].(type) {
+		case *ast.StructType:
+			fields = x.Fields.List
+		case *ast.InterfaceType:
+			fields = x.Methods.List
+		case *ast.Ident, *ast.IndexExpr, *ast.StarExpr:
+			walk(baseTypeName(x), depth+1) // type T = U, type T U
+		}
+		for _, f := range fields {
+			if len(f.Names) == 0 {
+				walk(baseTypeName(f.Type), depth+1)
+				continue
+			}
+			if _, ok := f.Type.(*ast.FuncType); ok && p.types[t] != nil {
+				if _, iface := p.types[t].(*ast.InterfaceType); iface {
+					for _, n := range f.Names {
+						if !seen[n.Name] {
+							seen[n.Name] = true
+							out = append(out, n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	walk(name, 0)
+	sort.Strings(out)
+	return out
+}
+
+// result is the first result type of a top-level function: its type
+// name in the package (pointer kept in ptr), "" when it is not a type of
+// the package (an error, a func, another package's type).
+func (p *libPkg) result(fn string) (name string, ptr bool) {
+	d := p.funcs[fn]
+	if d == nil || d.Type.Results == nil || len(d.Type.Results.List) == 0 {
+		return "", false
+	}
+	e := d.Type.Results.List[0].Type
+	if s, ok := e.(*ast.StarExpr); ok {
+		e, ptr = s.X, true
+	}
+	name = baseTypeName(e)
+	if _, ok := p.types[name]; !ok {
+		return "", false
+	}
+	return name, ptr
+}

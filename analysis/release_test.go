@@ -1,0 +1,180 @@
+package analysis_test
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/samples"
+)
+
+// callsBound is how far the call rate an incident estimates may be from
+// the one the program counted of itself over the same dumps, as a
+// fraction of the latter.
+const callsBound = 0.25
+
+// TestLibraryObjectIncidents records real programs that leak an object
+// of a library leakscope has no rule for, one per call (a *sql.DB, a
+// client-go workqueue, an OpenTelemetry TracerProvider) or the
+// http.Transport of a new client per call, with dumps, heap profiles and
+// a trace window, and their healthy twins with the fix applied. The
+// first incident must name the user's frame and the library's own
+// release method (found in the library's source), its call rate must be
+// within callsBound of the rate the program counted of itself, its
+// goroutines per call what the library starts per object; the twin must
+// have no suspect.
+func TestLibraryObjectIncidents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs eight library samples for 10 s each")
+	}
+	root, err := samples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		module, name, twin string
+		perCall            float64 // goroutines the library starts per object
+	}{
+		{"libs", "sql-db-per-call", "sql-db-shared", 1},                     // connectionOpener
+		{"libs", "otel-provider-per-request", "otel-provider-shut-down", 1}, // processQueue
+		{"libs", "http-transport-per-call", "http-transport-shared", 2},     // readLoop, writeLoop
+		{"kube", "workqueue-per-reconcile", "workqueue-shut-down", 1},       // the delaying queue's waitingLoop
+	}
+	sem := make(chan struct{}, 2)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			dir := filepath.Join(root, c.module, c.name)
+			truth, err := samples.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leak := truth.Leaks[0]
+			rec := recordCounted(t, dir, 10*time.Second, 10*time.Second, 2*time.Second, true, nil, "-rate", "20")
+			rep := analyzeRecording(t, rec.dir)
+			if len(rep.Incidents) == 0 {
+				t.Fatalf("no incident; suspects %d", len(rep.Suspects))
+			}
+			inc := rep.Incidents[0]
+			t.Logf("%s: %s; members %v; fix %s; evidence %v", inc.ID, inc.Summary, inc.Suspects, inc.Fix, inc.Evidence)
+			if inc.Origin == nil || inc.Origin.Function != leak.Origin || inc.Pattern != leak.Pattern {
+				t.Fatalf("top incident: origin %+v, pattern %s; want origin %s, pattern %s", inc.Origin, inc.Pattern, leak.Origin, leak.Pattern)
+			}
+			if user := "`" + leak.Origin + "`"; !strings.Contains(inc.Fix, leak.Fix) || !strings.Contains(inc.Fix, user) {
+				t.Errorf("fix %q does not say %q in the user's terms (%s)", inc.Fix, leak.Fix, user)
+			}
+			if strings.Contains(inc.Fix, "ctx.Done") {
+				t.Errorf("fix %q asks to change the library's goroutines", inc.Fix)
+			}
+			if first := firstLine(t, rep); !strings.Contains(first, leak.Origin) || !strings.Contains(first, leak.Fix) {
+				t.Errorf("first line of the report %q does not name %s and %s", first, leak.Origin, leak.Fix)
+			}
+			own := rec.callsPerMin()
+			t.Logf("calls/min: incident %.1f, program %.1f (%d calls); per call %.1f", inc.CallsPerMin, own, rec.calls[1]-rec.calls[0], inc.PerCall)
+			if rec.calls[0] < 0 || math.Abs(inc.CallsPerMin-own) > callsBound*own {
+				t.Errorf("%.1f calls/min, the program counted %.1f/min", inc.CallsPerMin, own)
+			}
+			if inc.PerCall != c.perCall {
+				t.Errorf("%.1f goroutines per call, want %.0f", inc.PerCall, c.perCall)
+			}
+			t.Logf("heap: %s", inc.HeapPerCall)
+			switch {
+			case inc.BytesPerCall > 0:
+				if inc.BytesPerCallBound <= 0 || inc.BytesPerCallBound >= inc.BytesPerCall {
+					t.Errorf("heap per call %.0f ± %.0f B: no bound, or one larger than the figure", inc.BytesPerCall, inc.BytesPerCallBound)
+				}
+			case !strings.HasPrefix(inc.HeapPerCall, "heap per call unknown: ") && !strings.Contains(inc.HeapPerCall, "no heap rise"):
+				t.Errorf("no heap per call and no reason: %q", inc.HeapPerCall)
+			}
+			for _, s := range rep.Suspects {
+				if s.Kind == analysis.KindHeap && strings.HasSuffix(s.Pattern, "-not-stopped") && !allocatedByTime(s.Stack) {
+					t.Errorf("heap suspect %s at %s labelled %s, but the time package did not allocate it: %v", s.ID, s.Location, s.Pattern, s.Stack)
+				}
+			}
+			twin := analyzeRecording(t, record(t, filepath.Join(root, c.module, c.twin), 10*time.Second, 2*time.Second, true, "-rate", "20"))
+			for _, s := range twin.Suspects {
+				t.Errorf("healthy twin %s: suspect %s %s at %s (%d, %+.1f/min)", c.twin, s.ID, s.Pattern, s.Location, s.Count, s.GrowthPerMin)
+			}
+		})
+	}
+}
+
+// TestTwoDumpOrigins records library samples with two goroutine dumps
+// (and the heap profiles taken with them) and no trace: the leaked
+// goroutines' "created by" line names a library function in the main
+// goroutine, which runs every call, so the user's frame must come from a
+// stack through that function (the heap profile's allocation stacks),
+// and the fix must still name the release. The Transport's connections
+// are created by a dial goroutine that had exited: no incident may name
+// main.main as their origin.
+func TestTwoDumpOrigins(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three library samples for 8 s each")
+	}
+	root, err := samples.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sql-db-per-call", "otel-provider-per-request", "http-transport-per-call"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(root, "libs", name)
+			truth, err := samples.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leak := truth.Leaks[0]
+			rep := analyzeRecording(t, record(t, dir, 8*time.Second, 8*time.Second, false, "-rate", "20"))
+			for _, inc := range rep.Incidents {
+				t.Logf("%s: %s (%s); fix %s; evidence %v", inc.ID, inc.Summary, inc.Pattern, inc.Fix, inc.Evidence)
+				if inc.Origin != nil && inc.Origin.Function == "main.main" {
+					t.Errorf("%s names main.main as its origin", inc.ID)
+				}
+			}
+			if name == "http-transport-per-call" {
+				return
+			}
+			if len(rep.Incidents) == 0 {
+				t.Fatal("no incident")
+			}
+			inc := rep.Incidents[0]
+			// The caller shows only if a heap sample fell on a stack
+			// through the creator function: then it must be the user's
+			// frame and the fix the truth's; else "unknown caller", with
+			// the release still named from the goroutines' type.
+			method := leak.Fix[strings.LastIndexByte(leak.Fix, '.')+1:]
+			switch {
+			case inc.Origin != nil:
+				if inc.Origin.Function != leak.Origin || inc.Origin.Basis != "stacks" || !strings.Contains(inc.Fix, leak.Fix) {
+					t.Errorf("top incident: origin %+v, fix %q; want origin %s from stacks and %q", inc.Origin, inc.Fix, leak.Origin, leak.Fix)
+				}
+			case !strings.Contains(inc.Fix, "`"+method+"`") && !strings.Contains(inc.Fix, ")."+method+"`"):
+				t.Errorf("no origin, and fix %q does not name %s", inc.Fix, method)
+			default:
+				unknown := false
+				for _, e := range inc.Evidence {
+					unknown = unknown || e.Kind == "origin" && strings.HasPrefix(e.Detail, "unknown caller")
+				}
+				if !unknown {
+					t.Errorf("no origin and no evidence saying why: %v", inc.Evidence)
+				}
+			}
+		})
+	}
+}
+
+// allocatedByTime reports whether an allocation stack's first frame
+// outside the runtime is the time package's.
+func allocatedByTime(stack []analysis.Frame) bool {
+	for _, f := range stack {
+		if strings.HasPrefix(f.Function, "runtime.") || strings.HasPrefix(f.Function, "internal/") {
+			continue
+		}
+		return strings.HasPrefix(f.Function, "time.")
+	}
+	return false
+}

@@ -1,0 +1,6 @@
+package main
+
+import "sync/atomic"
+
+// counter counts lookups.
+type counter struct{ atomic.Int64 }
