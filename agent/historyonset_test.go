@@ -70,7 +70,8 @@ func (l *lateLeak) leak(t *testing.T) time.Time {
 // alert trigger a short capture: the report's onset rests on the history,
 // its bounds contain T0 and are one history interval apart, and the
 // growth fit and first sighting come from the history, before the capture
-// began.
+// began. The first answer, written after the first dump, already names
+// the leak with its history onset.
 func TestHistoryOnset(t *testing.T) {
 	l := startLateLeak(t)
 	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second,
@@ -84,8 +85,34 @@ func TestHistoryOnset(t *testing.T) {
 	t0 := l.leak(t)
 	n0 := countProfile(a.history.Files(proc.key(), time.Now()), "goroutine")
 	waitHistory(t, a, proc.key(), n0+6)
+	checkHistoryOnset(t, a, alertCapture(t, a, l.cmd.Process.Pid), t0)
+}
 
-	e := alertCapture(t, a, l.cmd.Process.Pid)
+// TestHistoryOnsetRule is TestHistoryOnset with the agent's own growth
+// rule triggering the capture, once the growth has lasted 8 s.
+func TestHistoryOnsetRule(t *testing.T) {
+	l := startLateLeak(t)
+	rule := Rule{Window: 20 * time.Second, GoroutinesPerMin: 120, For: 8 * time.Second, MinPoints: 3}
+	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second, Rule: rule,
+		SpoolDir: t.TempDir(), History: HistoryConfig{Keep: time.Hour}})
+	waitFor(t, a, "the program to be watched", func(st status) bool { return len(st.Targets) == 1 })
+	proc, err := readProcess(l.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitHistory(t, a, proc.key(), 3)
+	t0 := l.leak(t)
+	st := waitFor(t, a, "the rule's capture", func(st status) bool { return len(st.Spool) == 1 && st.Spool[0].State == StateReady })
+	if !strings.HasPrefix(st.Spool[0].Trigger, "growth rule") {
+		t.Errorf("capture triggered by %q, want the growth rule", st.Spool[0].Trigger)
+	}
+	checkHistoryOnset(t, a, st.Spool[0], t0)
+}
+
+// checkHistoryOnset analyses entry e's bundle and checks that the leak's
+// onset and growth come from the history and bound T0 = t0.
+func checkHistoryOnset(t *testing.T, a *Agent, e *Entry, t0 time.Time) {
+	t.Helper()
 	b, err := bundle.Open(a.spool.BundlePath(e))
 	if err != nil {
 		t.Fatal(err)
