@@ -24,7 +24,7 @@ type lateLeak struct {
 	lines *bufio.Reader
 }
 
-func startLateLeak(t *testing.T) *lateLeak {
+func startLateLeak(t *testing.T, args ...string) *lateLeak {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lateleak")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -32,7 +32,7 @@ func startLateLeak(t *testing.T) *lateLeak {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build lateleak: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-rate", "20")
+	cmd := exec.Command(bin, append([]string{"-rate", "20"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -195,4 +195,51 @@ func historyGapAt(m bundle.Manifest, ts time.Time) time.Duration {
 		return 0
 	}
 	return next.Sub(ts)
+}
+
+// TestHistoryShared runs the program with two creators leaking workers of
+// one stack: the goroutine profiles cannot tell their members apart, so
+// neither group's counts or onset take the history.
+func TestHistoryShared(t *testing.T) {
+	l := startLateLeak(t, "-twin")
+	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second,
+		SpoolDir: t.TempDir(), History: HistoryConfig{Keep: time.Hour}})
+	waitFor(t, a, "the program to be watched", func(st status) bool { return len(st.Targets) == 1 })
+	proc, err := readProcess(l.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitHistory(t, a, proc.key(), 3)
+	l.leak(t)
+	n0 := countProfile(a.history.Files(proc.key(), time.Now()), "goroutine")
+	waitHistory(t, a, proc.key(), n0+4)
+	e := alertCapture(t, a, l.cmd.Process.Pid)
+	b, err := bundle.Open(a.spool.BundlePath(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstDump := firstDumpTime(b.Manifest)
+	creators := map[string]bool{}
+	for _, s := range rep.Suspects {
+		if s.Location != "main.worker" {
+			continue
+		}
+		creators[s.Creator] = true
+		if s.Onset != nil && s.Onset.Basis == analysis.OnsetHistory {
+			t.Errorf("%s from %s: onset basis history, from counts it cannot have", s.ID, s.Creator)
+		}
+		for _, p := range s.Counts {
+			if p.TS.Before(firstDump) {
+				t.Errorf("%s from %s: a count at %v, before the first dump", s.ID, s.Creator, p.TS)
+				break
+			}
+		}
+	}
+	if !creators["main.lookup"] || !creators["main.lookupTwin"] {
+		t.Errorf("suspects at main.worker created by %v, want main.lookup and main.lookupTwin", creators)
+	}
 }
