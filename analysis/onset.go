@@ -30,8 +30,9 @@ type onsetFacts struct {
 	traceFirst int64
 	// hist is how many of the first snapshots are the agent's history
 	// (goroutine profiles); until is when the capture proper began.
-	hist  int
-	until int64
+	hist        int
+	until       int64
+	histProfile string // "goroutine" or "heap"
 }
 
 // bound is one interval the onset lies in, with what it rests on.
@@ -158,7 +159,7 @@ func clock(ns int64) string {
 // goroutineOnset estimates when a goroutine group began.
 func goroutineOnset(in *loaded, x *candidate) *Onset {
 	f := onsetFacts{ts: in.tsOf(x.s), v: x.s.counts, fit: x.sc.rate, wait: x.s.maxWait, waitTS: x.s.maxWaitTS, start: processStart(in),
-		hist: x.s.histPoints, until: in.hist.until}
+		hist: x.s.histPoints, until: in.hist.until, histProfile: "goroutine"}
 	if x.trace != nil {
 		f.traceFirst = x.trace.firstAlive
 	}
@@ -172,7 +173,7 @@ func heapOnset(in *loaded, g HeapGrower) *Onset {
 	for i, p := range g.Series {
 		ts[i], v[i] = p.TS.UnixNano(), p.Value
 	}
-	return estimateOnset(onsetFacts{ts: ts, v: v, fit: g.Fit, start: processStart(in)})
+	return estimateOnset(onsetFacts{ts: ts, v: v, fit: g.Fit, start: processStart(in), hist: in.hist.heapPoints(ts), until: in.hist.until, histProfile: "heap"})
 }
 
 func processStart(in *loaded) int64 {
