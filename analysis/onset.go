@@ -28,8 +28,9 @@ type onsetFacts struct {
 	// traceFirst is the earliest creation of a member seen alive in a
 	// trace window (0: none).
 	traceFirst int64
-	// hist is how many of the first snapshots are the agent's history
-	// (goroutine profiles); until is when the capture proper began.
+	// hist is how many of the first snapshots are profiles of the
+	// agent's history (of kind histProfile); until is when the capture
+	// proper began.
 	hist        int
 	until       int64
 	histProfile string // "goroutine" or "heap"
