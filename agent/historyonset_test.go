@@ -24,7 +24,7 @@ type lateLeak struct {
 	lines *bufio.Reader
 }
 
-func startLateLeak(t *testing.T) *lateLeak {
+func startLateLeak(t *testing.T, args ...string) *lateLeak {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lateleak")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -32,7 +32,7 @@ func startLateLeak(t *testing.T) *lateLeak {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build lateleak: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-rate", "20")
+	cmd := exec.Command(bin, append([]string{"-rate", "20"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,8 @@ func (l *lateLeak) leak(t *testing.T) time.Time {
 // alert trigger a short capture: the report's onset rests on the history,
 // its bounds contain T0 and are one history interval apart, and the
 // growth fit and first sighting come from the history, before the capture
-// began.
+// began. The first answer, written after the first dump, already names
+// the leak with its history onset.
 func TestHistoryOnset(t *testing.T) {
 	l := startLateLeak(t)
 	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second,
@@ -84,8 +85,34 @@ func TestHistoryOnset(t *testing.T) {
 	t0 := l.leak(t)
 	n0 := countProfile(a.history.Files(proc.key(), time.Now()), "goroutine")
 	waitHistory(t, a, proc.key(), n0+6)
+	checkHistoryOnset(t, a, alertCapture(t, a, l.cmd.Process.Pid), t0)
+}
 
-	e := alertCapture(t, a, l.cmd.Process.Pid)
+// TestHistoryOnsetRule is TestHistoryOnset with the agent's own growth
+// rule triggering the capture, once the growth has lasted 8 s.
+func TestHistoryOnsetRule(t *testing.T) {
+	l := startLateLeak(t)
+	rule := Rule{Window: 20 * time.Second, GoroutinesPerMin: 120, For: 8 * time.Second, MinPoints: 3}
+	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second, Rule: rule,
+		SpoolDir: t.TempDir(), History: HistoryConfig{Keep: time.Hour}})
+	waitFor(t, a, "the program to be watched", func(st status) bool { return len(st.Targets) == 1 })
+	proc, err := readProcess(l.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitHistory(t, a, proc.key(), 3)
+	t0 := l.leak(t)
+	st := waitFor(t, a, "the rule's capture", func(st status) bool { return len(st.Spool) == 1 && st.Spool[0].State == StateReady })
+	if !strings.HasPrefix(st.Spool[0].Trigger, "growth rule") {
+		t.Errorf("capture triggered by %q, want the growth rule", st.Spool[0].Trigger)
+	}
+	checkHistoryOnset(t, a, st.Spool[0], t0)
+}
+
+// checkHistoryOnset analyses entry e's bundle and checks that the leak's
+// onset and growth come from the history and bound T0 = t0.
+func checkHistoryOnset(t *testing.T, a *Agent, e *Entry, t0 time.Time) {
+	t.Helper()
 	b, err := bundle.Open(a.spool.BundlePath(e))
 	if err != nil {
 		t.Fatal(err)
@@ -168,4 +195,51 @@ func historyGapAt(m bundle.Manifest, ts time.Time) time.Duration {
 		return 0
 	}
 	return next.Sub(ts)
+}
+
+// TestHistoryShared runs the program with two creators leaking workers of
+// one stack: the goroutine profiles cannot tell their members apart, so
+// neither group's counts or onset take the history.
+func TestHistoryShared(t *testing.T) {
+	l := startLateLeak(t, "-twin")
+	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second,
+		SpoolDir: t.TempDir(), History: HistoryConfig{Keep: time.Hour}})
+	waitFor(t, a, "the program to be watched", func(st status) bool { return len(st.Targets) == 1 })
+	proc, err := readProcess(l.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitHistory(t, a, proc.key(), 3)
+	l.leak(t)
+	n0 := countProfile(a.history.Files(proc.key(), time.Now()), "goroutine")
+	waitHistory(t, a, proc.key(), n0+4)
+	e := alertCapture(t, a, l.cmd.Process.Pid)
+	b, err := bundle.Open(a.spool.BundlePath(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstDump := firstDumpTime(b.Manifest)
+	creators := map[string]bool{}
+	for _, s := range rep.Suspects {
+		if s.Location != "main.worker" {
+			continue
+		}
+		creators[s.Creator] = true
+		if s.Onset != nil && s.Onset.Basis == analysis.OnsetHistory {
+			t.Errorf("%s from %s: onset basis history, from counts it cannot have", s.ID, s.Creator)
+		}
+		for _, p := range s.Counts {
+			if p.TS.Before(firstDump) {
+				t.Errorf("%s from %s: a count at %v, before the first dump", s.ID, s.Creator, p.TS)
+				break
+			}
+		}
+	}
+	if !creators["main.lookup"] || !creators["main.lookupTwin"] {
+		t.Errorf("suspects at main.worker created by %v, want main.lookup and main.lookupTwin", creators)
+	}
 }

@@ -14,6 +14,8 @@ import (
 // (artifacts of role history), before the first dump.
 type history struct {
 	ts []int64 // snapshot times, sorted
+	// heap are the times of its heap profiles.
+	heap map[int64]bool
 	// until is the first dump's time: the capture proper begins there.
 	until int64
 }
@@ -24,10 +26,13 @@ func historyOf(m bundle.Manifest, dumps []int64) history {
 	if len(dumps) == 0 {
 		return history{}
 	}
-	h := history{until: dumps[0]}
+	h := history{until: dumps[0], heap: map[int64]bool{}}
 	seen := map[int64]bool{}
 	for _, a := range m.Artifacts {
 		ts := a.Time.UnixNano()
+		if a.Role == bundle.RoleHistory && a.Profile == "heap" && a.Status == bundle.StatusComplete && ts < h.until {
+			h.heap[ts] = true
+		}
 		if a.Role == bundle.RoleHistory && a.Profile == "goroutine" && a.Status == bundle.StatusComplete && ts < h.until && !seen[ts] {
 			seen[ts] = true
 			h.ts = append(h.ts, ts)
@@ -140,7 +145,7 @@ func (in *loaded) tsOf(s *site) []int64 {
 // capture it was.
 func historyBound(b *bound, f onsetFacts) {
 	b.basis = OnsetHistory
-	b.why = fmt.Sprintf("absent from the agent's history (goroutine profile) at %s, present at %s", clock(b.lo), clock(b.hi))
+	b.why = fmt.Sprintf("absent from the agent's history (%s profile) at %s, present at %s", f.histProfile, clock(b.lo), clock(b.hi))
 	if f.until > b.hi {
 		b.why += fmt.Sprintf(", %s before the capture began", FormatDuration(time.Duration(f.until-b.hi)))
 	}
@@ -173,4 +178,14 @@ func (in *loaded) historyUsed() bool {
 		}
 	}
 	return false
+}
+
+// heapPoints is how many of the first times ts are heap profiles of the
+// history.
+func (h history) heapPoints(ts []int64) int {
+	n := 0
+	for n < len(ts) && h.heap[ts[n]] {
+		n++
+	}
+	return n
 }

@@ -30,10 +30,12 @@ type onsetFacts struct {
 	// traceFirst is the earliest creation of a member seen alive in a
 	// trace window (0: none).
 	traceFirst int64
-	// hist is how many of the first snapshots are the agent's history
-	// (goroutine profiles); until is when the capture proper began.
-	hist  int
-	until int64
+	// hist is how many of the first snapshots are profiles of the
+	// agent's history (of kind histProfile); until is when the capture
+	// proper began.
+	hist        int
+	until       int64
+	histProfile string // "goroutine" or "heap"
 }
 
 // bound is one interval the onset lies in, with what it rests on.
@@ -186,7 +188,7 @@ func clock(ns int64) string {
 // goroutineOnset estimates when a goroutine group began.
 func goroutineOnset(in *loaded, x *candidate) *Onset {
 	f := onsetFacts{ts: in.tsOf(x.s), v: x.s.counts, fit: x.sc.rate, wait: x.s.maxWait, waitTS: x.s.maxWaitTS,
-		hist: x.s.histPoints, until: in.hist.until}
+		hist: x.s.histPoints, until: in.hist.until, histProfile: "goroutine"}
 	f.start, f.startFrom = processStart(in)
 	if x.trace != nil {
 		f.traceFirst = x.trace.firstAlive
@@ -201,7 +203,7 @@ func heapOnset(in *loaded, g HeapGrower) *Onset {
 	for i, p := range g.Series {
 		ts[i], v[i] = p.TS.UnixNano(), p.Value
 	}
-	f := onsetFacts{ts: ts, v: v, fit: g.Fit}
+	f := onsetFacts{ts: ts, v: v, fit: g.Fit, hist: in.hist.heapPoints(ts), until: in.hist.until, histProfile: "heap"}
 	f.start, f.startFrom = processStart(in)
 	return estimateOnset(f)
 }

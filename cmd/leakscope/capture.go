@@ -15,7 +15,7 @@ import (
 
 // runCapture implements `leakscope capture`.
 func runCapture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("capture", "capture (--pid PID | --url URL) [--duration D] [--interval I] [--trace-window W] [--no-ebpf] -o BUNDLE",
+	fs := newFlagSet("capture", "capture (--pid PID | --url URL) [--duration D] [--interval I] [--trace-window W] [--no-ebpf] [--first-answer FILE] -o BUNDLE",
 		`Record a live Go process into a bundle, running on the node next to it.
 
 Every interval it takes a goroutine dump (debug=2), the goroutine, heap and
@@ -25,7 +25,9 @@ With --pid and enough privileges it also attaches eBPF probes (goroutine
 creation and exit, sampled allocations, GC cycles). Without eBPF it says why
 and carries on. --duration, Ctrl-C or SIGTERM end the capture cleanly and
 print a summary; a target that exits ends it too. With -o NAME.tar.zst the
-bundle is recorded into NAME.lsb beside it and packed at the end.`, stderr)
+bundle is recorded into NAME.lsb beside it and packed at the end. With
+--first-answer FILE a preliminary report is written to FILE right after the
+first dump, while the capture goes on.`, stderr)
 	var o capture.Options
 	fs.IntVar(&o.PID, "pid", 0, "target process id (finds the pprof endpoint from its listening sockets; needed for eBPF)")
 	fs.StringVar(&o.URL, "url", "", "target base URL serving net/http/pprof, e.g. http://127.0.0.1:6060")
