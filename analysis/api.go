@@ -266,6 +266,7 @@ type CreationHop struct {
 // SuspectText is a suspect's figures as text: "362 goroutines",
 // "2026-11-30 11:57:42.030 UTC", "+909/min", …
 type SuspectText struct {
+	Score     string `json:"score"`
 	Count     string `json:"count"`
 	CountAt   string `json:"count_at"`
 	Rate      string `json:"rate"`

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"math"
 	"slices"
 	"sort"
@@ -285,9 +286,9 @@ func incidentSummary(inc Incident, top Suspect) string {
 	}
 	switch {
 	case top.Kind == KindHeap:
-		return fmt.Sprintf("heap allocated under %s grows %s/min to %s (%s)", where, FormatBytes(inc.BytesPerMin), FormatBytes(float64(inc.RetainedBytes)), what)
+		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s)", where, FormatRate(inc.BytesPerMin, KindHeap), FormatBytes(float64(inc.RetainedBytes)), what)
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
-		return fmt.Sprintf("%d goroutines created from %s leak, %+.1f/min%s (%s)", inc.Goroutines, where, inc.GoroutinesPerMin, heap, what)
+		return fmt.Sprintf("%d goroutines created from %s leak, %s%s (%s)", inc.Goroutines, where, FormatRate(inc.GoroutinesPerMin, KindGoroutine), heap, what)
 	case inc.CallsPerMin > 0:
 		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min", where, plural(inc.PerCall, "goroutine"), heap, what, trimFloat(inc.CallsPerMin))
 	}
@@ -296,10 +297,10 @@ func incidentSummary(inc Incident, top Suspect) string {
 
 // trimFloat prints a count without a needless ".0".
 func trimFloat(v float64) string {
-	if v == math.Trunc(v) || v >= 100 {
-		return fmt.Sprintf("%.0f", v)
+	if v == math.Trunc(v) {
+		return format.Int(int64(v))
 	}
-	return fmt.Sprintf("%.1f", v)
+	return format.Number(v)
 }
 
 // plural prints "1 goroutine", "2.5 goroutines".

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"math"
 	"sort"
 	"strings"
@@ -327,48 +328,20 @@ func toInt64(m map[string]int) map[string]int64 {
 }
 
 // FormatBytes formats a byte count with a binary unit ("1.5 MiB",
-// "-512 B"), as reports and evidence texts print it.
-func FormatBytes(v float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	s := fmt.Sprintf("%.1f %s", v, units[i])
-	if i == 0 {
-		s = fmt.Sprintf("%.0f B", v)
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+// "-512 B"), as every view prints it ([format.Bytes]).
+func FormatBytes(v float64) string { return format.Bytes(v) }
 
 // FormatRate formats a growth rate with its sign: "+909/min",
-// "+1.5 MiB/min", "-3.0/min".
+// "+1.5 MiB/min", "-3.0/min" ([format.Rate], [format.ByteRate]).
 func FormatRate(v float64, kind string) string {
-	sign := "+"
-	if v < 0 {
-		sign = ""
-	}
 	if kind == KindHeap {
-		return sign + FormatBytes(v) + "/min"
+		return format.ByteRate(v)
 	}
-	return sign + perMinute(v)
+	return format.Rate(v)
 }
 
-// FormatTime formats a time as every view prints it.
-func FormatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02 15:04:05.000") + " UTC"
-}
+// FormatTime formats a time as every view prints it ([format.Time]).
+func FormatTime(t time.Time) string { return format.Time(t) }
 
 // RateText formats a suspect's growth: per minute over its range, or, for
 // a series that rose only once, that single rise (a level is not a rate).
@@ -377,7 +350,7 @@ func RateText(s Suspect) string {
 		if s.Kind == KindHeap {
 			return "rose once by " + FormatBytes(s.Range.Rise)
 		}
-		return fmt.Sprintf("rose once by %.0f", s.Range.Rise)
+		return "rose once by " + format.Number(s.Range.Rise)
 	}
 	return FormatRate(s.GrowthPerMin, s.Kind)
 }
@@ -387,10 +360,7 @@ func CountText(s Suspect) string {
 	if s.Kind == KindHeap {
 		return FormatBytes(float64(s.Count))
 	}
-	if s.Count == 1 {
-		return "1 goroutine"
-	}
-	return fmt.Sprintf("%d goroutines", s.Count)
+	return format.Count(s.Count, "goroutine")
 }
 
 // OnsetRange says when an onset probably was and between which times.
@@ -409,7 +379,7 @@ func OnsetRange(o *Onset) string {
 
 // display formats a suspect's figures once, for every view.
 func display(s *Suspect) *SuspectText {
-	t := &SuspectText{Count: CountText(*s), CountAt: FormatTime(s.CountAt), Rate: RateText(*s), FirstSeen: FormatTime(s.FirstSeen)}
+	t := &SuspectText{Score: format.Score(s.Score), Count: CountText(*s), CountAt: FormatTime(s.CountAt), Rate: RateText(*s), FirstSeen: FormatTime(s.FirstSeen)}
 	if r := s.Range; r != nil {
 		rise := fmt.Sprintf("%+.0f", r.Rise)
 		if s.Kind == KindHeap {

@@ -2,7 +2,7 @@ package analysis
 
 import (
 	"fmt"
-	"math"
+	"github.com/leakscope/leakscope/internal/format"
 	"sort"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -87,9 +87,4 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 }
 
 // perMinute formats a rate for humans.
-func perMinute(v float64) string {
-	if math.Abs(v) >= 100 {
-		return fmt.Sprintf("%.0f/min", v)
-	}
-	return fmt.Sprintf("%.1f/min", v)
-}
+func perMinute(v float64) string { return format.Number(v) + "/min" }

@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"sort"
 	"strings"
 	"time"
@@ -39,38 +39,8 @@ func SourceText(s bundle.Source) string {
 }
 
 // thousands writes an integer with comma thousands separators.
-func thousands(v int64) string {
-	s := fmt.Sprint(v)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+func thousands(v int64) string { return format.Int(v) }
 
 // FormatDuration writes a length of time for people, to the second:
-// "25 s", "1 minute", "4 minutes 10 s", "2 hours 5 minutes".
-func FormatDuration(d time.Duration) string {
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int64(d/time.Second))
-	case d < time.Hour:
-		m, s := int64(d/time.Minute), int64(d%time.Minute/time.Second)
-		out := Plural(float64(m), "minute")
-		if s > 0 {
-			out += fmt.Sprintf(" %d s", s)
-		}
-		return out
-	}
-	h, m := int64(d/time.Hour), int64(d%time.Hour/time.Minute)
-	out := Plural(float64(h), "hour")
-	if m > 0 {
-		out += " " + Plural(float64(m), "minute")
-	}
-	return out
-}
+// "25 s", "1 minute", "4 minutes 10 s" ([format.Duration]).
+func FormatDuration(d time.Duration) string { return format.Duration(d) }

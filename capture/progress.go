@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"io"
 	"os"
 	"strings"
@@ -97,19 +98,5 @@ func (c *capturer) statusLine() string {
 	return b.String()
 }
 
-// humanBytes formats n as B, KB, MB or GB (powers of 1024).
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, suf := float64(n), "B"
-	for _, s := range []string{"KB", "MB", "GB", "TB"} {
-		if v < unit {
-			break
-		}
-		v /= unit
-		suf = s
-	}
-	return fmt.Sprintf("%.1f %s", v, suf)
-}
+// humanBytes formats n in binary units, as every view does.
+func humanBytes(n int64) string { return format.Bytes(float64(n)) }

@@ -93,7 +93,7 @@ func summarize(c *capture) captureSummary {
 	out.Suspects = &n
 	if n > 0 {
 		s := rep.Suspects[0]
-		out.TopSuspect = fmt.Sprintf("%s %s (%d)", s.Pattern, s.Location, s.Count)
+		out.TopSuspect = fmt.Sprintf("%s %s (%s)", s.Pattern, s.Location, analysis.CountText(s))
 	}
 	return out
 }

@@ -79,8 +79,8 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 	if len(cli.Suspects) != len(web.Suspects) {
 		t.Fatalf("CLI report has %d suspects, the workbench %d", len(cli.Suspects), len(web.Suspects))
 	}
-	if len(web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+itoa(web.Suspects[0].Count)+")") {
-		t.Errorf("captures list: top suspect %q, report count %d", c.TopSuspect, web.Suspects[0].Count)
+	if len(web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+web.Suspects[0].Display.Count+")") {
+		t.Errorf("captures list: top suspect %q, report count %s", c.TopSuspect, web.Suspects[0].Display.Count)
 	}
 	// The runtime's goroutineleak figure is its own, at its own snapshot:
 	// both say which.
@@ -107,7 +107,7 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 		// the very same strings in the suspect's section.
 		for name, doc := range map[string]string{"CLI Markdown": section(md.String(), id), "workbench Markdown": section(webMD, id),
 			"CLI HTML": html.UnescapeString(section(htm.String(), id)), "workbench HTML": html.UnescapeString(section(webHTML, id))} {
-			for what, want := range map[string]string{"count": d.Count + " at " + d.CountAt, "rate": d.Rate, "range": d.Range, "first seen": d.FirstSeen, "onset": d.Onset} {
+			for what, want := range map[string]string{"score": "score " + d.Score, "count": d.Count + " at " + d.CountAt, "rate": d.Rate, "range": d.Range, "first seen": d.FirstSeen, "onset": d.Onset} {
 				if want != "" && !strings.Contains(doc, want) {
 					t.Errorf("%s: %s does not show the %s %q", id, name, what, want)
 				}

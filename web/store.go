@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"io"
 	"io/fs"
 	"log"
@@ -354,7 +355,7 @@ func (s *Store) release(room int64) {
 
 // sizeText writes a byte count in binary units.
 func sizeText(n int64) string {
-	return analysis.FormatBytes(float64(n))
+	return format.Bytes(float64(n))
 }
 
 // Acquire returns the capture with the given id, held for reading: its

@@ -1,43 +1,15 @@
 package flame
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // FormatValue renders v in its unit for people: bytes in B/KiB/MiB/GiB,
-// nanoseconds in ns/µs/ms/s, counts as plain integers.
-func FormatValue(v int64, unit string) string {
-	sign := ""
-	a := v
-	if v < 0 {
-		sign, a = "-", -v
-	}
-	f := float64(a)
-	switch unit {
-	case "bytes":
-		switch {
-		case a >= 1<<30:
-			return fmt.Sprintf("%s%.1f GiB", sign, f/(1<<30))
-		case a >= 1<<20:
-			return fmt.Sprintf("%s%.1f MiB", sign, f/(1<<20))
-		case a >= 1<<10:
-			return fmt.Sprintf("%s%.1f KiB", sign, f/(1<<10))
-		}
-		return fmt.Sprintf("%s%d B", sign, a)
-	case "nanoseconds":
-		switch {
-		case a >= 1e9:
-			return fmt.Sprintf("%s%.2f s", sign, f/1e9)
-		case a >= 1e6:
-			return fmt.Sprintf("%s%.2f ms", sign, f/1e6)
-		case a >= 1e3:
-			return fmt.Sprintf("%s%.2f µs", sign, f/1e3)
-		}
-		return fmt.Sprintf("%s%d ns", sign, a)
-	}
-	return fmt.Sprint(v)
-}
+// nanoseconds in ns/µs/ms/s, counts with thousands separators
+// ([format.Value]).
+func FormatValue(v int64, unit string) string { return format.Value(v, unit) }
 
 // PackageOf returns the import path of the package of a Go function name:
 // "github.com/a/b.(*T).M" gives "github.com/a/b", "runtime.gopark" gives

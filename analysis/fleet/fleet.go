@@ -5,6 +5,7 @@
 package fleet
 
 import (
+	"github.com/leakscope/leakscope/internal/format"
 	"slices"
 	"sort"
 	"time"
@@ -58,8 +59,23 @@ type Leak struct {
 	MaxScore        float64 `json:"max_score"`
 	MaxCount        int64   `json:"max_count"`
 	MaxGrowthPerMin float64 `json:"max_growth_per_min"`
+	// Display holds those three as every view prints them, with units.
+	Display LeakText `json:"display"`
 	// Seen lists each capture's suspect, newest capture first.
 	Seen []Sighting `json:"seen"`
+}
+
+// LeakText is a [Leak]'s largest figures as text: "97.6",
+// "4.5 MiB" or "308 goroutines", "+814/min" or "+11.3 MiB/min".
+type LeakText struct {
+	MaxScore        string `json:"max_score"`
+	MaxCount        string `json:"max_count"`
+	MaxGrowthPerMin string `json:"max_growth_per_min"`
+}
+
+func (l *Leak) display() {
+	c := analysis.Suspect{Kind: l.Kind, Count: l.MaxCount}
+	l.Display = LeakText{MaxScore: format.Score(l.MaxScore), MaxCount: analysis.CountText(c), MaxGrowthPerMin: analysis.FormatRate(l.MaxGrowthPerMin, l.Kind)}
 }
 
 // Sighting is the suspect one capture reported for a leak.
@@ -156,6 +172,7 @@ func Summarize(service string, caps []Capture) Service {
 	}
 	sort.Strings(out.Nodes)
 	for _, k := range order {
+		leaks[k].display()
 		out.Leaks = append(out.Leaks, *leaks[k])
 	}
 	sort.SliceStable(out.Leaks, func(i, j int) bool {

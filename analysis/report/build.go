@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"strings"
 	"time"
 
@@ -158,7 +159,7 @@ func suspectRows(sus []analysis.Suspect) [][]string {
 		if s.Onset != nil {
 			onset = analysis.FormatTime(s.Onset.At)
 		}
-		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, fmt.Sprintf("%.0f", s.Score), s.Kind, lit(s.Pattern),
+		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, format.Score(s.Score), s.Kind, lit(s.Pattern),
 			code(shortFn(s.Location)), creator, t.Count, t.CountAt, t.Rate, t.FirstSeen, onset})
 	}
 	return rows
@@ -171,7 +172,7 @@ func impactItems(rep *analysis.Report) []string {
 		items = append(items, fmt.Sprintf("Peak goroutine count in the capture: %d.", b.PeakGoroutines))
 	}
 	if h := rep.Series.HeapLive; len(h) >= 2 {
-		items = append(items, fmt.Sprintf("Heap in use went from %s to %s.", analysis.FormatBytes(h[0].Value), analysis.FormatBytes(h[len(h)-1].Value)))
+		items = append(items, fmt.Sprintf("Heap in use went from %s to %s.", format.Bytes(h[0].Value), format.Bytes(h[len(h)-1].Value)))
 	}
 	for _, s := range rep.Suspects {
 		t := s.Display
@@ -183,7 +184,7 @@ func impactItems(rep *analysis.Report) []string {
 		if s.Range != nil && s.Range.Trend == analysis.TrendSteady && s.GrowthPerMin > 0 {
 			more := fmt.Sprintf("%.0f more goroutines", 60*s.GrowthPerMin)
 			if s.Kind == analysis.KindHeap {
-				more = analysis.FormatBytes(60*s.GrowthPerMin) + " more"
+				more = format.Bytes(60*s.GrowthPerMin) + " more"
 			}
 			it += "; if it keeps this rate, about " + more + " per hour"
 		}
@@ -238,7 +239,7 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 	}
 	d.h(level, "Heap growth")
 	d.p(fmt.Sprintf("%d heap snapshots; in-use heap changed by %s between the first and the last, %s of it on allocation sites attributed to goroutine suspects.",
-		len(hg.Snapshots), analysis.FormatBytes(float64(hg.GrowthBytes)), analysis.FormatBytes(float64(hg.AttributedBytes))))
+		len(hg.Snapshots), format.Bytes(float64(hg.GrowthBytes)), format.Bytes(float64(hg.AttributedBytes))))
 	var rows [][]string
 	for i, g := range hg.Growers {
 		if i == 10 {
@@ -250,9 +251,9 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		}
 		growth := analysis.FormatRate(g.BytesPerMin, analysis.KindHeap)
 		if g.Range != nil && g.Range.Trend == analysis.TrendStep {
-			growth = "rose once by " + analysis.FormatBytes(g.Range.Rise)
+			growth = "rose once by " + format.Bytes(g.Range.Rise)
 		}
-		rows = append(rows, []string{code(shortFn(g.Location)), fileLit(g.File, g.Line), lit(g.Object), analysis.FormatBytes(float64(g.InuseBytes)),
+		rows = append(rows, []string{code(shortFn(g.Location)), fileLit(g.File, g.Line), lit(g.Object), format.Bytes(float64(g.InuseBytes)),
 			growth, fmt.Sprintf("%.2f", g.Fit.R2), fmt.Sprint(len(g.StackIDs)), who})
 	}
 	if len(hg.Growers) > 0 {
@@ -264,7 +265,7 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{code(shortFn(e.Location)), analysis.FormatBytes(float64(e.BaseBytes)), analysis.FormatBytes(float64(e.Bytes)), analysis.FormatBytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
+		rows = append(rows, []string{code(shortFn(e.Location)), format.Bytes(float64(e.BaseBytes)), format.Bytes(float64(e.Bytes)), format.Bytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
 	}
 	if len(rows) > 0 {
 		d.p("First versus last heap snapshot:")

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"math"
 	"strings"
 	"time"
@@ -140,7 +141,7 @@ func niceCeil(v float64) float64 {
 
 func axisLabel(v float64, unit string) string {
 	if unit == "bytes" {
-		return analysis.FormatBytes(v)
+		return format.Bytes(v)
 	}
 	if v >= 1e6 {
 		return fmt.Sprintf("%.1fM", v/1e6)
@@ -218,7 +219,7 @@ func chartAlt(unit string, lines []line) block {
 // valueText writes a value of a chart in its unit.
 func valueText(v float64, unit string) string {
 	if unit == "bytes" {
-		return analysis.FormatBytes(v)
+		return format.Bytes(v)
 	}
 	if v == math.Trunc(v) {
 		return fmt.Sprintf("%.0f", v)

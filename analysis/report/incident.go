@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis"
@@ -30,13 +31,13 @@ func incidentWhat(inc analysis.Incident) string {
 	}
 	heap := ""
 	if inc.BytesPerCall > 0 {
-		heap = " and ~" + analysis.FormatBytes(inc.BytesPerCall) + " of heap"
+		heap = " and ~" + format.Bytes(inc.BytesPerCall) + " of heap"
 	} else if inc.RetainedBytes > 0 {
-		heap = ", holding " + analysis.FormatBytes(float64(inc.RetainedBytes)) + " of heap"
+		heap = ", holding " + format.Bytes(float64(inc.RetainedBytes)) + " of heap"
 	}
 	switch {
 	case inc.Goroutines == 0:
-		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s).", where, rate(inc.BytesPerMin, "bytes"), analysis.FormatBytes(float64(inc.RetainedBytes)), lit(what))
+		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s).", where, rate(inc.BytesPerMin, "bytes"), format.Bytes(float64(inc.RetainedBytes)), lit(what))
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
 		return fmt.Sprintf("%d goroutines created from %s leak, %s%s (%s).", inc.Goroutines, where, rate(inc.GoroutinesPerMin, ""), heap, lit(what))
 	case inc.CallsPerMin > 0:
@@ -53,10 +54,10 @@ func goroutines(n float64) string {
 }
 
 func trimNum(v float64) string {
-	if v >= 100 || v == float64(int64(v)) {
-		return fmt.Sprintf("%.0f", v)
+	if v == float64(int64(v)) {
+		return format.Int(int64(v))
 	}
-	return fmt.Sprintf("%.1f", v)
+	return format.Number(v)
 }
 
 // fixText renders a fix whose {origin} analysis replaced by the user's
@@ -82,7 +83,7 @@ func incidentsSection(d *document, rep *analysis.Report, level int) {
 		byID[s.ID] = s
 	}
 	for _, inc := range rep.Incidents {
-		d.hid(level+1, fmt.Sprintf("%s · %s · score %.0f", inc.ID, incidentTitle(inc), inc.Score), strings.ToLower(inc.ID))
+		d.hid(level+1, fmt.Sprintf("%s · %s · score %s", inc.ID, incidentTitle(inc), format.Score(inc.Score)), strings.ToLower(inc.ID))
 		d.p(incidentWhat(inc))
 		var facts []string
 		if o := inc.Origin; o != nil {
@@ -99,7 +100,7 @@ func incidentsSection(d *document, rep *analysis.Report, level int) {
 			facts = append(facts, "**First seen:** "+inc.FirstSeen.UTC().Format("2006-01-02 15:04:05 UTC"))
 		}
 		if inc.RetainedBytes > 0 {
-			facts = append(facts, "**Heap it holds:** "+analysis.FormatBytes(float64(inc.RetainedBytes))+", "+rate(inc.BytesPerMin, "bytes"))
+			facts = append(facts, "**Heap it holds:** "+format.Bytes(float64(inc.RetainedBytes))+", "+rate(inc.BytesPerMin, "bytes"))
 		}
 		d.ul(facts...)
 		if inc.Description != "" {

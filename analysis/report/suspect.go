@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis"
@@ -11,7 +12,7 @@ import (
 
 // suspectSection describes one suspect in full.
 func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts Options, withFlame bool, level int) {
-	d.hid(level, fmt.Sprintf("%s · %s · score %.0f", s.ID, titleOf(s), s.Score), strings.ToLower(s.ID))
+	d.hid(level, fmt.Sprintf("%s · %s · score %s", s.ID, titleOf(s), format.Score(s.Score)), strings.ToLower(s.ID))
 	var facts []string
 	if s.Kind == analysis.KindGoroutine {
 		facts = append(facts, fmt.Sprintf("**Parked at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)))
@@ -56,7 +57,7 @@ func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts 
 		facts = append(facts, fmt.Sprintf("**Longest wait:** %d minutes", s.MaxWaitMinutes))
 	}
 	if s.RetainedBytes > 0 {
-		facts = append(facts, "**Heap retained (attributed):** "+analysis.FormatBytes(float64(s.RetainedBytes)))
+		facts = append(facts, "**Heap retained (attributed):** "+format.Bytes(float64(s.RetainedBytes)))
 	}
 	if s.Span != "" {
 		facts = append(facts, fmt.Sprintf("**Started inside:** %s", code(s.Span)))
@@ -216,17 +217,10 @@ func fileLine(file string, line int) string {
 }
 
 func rate(v float64, unit string) string {
-	sign := "+"
-	if v < 0 {
-		sign = ""
-	}
 	if unit == "bytes" {
-		return sign + analysis.FormatBytes(v) + "/min"
+		return format.ByteRate(v)
 	}
-	if v >= 100 || v <= -100 {
-		return fmt.Sprintf("%s%.0f/min", sign, v)
-	}
-	return fmt.Sprintf("%s%.1f/min", sign, v)
+	return format.Rate(v)
 }
 
 func codeJoin(fns []string, sep string) string {

@@ -28,6 +28,7 @@ var forbidden = map[string][]string{
 	"export":          {"capture", "web", "cmd", "agent", "samples", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines"},
 	"samples":         {"ingest", "analysis", "capture", "web", "cmd", "agent", "export"},
 	"internal/tools":  {"cmd"},
+	"internal/format": {"ingest", "analysis", "capture", "web", "cmd", "samples", "agent", "export", "internal/corpus", "internal/killpoint", "internal/versions"},
 }
 
 type pkg struct {

@@ -1,7 +1,7 @@
 // Fleet: the captures of one service (same executable or module) across
 // nodes — which leaks appear on how many nodes, since when. Every figure
 // is from GET /api/fleet, which takes them from the captures' reports.
-import { api, h, fmtTime, fmtNum, enc } from '../util.js';
+import { api, h, fmtTime, enc } from '../util.js';
 
 export async function fleetView(main, params) {
   const service = params.get('service');
@@ -14,7 +14,7 @@ export async function fleetView(main, params) {
       `${v.captures.length} capture${v.captures.length === 1 ? '' : 's'} on ${nodes} node${nodes === 1 ? '' : 's'}: ${v.nodes.join(', ')}`)));
   const leaks = v.leaks.length
     ? h('table', { class: 'grid', id: 'fleet-leaks' },
-      h('thead', {}, h('tr', {}, ['Leak', 'Nodes', 'Captures', 'Since', 'Last seen', 'Worst count', 'Growth/min', 'Score'].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['Leak', 'Nodes', 'Captures', 'Since', 'Last seen', 'Worst count', 'Worst growth', 'Score'].map((t) => h('th', {}, t)))),
       h('tbody', {}, v.leaks.map((l) => h('tr', { 'data-location': l.location, 'data-nodes': String(l.nodes.length) },
         h('td', {}, h('b', {}, l.pattern), ' ', h('code', {}, l.location),
           l.creator ? h('div', { class: 'sub' }, 'created by ', h('code', {}, l.creator)) : null),
@@ -23,9 +23,9 @@ export async function fleetView(main, params) {
         h('td', { class: 'captures' }, String(l.captures)),
         h('td', {}, fmtTime(l.first_seen)),
         h('td', {}, fmtTime(l.last_seen)),
-        h('td', {}, l.kind === 'heap' ? `${fmtNum(l.max_count)} B` : fmtNum(l.max_count)),
-        h('td', {}, fmtNum(Math.round(l.max_growth_per_min))),
-        h('td', {}, fmtNum(l.max_score))))))
+        h('td', { class: 'num leak-count' }, l.display.max_count),
+        h('td', { class: 'num leak-rate' }, l.display.max_growth_per_min),
+        h('td', { class: 'num leak-score' }, l.display.max_score)))))
     : h('p', { class: 'empty' }, 'No leak in any capture of this service.');
   main.append(h('section', { class: 'panel' }, h('h2', {}, 'Leaks across nodes'), leaks));
   main.append(h('section', { class: 'panel' }, h('h2', {}, 'Captures'),

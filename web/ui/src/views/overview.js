@@ -22,7 +22,7 @@ export async function overviewView(main, ctx) {
   h('td', { class: 'mono' }, s.location, h('div', { class: 'sub' }, `${basename(s.file)}:${s.line}`)),
   h('td', { class: 'num suspect-count', title: `at ${shown(s).count_at}` }, shown(s).count),
   h('td', { class: 'num suspect-rate', title: shown(s).range || '' }, shown(s).rate),
-  h('td', { class: 'num' }, h('span', { class: 'score', style: `--score:${s.score}` }, fmtNum(s.score))),
+  h('td', { class: 'num' }, h('span', { class: 'score', style: `--score:${s.score}` }, shown(s).score)),
   h('td', { class: 'suspect-first' }, shown(s).first_seen || '–')));
 
   main.append(
