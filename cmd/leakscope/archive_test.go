@@ -63,7 +63,7 @@ func TestPackAndReadArchive(t *testing.T) {
 	if err := run(context.Background(), []string{"pack", dir, "-o", archive}, &errb, &errb); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("pack over an existing archive: %v", err)
 	}
-	if err := run(context.Background(), []string{"pack", archive, "-o", filepath.Join(tmp, "again.tar.zst")}, &errb, &errb); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if err := run(context.Background(), []string{"pack", archive, "-o", filepath.Join(tmp, "again.tar.zst")}, &errb, &errb); err == nil || !strings.Contains(err.Error(), "not a bundle directory") {
 		t.Errorf("pack of an archive: %v", err)
 	}
 	if err := run(context.Background(), []string{"pack", dir, "-o", filepath.Join(tmp, "x.zip")}, &errb, &errb); exitCode(err, &errb) != 2 {
@@ -77,12 +77,12 @@ func TestPackAndReadArchive(t *testing.T) {
 	if !strings.HasPrefix(ia, "bundle   "+archive) || strings.Replace(ia, archive, dir, 1) != id {
 		t.Errorf("inspect of the archive:\n%s\nof the directory:\n%s", ia, id)
 	}
-	if err := run(context.Background(), []string{"inspect", filepath.Join(tmp, "missing.tar.zst")}, &errb, &errb); err == nil || !strings.Contains(err.Error(), "no bundle at") {
+	if err := run(context.Background(), []string{"inspect", filepath.Join(tmp, "missing.tar.zst")}, &errb, &errb); err == nil || !strings.Contains(err.Error(), "is not a leakscope bundle (nothing is there)") {
 		t.Errorf("inspect of a missing archive: %v", err)
 	}
 	notBundle := filepath.Join(tmp, "notes.txt")
 	os.WriteFile(notBundle, []byte("hello"), 0o644)
-	if err := run(context.Background(), []string{"report", notBundle}, &errb, &errb); err == nil || !strings.Contains(err.Error(), "neither a bundle directory nor a bundle archive") {
+	if err := run(context.Background(), []string{"report", notBundle}, &errb, &errb); err == nil || !strings.Contains(err.Error(), "is not a leakscope bundle (a file that is not a whole bundle archive") {
 		t.Errorf("report of a text file: %v", err)
 	}
 }

@@ -21,12 +21,15 @@ import (
 func openBundleDir(path string) (string, func(), error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, fmt.Errorf("no bundle at %s (give a bundle directory or an archive of one)", path)
+		return "", nil, notBundle(path, "nothing is there")
 	}
 	if err != nil {
 		return "", nil, err
 	}
 	if st.IsDir() {
+		if err := isBundleDir(path); err != nil {
+			return "", nil, err
+		}
 		return path, func() {}, nil
 	}
 	f, err := os.Open(path)
@@ -42,11 +45,32 @@ func openBundleDir(path string) (string, func(), error) {
 	if _, err := bundle.Unpack(f, dst, bundle.Limits{}); err != nil {
 		os.RemoveAll(tmp)
 		if errors.Is(err, bundle.ErrArchive) {
-			return "", nil, fmt.Errorf("%s is neither a bundle directory nor a bundle archive: %w", path, err)
+			return "", nil, notBundle(path, "a file that is not a whole bundle archive ("+strings.TrimPrefix(err.Error(), bundle.ErrArchive.Error()+": ")+")")
 		}
 		return "", nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return dst, func() { os.RemoveAll(tmp) }, nil
+}
+
+// notBundle is the one message every command gives for an argument that
+// is not a bundle: what is there instead, and what to give.
+func notBundle(path, what string) error {
+	return fmt.Errorf("%s is not a leakscope bundle (%s): give a bundle directory (NAME.lsb, as capture and ingest write) or an archive of one (NAME.tar.zst or .tar.gz, as pack writes)", path, what)
+}
+
+// isBundleDir checks that dir holds a bundle's manifest.
+func isBundleDir(dir string) error {
+	st, err := os.Stat(filepath.Join(dir, "manifest.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return notBundle(dir, "a directory without manifest.json")
+	}
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return notBundle(dir, "its manifest.json is not a file")
+	}
+	return nil
 }
 
 // archiveStem is an archive's name without directory and extension:

@@ -68,15 +68,15 @@ bundle is recorded into NAME.lsb beside it and packed at the end.`, stderr)
 	if err := o.Validate(); err != nil {
 		return usagef("capture: %v", err)
 	}
+	if exists(o.Out) {
+		return fmt.Errorf("capture: %s already exists; capture writes a new bundle and leaves an existing one alone: remove it or choose another name with -o", o.Out)
+	}
 	archive := ""
 	if bundle.FormatFromName(o.Out) != "" {
 		// Record into NAME.lsb beside the archive, then pack it: a capture
 		// killed on the way still leaves a readable bundle there.
 		archive = o.Out
 		o.Out = filepath.Join(filepath.Dir(archive), archiveStem(archive)+".lsb")
-		if exists(archive) {
-			return fmt.Errorf("capture: %s already exists", archive)
-		}
 		if exists(o.Out) {
 			return fmt.Errorf("capture: -o %s records into %s first, which exists; remove it or choose another name", archive, o.Out)
 		}

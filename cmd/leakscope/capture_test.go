@@ -34,7 +34,7 @@ func TestCaptureUploadUsage(t *testing.T) {
 		}
 	}
 	err := run(context.Background(), []string{"upload", t.TempDir(), "--to", "http://127.0.0.1:1"}, io.Discard, io.Discard)
-	if err == nil || exitCode(err, io.Discard) != 1 || !strings.Contains(err.Error(), "manifest") {
+	if err == nil || exitCode(err, io.Discard) != 1 || !strings.Contains(err.Error(), "without manifest.json") {
 		t.Errorf("upload of a non-bundle: err %v", err)
 	}
 }

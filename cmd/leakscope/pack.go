@@ -35,10 +35,15 @@ overwritten.`, stderr)
 	if bundle.FormatFromName(*out) == "" {
 		return usagef("pack: -o %s: the archive's name must end in .tar.zst or .tar.gz", *out)
 	}
-	if st, err := os.Stat(dir); err != nil {
-		return err
+	if st, err := os.Stat(dir); !exists(dir) {
+		return fmt.Errorf("pack: %w", notBundle(dir, "nothing is there"))
+	} else if err != nil {
+		return fmt.Errorf("pack: %w", err)
 	} else if !st.IsDir() {
-		return fmt.Errorf("pack: %s is not a directory (already an archive?)", dir)
+		return fmt.Errorf("pack: %s is a file, not a bundle directory (already an archive?)", dir)
+	}
+	if err := isBundleDir(dir); err != nil {
+		return fmt.Errorf("pack: %w", err)
 	}
 	if exists(*out) {
 		return fmt.Errorf("pack: %s already exists; remove it or choose another name with -o", *out)
