@@ -303,4 +303,8 @@ func TestAnalyzeGoroutineProfileOnly(t *testing.T) {
 	if len(rep.Warnings) == 0 || len(rep.Series.Goroutines) != 5 || rep.Series.Goroutines[4].Value != 266 {
 		t.Errorf("warnings %v series %v", rep.Warnings, rep.Series.Goroutines)
 	}
+	// Without dumps the peak is the profiles' largest total.
+	if rep.Bundle.PeakGoroutines != 266 {
+		t.Errorf("peak_goroutines %d, want 266 (the largest goroutine-profile total)", rep.Bundle.PeakGoroutines)
+	}
 }

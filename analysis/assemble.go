@@ -54,6 +54,12 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	rep.Series.Windows = in.metricWindows
 	nonNil(&rep.Series)
 	rep.Bundle = summarise(in.b, in.d, in.prof)
+	// The peak is of the series the report charts (dumps, else goroutine
+	// profiles, else the trace's metric), so a bundle without dumps has
+	// one too.
+	for _, p := range rep.Series.Goroutines {
+		rep.Bundle.PeakGoroutines = max(rep.Bundle.PeakGoroutines, int64(p.Value))
+	}
 	rep.GeneratedAt = cfg.now
 	rep.Timeline = timeline(rep, in.b)
 	rep.Races = in.races

@@ -200,6 +200,11 @@ func (c *capturer) resolveTarget(ctx context.Context) error {
 	if c.opts.PID > 0 && !processAlive(c.opts.PID) {
 		return fmt.Errorf("no process with pid %d", c.opts.PID)
 	}
+	if c.opts.PID > 0 {
+		if err := checkGoProcess(c.opts.PID); err != nil {
+			return err
+		}
+	}
 	if !c.httpSources() {
 		return nil
 	}

@@ -30,6 +30,25 @@ func TargetInfo(pid int) (bundle.Target, error) {
 	return t, nil
 }
 
+// checkGoProcess refuses a process whose executable is an ELF file
+// without Go build info (every Go 1.18+ binary, stripped or not, has a
+// .go.buildinfo section): leakscope captures Go programs only. An
+// executable it cannot read is let through; the capture says what it
+// could not read later.
+func checkGoProcess(pid int) error {
+	exe := fmt.Sprintf("/proc/%d/exe", pid)
+	f, err := elf.Open(exe)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if f.Section(".go.buildinfo") != nil {
+		return nil
+	}
+	name, _ := os.Readlink(exe)
+	return fmt.Errorf("pid %d (%s) is not a Go program: its executable has no Go build info; leakscope captures Go processes (give the pid of the Go service)", pid, name)
+}
+
 // readBuildInfo fills t's Go version, main module and dependency modules
 // from the executable's build info.
 func readBuildInfo(t *bundle.Target, exe string) error {

@@ -172,7 +172,9 @@ Commands:
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprint(w, `
+	fmt.Fprint(w, `  help     print this list, or a command's flags (help COMMAND)
+  version  print leakscope's version (also --version)
+
 Run "leakscope help COMMAND" (or "leakscope COMMAND --help") for a command's flags.
 A BUNDLE is a bundle directory (NAME.lsb) or an archive of one (NAME.tar.zst).
 Exit status: 0 success, 1 failure (reason on stderr), 2 bad usage.

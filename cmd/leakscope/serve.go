@@ -64,6 +64,13 @@ take --quota (and leave 1 GiB of the disk free).`, stderr)
 }
 
 func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error {
+	// Listen first: an address that cannot be bound fails before a
+	// token is made up and printed.
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer ln.Close()
 	loopback := web.IsLoopback(o.addr)
 	if !loopback && o.token == "" {
 		var b [16]byte
@@ -87,10 +94,6 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		return err
 	}
 	store.SetQuota(o.quota)
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
 	srv := &http.Server{
 		Handler:           web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload, Transitions: ingest.Transitions}),
 		ReadHeaderTimeout: 10 * time.Second,
