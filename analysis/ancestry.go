@@ -218,9 +218,17 @@ func (p *population) tree() *AncestryTree {
 		out := make([]*AncestryNode, 0, len(x.kids))
 		for _, k := range x.kids {
 			k.n.Children = build(k)
+			k.n.Subtree, k.n.SubtreeAlive = k.n.Count, k.n.Alive
+			for _, c := range k.n.Children {
+				k.n.Subtree += c.Subtree
+				k.n.SubtreeAlive += c.SubtreeAlive
+			}
 			out = append(out, k.n)
 		}
 		sort.Slice(out, func(i, j int) bool {
+			if out[i].Subtree != out[j].Subtree {
+				return out[i].Subtree > out[j].Subtree
+			}
 			if out[i].Count != out[j].Count {
 				return out[i].Count > out[j].Count
 			}

@@ -585,10 +585,15 @@ type AncestryNode struct {
 	// Label names the node for people: Function, or what is known of a
 	// goroutine whose entry no source shows ("entry unknown · created in
 	// time.goFunc").
-	Label    string          `json:"label"`
-	Count    int64           `json:"count"` // goroutines seen
-	Alive    int64           `json:"alive"` // alive at the end of the bundle
-	Children []*AncestryNode `json:"children,omitempty"`
+	Label string `json:"label"`
+	Count int64  `json:"count"` // goroutines seen at this node
+	Alive int64  `json:"alive"` // of them alive at the end of the bundle
+	// Subtree and SubtreeAlive are the same counts with every goroutine
+	// created under this node added (its own included). Children come
+	// largest subtree first.
+	Subtree      int64           `json:"subtree"`
+	SubtreeAlive int64           `json:"subtree_alive"`
+	Children     []*AncestryNode `json:"children,omitempty"`
 }
 
 // LifetimeView holds goroutine and span bars for a timeline view, as

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -24,10 +25,30 @@ type Selection struct {
 	Stacks   []int64
 }
 
+// Has reports whether goroutine goid is a member of the selection (a
+// goroutine suspect from dumps: Goids is sorted).
+func (s Selection) Has(goid int64) bool {
+	_, ok := slices.BinarySearch(s.Goids, goid)
+	return ok
+}
+
+// Page returns up to limit member goids from offset on, in goid order,
+// and the offset of the next page (0 at the end).
+func (s Selection) Page(offset, limit int) (goids []int64, next int) {
+	if offset >= len(s.Goids) || limit <= 0 {
+		return []int64{}, 0
+	}
+	end := min(len(s.Goids), offset+limit)
+	if end < len(s.Goids) {
+		next = end
+	}
+	return slices.Clone(s.Goids[offset:end]), next
+}
+
 // Select returns the selection of suspect id: for a goroutine suspect from
 // dumps it reads the goroutines table at the suspect's CountAt and keeps
 // the members of the groups the suspect was built from, so len(Goids) is
-// its Count.
+// its Count; Goids are sorted, so [Selection.Has] answers membership.
 func (r *Report) Select(b *bundle.Bundle, mem memory.Allocator, id string) (Selection, error) {
 	for _, s := range r.Suspects {
 		if s.ID != id {
@@ -42,7 +63,8 @@ func (r *Report) Select(b *bundle.Bundle, mem memory.Allocator, id string) (Sele
 			if err != nil {
 				return sel, err
 			}
-			sel.Goids = goids
+			slices.Sort(goids)
+			sel.Goids = slices.Compact(goids)
 		case len(s.StackIDs) > 0:
 			sel.Profile, sel.Stacks = schema.ProfileGoroutine, s.StackIDs
 		default:

@@ -23,6 +23,17 @@ func suspectStatus(c *capture, id string) int {
 	return http.StatusNotFound
 }
 
+// ancestryAnswer is the body of GET /api/captures/{id}/ancestry.
+type ancestryAnswer struct {
+	*analysis.AncestryTree
+	// Suspect, with suspect=ID, is where that suspect's goroutines sit.
+	Suspect *analysis.AncestryMembers `json:"suspect,omitempty"`
+	// Suspects is the same for every goroutine suspect counted from
+	// dumps, so a tree marks the nodes holding leaked goroutines (and
+	// only those) without asking per suspect.
+	Suspects []analysis.AncestryMembers `json:"suspects"`
+}
+
 // ancestryHandler answers GET /api/captures/{id}/ancestry: the goroutine
 // creation tree rolled up by function (analysis.AncestryTree), its alive
 // counts at alive_at. With suspect=ID it adds where that suspect's
@@ -54,17 +65,26 @@ func ancestryHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		if err != nil {
 			return encodeError(statusOf(err), "ancestry: "+err.Error())
 		}
-		var v any = t
+		v := ancestryAnswer{AncestryTree: t, Suspects: []analysis.AncestryMembers{}}
 		if id != "" {
 			sel, err := c.Selection(id)
 			if err != nil {
 				return encodeError(suspectStatus(c, id), "ancestry of suspect "+id+": "+err.Error())
 			}
 			m := t.Members(sel)
-			v = struct {
-				*analysis.AncestryTree
-				Suspect analysis.AncestryMembers `json:"suspect"`
-			}{t, m}
+			v.Suspect = &m
+		}
+		rep, err := c.Report()
+		if err != nil {
+			return encodeError(statusOf(err), "analyze capture: "+err.Error())
+		}
+		for _, s := range rep.Suspects {
+			if s.Kind != analysis.KindGoroutine {
+				continue
+			}
+			if sel, err := c.Selection(s.ID); err == nil && sel.Goids != nil {
+				v.Suspects = append(v.Suspects, t.Members(sel))
+			}
 		}
 		body, err := json.Marshal(v)
 		if err != nil {

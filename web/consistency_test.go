@@ -136,6 +136,7 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 			if tl.Suspect == nil || tl.Suspect.Alive != ws.Count || !tl.Suspect.AliveAt.Equal(ws.CountAt) {
 				t.Errorf("%s: timeline %+v, the suspect %d at %v", id, tl.Suspect, ws.Count, ws.CountAt)
 			}
+			checkMembersDrawn(t, h, base, ws, tl.Lifetimes)
 		} else {
 			// The heap table's row of this suspect shows its figures.
 			var row *analysis.HeapGrower
@@ -232,3 +233,64 @@ func section(doc, id string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// checkMembersDrawn pages through a goroutine suspect's members and checks
+// that the members answer counts the suspect's count, answers goid
+// membership alike, and that the timeline marks exactly those goroutines
+// (and its group rows count them).
+func checkMembersDrawn(t *testing.T, h http.Handler, base string, ws analysis.Suspect, lv *analysis.LifetimeView) {
+	t.Helper()
+	id := ws.ID
+	members := map[int64]bool{}
+	var count int
+	for off, pages := 0, 0; ; pages++ {
+		var page membersAnswer
+		if rec := do(t, h, "GET", fmt.Sprintf("%s/members?suspect=%s&offset=%d&limit=97", base, id, off), nil, &page); rec.Code != 200 {
+			if ws.StackIDs != nil && rec.Code == http.StatusUnprocessableEntity {
+				return // counted from goroutine profiles by stack
+			}
+			t.Fatalf("%s: members %d %s", id, rec.Code, rec.Body.String())
+		}
+		count = page.Count
+		for _, g := range page.Goids {
+			members[g] = true
+		}
+		if page.NextOffset == 0 || pages > 1000 {
+			break
+		}
+		off = page.NextOffset
+	}
+	if int64(count) != ws.Count || len(members) != count {
+		t.Errorf("%s: members answer counts %d (%d paged), the suspect %d", id, count, len(members), ws.Count)
+	}
+	for _, g := range ws.Goids {
+		var one membersAnswer
+		do(t, h, "GET", fmt.Sprintf("%s/members?suspect=%s&goid=%d", base, id, g), nil, &one)
+		if one.Member == nil || !*one.Member || !members[g] {
+			t.Errorf("%s: goid %d of its sample is not a member by the members answer", id, g)
+		}
+	}
+	if lv == nil {
+		return
+	}
+	drawn := map[int]int{}
+	for _, b := range lv.Bars {
+		if b.Kind != "goroutine" {
+			continue
+		}
+		if b.Suspect == id && !members[b.Goid] {
+			t.Errorf("%s: timeline marks goroutine %d, not a member", id, b.Goid)
+		}
+		if members[b.Goid] && b.Suspect == "" {
+			t.Errorf("%s: timeline draws member goroutine %d as %s", id, b.Goid, b.Verdict)
+		}
+		if b.Suspect != "" {
+			drawn[b.Group]++
+		}
+	}
+	for i, g := range lv.Groups {
+		if g.Members != drawn[i] {
+			t.Errorf("%s: timeline group %q says %d in a suspect, it draws %d", id, g.Label, g.Members, drawn[i])
+		}
+	}
+}

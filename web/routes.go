@@ -69,6 +69,7 @@ func NewRouter(s *Store, opts Options) http.Handler {
 	r.HandleFunc(idRoute+"/source", withCapture(s, sourceHandler)).Methods(http.MethodGet)
 	r.HandleFunc(idRoute+"/ancestry", withCapture(s, ancestryHandler)).Methods(http.MethodGet)
 	r.HandleFunc(idRoute+"/timeline", withCapture(s, timelineHandler)).Methods(http.MethodGet)
+	r.HandleFunc(idRoute+"/members", withCapture(s, membersHandler)).Methods(http.MethodGet)
 	r.HandleFunc(idRoute+"/lanes", withCapture(s, lanesHandler(opts.Transitions))).Methods(http.MethodGet)
 	r.HandleFunc(idRoute+"/raw/{name}", withCapture(s, rawHandler)).Methods(http.MethodGet)
 	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -58,7 +58,7 @@ func timelineHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		if err != nil {
 			return encodeError(statusOf(err), "lifetimes: "+err.Error())
 		}
-		lv.MarkVerdicts(suspectMembers(rep))
+		lv.MarkVerdicts(suspectMembers(c, rep))
 		ans := timelineAnswer{Lifetimes: lv, Series: rep.Series}
 		if id != "" {
 			sel, err := c.Selection(id)
@@ -75,16 +75,4 @@ func timelineHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		return body, http.StatusOK
 	})
 	writeBody(w, status, body)
-}
-
-// suspectMembers maps each goroutine suspect to the member goroutines the
-// report names.
-func suspectMembers(rep *analysis.Report) map[string][]int64 {
-	out := map[string][]int64{}
-	for _, s := range rep.Suspects {
-		if s.Kind == analysis.KindGoroutine {
-			out[s.ID] = s.Goids
-		}
-	}
-	return out
 }

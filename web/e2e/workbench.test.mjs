@@ -310,6 +310,18 @@ test('ancestry: tree counts, search and the suspect chain', async () => {
   const rootNames = await page.locator('#ancestry-tree > li > .row .fn').allInnerTexts();
   assert.deepEqual(rootNames, tree.roots.map((r) => r.label));
   assert.ok(rootNames.every((n) => n && n !== '?'), `root names: ${rootNames}`);
+  // Subtree totals stand beside a node's own count; the path to every
+  // node holding a suspect's goroutines is open, and only those nodes draw
+  // their alive count as leaking, with as many members as the API counts.
+  const subs = await page.locator('#ancestry-tree > li > .row .subtree').evaluateAll((els) => els.map((e) => Number(e.dataset.subtree)));
+  assert.deepEqual(subs, tree.roots.filter((r) => r.subtree !== r.count).map((r) => r.subtree));
+  const rows = await page.locator('#ancestry-tree .row').evaluateAll((els) => els.map((e) => ({
+    bad: !!e.querySelector('.alive.bad'), chips: [...e.querySelectorAll('.member')].map((c) => [c.dataset.suspect, Number(c.dataset.members)]) })));
+  assert.ok(rows.every((r) => r.bad === (r.chips.length > 0)), 'alive drawn red exactly where a suspect\'s goroutines are');
+  for (const m of tree.suspects) {
+    const drawn = rows.flatMap((r) => r.chips).filter(([sid]) => sid === m.id).reduce((a, [, n]) => a + n, 0);
+    assert.equal(drawn, m.nodes.reduce((a, n) => a + n.members, 0), `ancestry draws ${m.id}'s members`);
+  }
   await page.fill('#ancestry-search', 'main.');
   await page.waitForFunction(() => /match/.test(document.querySelector('#ancestry-status').textContent));
   assert.ok((await page.locator('#ancestry-tree .row.match').count()) > 0);

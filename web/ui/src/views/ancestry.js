@@ -31,6 +31,17 @@ export async function ancestryView(main, ctx) {
       members ? h('span', { id: 'ancestry-members', 'data-alive': String(members.alive) }, ` · ${fmtNum(members.alive)} of its goroutines alive at ${fmtTime(members.alive_at)}`) : null) : null,
     root));
 
+  // The nodes holding each goroutine suspect's members (alive at
+  // alive_at), from the one selection the suspect's count uses: only
+  // these are drawn as leaking.
+  const key = (n) => n.function + '\u0000' + (n.created_by || '');
+  const heldBy = new Map();
+  for (const m of tree.suspects || []) {
+    for (const n of m.nodes || []) {
+      if (!heldBy.has(key(n))) heldBy.set(key(n), []);
+      heldBy.get(key(n)).push({ id: m.id, members: n.members });
+    }
+  }
   // Build DOM nodes lazily: children are rendered when first expanded.
   const items = [];
   const build = (node, parentItem, depth) => {
@@ -38,12 +49,17 @@ export async function ancestryView(main, ctx) {
     const item = { node, li, parent: parentItem, open: false, built: false, kids: h('ul', {}) };
     items.push(item);
     const toggle = h('button', { type: 'button', class: 'toggle', 'aria-label': 'expand' }, node.children && node.children.length ? '▸' : '·');
+    const inSuspects = heldBy.get(key(node)) || [];
+    const sub = node.subtree !== undefined && node.subtree !== node.count;
     const row = h('div', { class: 'row' },
       toggle,
       h('span', { class: node.function ? 'fn mono' : 'fn unknown' }, node.label || node.function),
       node.created_by ? h('span', { class: 'sub' }, ` created by ${node.created_by}`) : null,
-      h('span', { class: 'count', 'data-count': String(node.count) }, fmtNum(node.count)),
-      h('span', { class: node.alive ? 'alive bad' : 'alive' }, `${fmtNum(node.alive)} alive`));
+      h('span', { class: 'count', 'data-count': String(node.count), title: 'goroutines of this node' }, `${fmtNum(node.count)} · `,
+        h('span', { class: inSuspects.length ? 'alive bad' : 'alive' }, `${fmtNum(node.alive)} alive`)),
+      sub ? h('span', { class: 'subtree sub', 'data-subtree': String(node.subtree), title: 'with every goroutine created under it' },
+        `subtree ${fmtNum(node.subtree)} · ${fmtNum(node.subtree_alive)} alive`) : null,
+      inSuspects.map((m) => h('span', { class: 'chip member', 'data-suspect': m.id, 'data-members': String(m.members) }, `${fmtNum(m.members)} in ${m.id}`)));
     toggle.addEventListener('click', () => setOpen(item, !item.open));
     li.append(row, item.kids);
     item.row = row;
@@ -104,7 +120,7 @@ export async function ancestryView(main, ctx) {
     // chain above them.
     // A heap suspect has no goroutines of its own: mark the goroutines
     // whose entry function is on its allocation stack (they run it).
-    const held = new Set(((members && members.nodes) || []).map((m) => m.function + '\u0000' + (m.created_by || '')));
+    const held = new Set(((members && members.nodes) || []).map(key));
     const heap = suspect.kind === 'heap';
     const fns = new Set(heap ? allocPath(suspect) : [suspect.creator, ...(suspect.ancestry || [])].filter(Boolean));
     const { n, first } = reveal((node) => (heap ? fns.has(node.function) : held.has(node.function + '\u0000' + (node.created_by || '')) || (!held.size && (fns.has(node.created_by) || fns.has(node.function)))));
@@ -112,6 +128,10 @@ export async function ancestryView(main, ctx) {
     if (first) first.row.scrollIntoView({ block: 'center' });
   } else if (search.value) {
     doSearch();
+  } else if (heldBy.size) {
+    // Open the path to every node holding a suspect's goroutines.
+    const { n } = reveal((node) => heldBy.has(key(node)));
+    status.textContent = `${n} node${n === 1 ? '' : 's'} hold suspects' goroutines`;
   } else if (topItems.length <= 3) {
     topItems.forEach((it) => setOpen(it, true));
   }
