@@ -18,12 +18,14 @@ const (
 
 // onsetFacts are what the bundle says about when a series began.
 type onsetFacts struct {
-	ts     []int64   // snapshot times
-	v      []float64 // the series on them
-	fit    Fit
-	start  int64 // process start (0: unknown)
-	wait   int64 // longest wait in minutes (0: none reported)
-	waitTS int64 // the snapshot it was reported in
+	ts    []int64   // snapshot times
+	v     []float64 // the series on them
+	fit   Fit
+	start int64 // process start (0: unknown)
+	// startFrom says where start comes from ("/proc/123/stat").
+	startFrom string
+	wait      int64 // longest wait in minutes (0: none reported)
+	waitTS    int64 // the snapshot it was reported in
 	// traceFirst is the earliest creation of a member seen alive in a
 	// trace window (0: none).
 	traceFirst int64
@@ -89,14 +91,37 @@ func estimateOnset(f onsetFacts) *Onset {
 		}
 		bounds = append(bounds, b)
 	}
-	if f.start != 0 {
-		bounds = append(bounds, bound{lo: f.start, basis: OnsetProcessStart, at: f.start, why: "the process started at " + clock(f.start)})
+	if f.start == 0 {
+		return combine(bounds, "no lower bound: the process's start is unknown")
 	}
-	return combine(bounds)
+	// Nothing of the process began before it: the start bounds every
+	// estimate from below, and an upper bound earlier than it (a growth
+	// line extrapolated too far, a trace mapped by another clock) is
+	// dropped rather than the start.
+	why := "the process started at " + clock(f.start)
+	if f.startFrom != "" {
+		why += " (" + f.startFrom + ")"
+	}
+	kept := []bound{}
+	var dropped []string
+	for _, b := range bounds {
+		if b.hi != 0 && b.hi < f.start && b.basis != OnsetFirstSeen {
+			dropped = append(dropped, b.basis)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	kept = append(kept, bound{lo: f.start, basis: OnsetProcessStart, at: f.start, why: why})
+	note := ""
+	if len(dropped) > 0 {
+		note = "dropped as earlier than the process start: " + strings.Join(dropped, ", ")
+	}
+	return combine(kept, note)
 }
 
-// combine intersects the bounds and picks the estimate.
-func combine(bounds []bound) *Onset {
+// combine intersects the bounds and picks the estimate; note, if any,
+// ends the detail.
+func combine(bounds []bound, note string) *Onset {
 	var lo, hi int64
 	var whys []string
 	for _, b := range bounds {
@@ -130,6 +155,9 @@ func combine(bounds []bound) *Onset {
 	if conflict {
 		detail += "; the lower bounds are later than the upper ones, so only the latter are kept"
 	}
+	if note != "" {
+		detail += "; " + note
+	}
 	return &Onset{At: tsTime(at), Earliest: tsTime(lo), Latest: tsTime(hi), Basis: pick.basis, Detail: detail}
 }
 
@@ -149,7 +177,8 @@ func clock(ns int64) string {
 
 // goroutineOnset estimates when a goroutine group began.
 func goroutineOnset(in *loaded, x *candidate) *Onset {
-	f := onsetFacts{ts: in.ts, v: x.s.counts, fit: x.sc.rate, wait: x.s.maxWait, waitTS: x.s.maxWaitTS, start: processStart(in)}
+	f := onsetFacts{ts: in.ts, v: x.s.counts, fit: x.sc.rate, wait: x.s.maxWait, waitTS: x.s.maxWaitTS}
+	f.start, f.startFrom = processStart(in)
 	if x.trace != nil {
 		f.traceFirst = x.trace.firstAlive
 	}
@@ -163,12 +192,17 @@ func heapOnset(in *loaded, g HeapGrower) *Onset {
 	for i, p := range g.Series {
 		ts[i], v[i] = p.TS.UnixNano(), p.Value
 	}
-	return estimateOnset(onsetFacts{ts: ts, v: v, fit: g.Fit, start: processStart(in)})
+	f := onsetFacts{ts: ts, v: v, fit: g.Fit}
+	f.start, f.startFrom = processStart(in)
+	return estimateOnset(f)
 }
 
-func processStart(in *loaded) int64 {
-	if t := in.b.Manifest.Target.ProcessStart; !t.IsZero() {
-		return t.UnixNano()
+// processStart is the target's start from the manifest, and where the
+// capture read it.
+func processStart(in *loaded) (int64, string) {
+	t := in.b.Manifest.Target
+	if t.ProcessStart.IsZero() {
+		return 0, ""
 	}
-	return 0
+	return t.ProcessStart.UnixNano(), t.ProcessStartFrom
 }

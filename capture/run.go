@@ -242,6 +242,9 @@ func (c *capturer) manifest() bundle.Manifest {
 			c.log.Notef("target info: %v", err)
 		}
 		m.Target = t
+	} else if at, from, ok := urlProcessStart(c.base); ok {
+		// A --url target on this host: its start bounds every onset.
+		m.Target.ProcessStart, m.Target.ProcessStartFrom = at, from
 	}
 	m.Target.URL = c.base
 	iv := o.Interval.String()

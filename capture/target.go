@@ -22,7 +22,9 @@ func TargetInfo(pid int) (bundle.Target, error) {
 	if p, err := os.Readlink(exe); err == nil {
 		t.Exe = p
 	}
-	t.ProcessStart, _ = ProcessStart(pid)
+	if at, err := ProcessStart(pid); err == nil {
+		t.ProcessStart, t.ProcessStartFrom = at, fmt.Sprintf("/proc/%d/stat", pid)
+	}
 	if err := readBuildInfo(&t, exe); err != nil {
 		return t, fmt.Errorf("read build info of pid %d: %w", pid, err)
 	}

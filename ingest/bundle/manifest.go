@@ -74,6 +74,9 @@ type Target struct {
 	// ProcessStart is when the process started (from /proc/PID/stat and
 	// the boot time, to the kernel's 10 ms clock tick); zero when unknown.
 	ProcessStart time.Time `json:"process_start,omitzero"`
+	// ProcessStartFrom says where ProcessStart was read: "/proc/PID/stat",
+	// or for a --url capture the process found listening on its port.
+	ProcessStartFrom string `json:"process_start_from,omitempty"`
 	// Deps are the dependency modules from the executable's build info;
 	// analysis tells the user's code from libraries with them.
 	Deps []Module `json:"deps,omitempty"`
