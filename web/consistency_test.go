@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples/bundles"
@@ -137,6 +139,7 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 				t.Errorf("%s: timeline %+v, the suspect %d at %v", id, tl.Suspect, ws.Count, ws.CountAt)
 			}
 			checkMembersDrawn(t, h, base, ws, tl.Lifetimes)
+			checkSourceView(t, h, base, ws)
 		} else {
 			// The heap table's row of this suspect shows its figures.
 			var row *analysis.HeapGrower
@@ -292,5 +295,36 @@ func checkMembersDrawn(t *testing.T, h http.Handler, base string, ws analysis.Su
 		if g.Members != drawn[i] {
 			t.Errorf("%s: timeline group %q says %d in a suspect, it draws %d", id, g.Label, g.Members, drawn[i])
 		}
+	}
+}
+
+// checkSourceView checks the source (list) view of a goroutine suspect's
+// location: it says what the bundle kept of the source, and when it kept
+// it, the suspect's line is there with its text and a value.
+func checkSourceView(t *testing.T, h http.Handler, base string, ws analysis.Suspect) {
+	t.Helper()
+	var lt flame.LineTable
+	rec := do(t, h, "GET", base+"/source?suspect="+ws.ID+"&function="+url.QueryEscape(ws.Location), nil, &lt)
+	if rec.Code != 200 {
+		t.Errorf("%s: source of %s: %d %s", ws.ID, ws.Location, rec.Code, rec.Body.String())
+		return
+	}
+	if lt.SourceStatus == "" || (lt.SourceStatus != "ok" && lt.SourceDetail == "") {
+		t.Errorf("%s: source of %s says nothing of the kept source: status %q detail %q", ws.ID, ws.Location, lt.SourceStatus, lt.SourceDetail)
+	}
+	t.Logf("%s: source of %s: %s, %d lines", ws.ID, ws.Location, lt.SourceStatus, len(lt.Text))
+	if lt.SourceStatus != "ok" {
+		return
+	}
+	var text bool
+	for _, l := range lt.Text {
+		text = text || (l.Line == int64(ws.Line) && strings.TrimSpace(l.Text) != "")
+	}
+	var value bool
+	for _, r := range lt.Rows {
+		value = value || (r.Line == int64(ws.Line) && r.Cum > 0)
+	}
+	if !text || !value {
+		t.Errorf("%s: source of %s: line %d with text %v, with a value %v (%d lines of text, rows %+v)", ws.ID, ws.Location, ws.Line, text, value, len(lt.Text), lt.Rows)
 	}
 }

@@ -60,7 +60,14 @@ func sourceHandler(w http.ResponseWriter, r *http.Request, c *capture) {
 		if err != nil {
 			return nil, err
 		}
-		return st.Lines(c.b, c.s.mem, q, fn)
+		lt, err := st.Lines(c.b, c.s.mem, q, fn)
+		if err != nil {
+			return nil, err
+		}
+		if err := lt.AttachSource(c.b, c.s.mem); err != nil {
+			return nil, err
+		}
+		return lt, nil
 	})
 }
 

@@ -27,6 +27,11 @@ type LineTable struct {
 	CumPct    float64   `json:"cum_pct"`
 	PercentOf int64     `json:"percent_of"`
 	Rows      []LineRow `json:"rows"` // by line
+	// Text, SourceStatus and SourceDetail are the function's source as
+	// the bundle kept it ([LineTable.AttachSource]).
+	Text         []SourceLine `json:"text,omitempty"`
+	SourceStatus string       `json:"source_status,omitempty"`
+	SourceDetail string       `json:"source_detail,omitempty"`
 }
 
 // LineRow is one source line with a value: Flat counts stacks whose

@@ -23,7 +23,7 @@ func HTML(w io.Writer, rep *analysis.Report, opts Options) error {
 
 const css = `body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#1b1b1b}
 h1{font-size:1.7em;border-bottom:2px solid #d62728;padding-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd}h3{margin-top:1.5em}
-table{border-collapse:collapse;margin:.6em 0;font-size:13px}th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}th{background:#f4f4f4}
+div.table{overflow-x:auto;max-width:100%}table{border-collapse:collapse;margin:.6em 0;font-size:13px}td code{overflow-wrap:anywhere}th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}th{background:#f4f4f4}
 code{background:#f3f3f3;padding:0 3px;border-radius:3px;font-size:12.5px}pre{background:#f7f7f7;border:1px solid #e3e3e3;padding:8px;overflow-x:auto;font-size:12px}
 figure{margin:1em 0}figcaption{color:#666;font-size:12px}svg{max-width:100%;height:auto}`
 
@@ -31,6 +31,9 @@ var (
 	reCode = regexp.MustCompile("`([^`]+)`")
 	reSlot = regexp.MustCompile(string(slotMark) + "[0-9]+" + string(slotMark))
 	reBold = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+	// reLink matches the report's own links to its sections, [G1](#g1);
+	// no other link is written, so no other is made.
+	reLink = regexp.MustCompile(`\[([A-Za-z0-9]+)\]\(#([a-z0-9-]+)\)`)
 	// reEm matches *em* only at word boundaries, as Markdown does, so the
 	// asterisks of Go names such as main.(*T).f are left alone.
 	reEm = regexp.MustCompile(`(^|\s)\*([^*\s](?:[^*]*[^*\s])?)\*($|[\s.,;:!?)])`)
@@ -48,6 +51,7 @@ func inline(s string) string {
 		return fmt.Sprintf("%c%d%c", slotMark, len(codes)-1, slotMark)
 	})
 	s = reBold.ReplaceAllString(html.EscapeString(s), "<strong>$1</strong>")
+	s = reLink.ReplaceAllString(s, `<a href="#$2">$1</a>`)
 	s = reEm.ReplaceAllString(s, "$1<em>$2</em>$3")
 	return reSlot.ReplaceAllStringFunc(s, func(m string) string {
 		n, _ := strconv.Atoi(strings.Trim(m, string(slotMark)))
@@ -75,7 +79,7 @@ func writeHTML(w io.Writer, d *document) error {
 			}
 			bw.WriteString("</ul>\n")
 		case table:
-			bw.WriteString("<table><tr>")
+			bw.WriteString("<div class=\"table\"><table><tr>")
 			for _, h := range b.head {
 				fmt.Fprintf(bw, "<th>%s</th>", htmlInline(h))
 			}
@@ -87,7 +91,7 @@ func writeHTML(w io.Writer, d *document) error {
 				}
 				bw.WriteString("</tr>\n")
 			}
-			bw.WriteString("</table>\n")
+			bw.WriteString("</table></div>\n")
 		case codeBlock:
 			fmt.Fprintf(bw, "<pre><code>%s</code></pre>\n", html.EscapeString(cleanBlock(b.text)))
 		case figure:

@@ -114,7 +114,7 @@ func TestRender(t *testing.T) {
 	}{
 		{"report.md", false, false, []string{"# Leak report: example.com/svc", "| 1 | ", "chan-send-no-receiver", "main.leak", "**Usual fix:**", "| series | over time |", "## Timeline"}},
 		{"postmortem.md", true, false, []string{"# Postmortem: goroutine and heap leak in example.com/svc", "## Summary", "## Impact", "## Timeline", "## Root-cause candidates", "## Remediation", "## Follow-ups", "100 goroutines created from `main.handle` leak, +20.0/min"}},
-		{"report.html", false, true, []string{"<!DOCTYPE html>", "<style>", "<svg", "<code>main.leak</code>"}},
+		{"report.html", false, true, []string{"<!DOCTYPE html>", "<style>", "<svg", "<code>main.leak</code>", `<td><a href="#g1">G1</a></td>`, `<div class="table"><table>`}},
 		{"postmortem.html", true, true, []string{"<h2>Summary</h2>", "<h2>Remediation</h2>", "Flame graph"}},
 	} {
 		var buf bytes.Buffer
