@@ -81,6 +81,14 @@ type StateSegment struct {
 	// the goroutine blocked, for waiting), a key of StateLanes.Stacks; 0
 	// when the trace has none.
 	StackID int64 `json:"stack_id,omitempty"`
+	// SinceBefore says the goroutine was already in this state when the
+	// window began (the trace's first word of it is its state, not a
+	// change): the segment starts at the window's start.
+	SinceBefore bool `json:"since_before_window,omitempty"`
+	// ReasonFrom, when set, says Reason is not the trace's: "dump" (the
+	// goroutine's wait in the goroutine dump its suspect counts, for a
+	// wait the trace began in without naming it).
+	ReasonFrom string `json:"reason_from,omitempty"`
 }
 
 // LaneGoroutines returns the goroutines a suspect's state view shows: the
@@ -209,6 +217,13 @@ func segments(ts []schema.Transition, windows []Window) []StateSegment {
 		}
 		start := tsTime(t.TS)
 		end := windowEnd(windows, start)
+		// A first sight in a window (from an undetermined state) shows
+		// the state the goroutine was already in: it held it from the
+		// window's start, whenever the trace first says so.
+		before := t.From == "undetermined"
+		if ws := windowStart(windows, start); before && !ws.IsZero() && (len(out) == 0 || out[len(out)-1].End.Before(ws) || out[len(out)-1].End.Equal(ws)) {
+			start = ws
+		}
 		if i+1 < len(ts) {
 			next := tsTime(ts[i+1].TS)
 			if end.IsZero() || next.Before(end) {
@@ -218,7 +233,7 @@ func segments(ts []schema.Transition, windows []Window) []StateSegment {
 		if end.IsZero() || end.Before(start) {
 			end = start
 		}
-		seg := StateSegment{Start: start, End: end, State: state, StackID: t.StackID}
+		seg := StateSegment{Start: start, End: end, State: state, StackID: t.StackID, SinceBefore: before}
 		if state == StateWaiting {
 			seg.Reason = t.Reason
 		}
@@ -238,6 +253,17 @@ func laneState(s string) string {
 		return s
 	}
 	return ""
+}
+
+// windowStart returns the start of the window holding t (zero when none
+// does).
+func windowStart(windows []Window, t time.Time) time.Time {
+	for _, w := range windows {
+		if !t.Before(w.Start) && !t.After(w.End) {
+			return w.Start
+		}
+	}
+	return time.Time{}
 }
 
 // windowEnd returns the end of the window holding t (zero when none does).

@@ -33,7 +33,7 @@ func TestLanes(t *testing.T) {
 	trs := []schema.Transition{
 		{TS: at(0), Goid: 7, From: "undetermined", To: "running"},
 		{TS: at(100), Goid: 7, From: "running", To: "waiting", Reason: "chan receive", StackID: block},
-		{TS: at(10000), Goid: 7, From: "undetermined", To: "waiting", Reason: "chan receive", StackID: block},
+		{TS: at(10900), Goid: 7, From: "undetermined", To: "waiting", Reason: "chan receive", StackID: block},
 		{TS: at(200), Goid: 9, From: "notexist", To: "runnable"},
 		{TS: at(250), Goid: 9, From: "runnable", To: "running"},
 		{TS: at(300), Goid: 9, From: "running", To: "syscall"},
@@ -55,8 +55,13 @@ func TestLanes(t *testing.T) {
 	if s := g7.Segments[1]; s.State != StateWaiting || s.Reason != "chan receive" || !s.End.Equal(t0.Add(time.Second)) || s.StackID != block {
 		t.Errorf("wait segment %+v", s)
 	}
-	if s := g7.Segments[2]; !s.Start.Equal(t0.Add(10*time.Second)) || !s.End.Equal(t0.Add(11*time.Second)) {
+	// First seen waiting 900 ms into the second window: blocked since
+	// before it, drawn from its start.
+	if s := g7.Segments[2]; !s.Start.Equal(t0.Add(10*time.Second)) || !s.End.Equal(t0.Add(11*time.Second)) || !s.SinceBefore {
 		t.Errorf("second window's wait %+v", s)
+	}
+	if s := g7.Segments[0]; !s.SinceBefore || !s.Start.Equal(t0) || g7.Segments[1].SinceBefore {
+		t.Errorf("first segments %+v", g7.Segments[:2])
 	}
 	if fr := lv.Stacks[itoa(block)]; len(fr) != 2 || fr[1].Function != "main.wait" {
 		t.Errorf("blocking stack %+v", fr)

@@ -74,5 +74,25 @@ func suspectLanes(c *capture, src analysis.TransitionSource, id string) (*analys
 		return nil, err
 	}
 	lv.Suspect = id
+	dumpReasons(lv, s.State)
 	return lv, nil
+}
+
+// dumpReasons names the wait of a member still waiting at the end of its
+// lane where the trace began in the wait without a reason: the state the
+// goroutine dump gives the suspect's members, said to be the dump's.
+func dumpReasons(lv *analysis.StateLanes, state string) {
+	if state == "" {
+		return
+	}
+	for i := range lv.Lanes {
+		l := &lv.Lanes[i]
+		if l.Role != "member" || len(l.Segments) == 0 {
+			continue
+		}
+		seg := &l.Segments[len(l.Segments)-1]
+		if seg.State == analysis.StateWaiting && seg.Reason == "" {
+			seg.Reason, seg.ReasonFrom = state, "dump"
+		}
+	}
 }

@@ -108,6 +108,12 @@ func checkLanes(t *testing.T, name string, lv analysis.StateLanes, members []int
 			if sg.StackID != 0 && len(lv.Stacks[itoa(sg.StackID)]) == 0 {
 				t.Errorf("%s: goroutine %d segment %d names stack %d, which the answer lacks", name, l.Goid, i, sg.StackID)
 			}
+			if sg.SinceBefore && !slices.ContainsFunc(lv.Windows, func(w analysis.Window) bool { return w.Start.Equal(sg.Start) }) {
+				t.Errorf("%s: goroutine %d segment %d was in its state before the window but starts at %v, not at a window's start", name, l.Goid, i, sg.Start)
+			}
+			if l.Role == "member" && i == len(l.Segments)-1 && sg.State == analysis.StateWaiting && sg.Reason == "" {
+				t.Errorf("%s: member %d still waiting at the end shows no reason", name, l.Goid)
+			}
 			if sg.Reason != "" && sg.State != analysis.StateWaiting {
 				t.Errorf("%s: %s segment with reason %q", name, sg.State, sg.Reason)
 			}

@@ -137,6 +137,12 @@ export function fmtTimeShort(t) {
   return s.length > 10 ? s.slice(11) : s;
 }
 
+// withCode turns the `code spans` of an analysis text into <code>
+// elements (the rest stays text), as the reports render them.
+export function withCode(s) {
+  return String(s || '').split(/`([^`]+)`/).map((part, i) => (i % 2 ? h('code', {}, part) : part));
+}
+
 export function basename(p) {
   return p ? p.split('/').pop() : '';
 }

@@ -6,6 +6,10 @@
 import uPlot from 'uplot';
 import { fmtBytes, fmtNum, fmtTime } from '../util.js';
 
+// COUNT_STEPS are the tick steps of axes that count whole things
+// (goroutines, GC cycles): never 1.25 of a cycle.
+const COUNT_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 2.5e4, 5e4, 1e5, 2e5, 2.5e5, 5e5, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7, 1e8];
+
 // align merges series of {ts, value} points onto one sorted x axis
 // (seconds), with nulls where a series has no point.
 export function align(seriesList) {
@@ -63,7 +67,7 @@ export function seriesChart(el, series, opts = {}) {
       // not against the smallest value seen.
       g: { auto: true, range: (u, min, max) => [0, Math.max(1, max) * 1.05] },
       heap: { auto: true, range: (u, min, max) => [0, Math.max(1, max) * 1.05] },
-      gc: { auto: true },
+      gc: { auto: true, range: (u, min, max) => [0, Math.max(1, Math.ceil(max))] },
     },
     series: [
       { label: 'time (UTC)', value: (u, v) => (v === null ? '–' : fmtTime(v * 1e9)) },
@@ -74,9 +78,9 @@ export function seriesChart(el, series, opts = {}) {
     ],
     axes: [
       { values: (u, vals) => vals.map((v, i) => utcTick(v, i === 0)), label: 'UTC', labelSize: 14 },
-      { scale: 'g', label: 'goroutines', values: (u, vals) => vals.map(fmtNum), size: 60 },
+      { scale: 'g', label: 'goroutines', incrs: COUNT_STEPS, values: (u, vals) => vals.map(fmtNum), size: 60 },
       { scale: 'heap', side: 1, label: 'heap', values: (u, vals) => vals.map(fmtBytes), grid: { show: false }, size: 80 },
-      { scale: 'gc', side: 1, label: 'GC', values: (u, vals) => vals.map(fmtNum), grid: { show: false }, size: 50 },
+      { scale: 'gc', side: 1, label: 'GC', incrs: COUNT_STEPS, values: (u, vals) => vals.map(fmtNum), grid: { show: false }, size: 50 },
     ],
     hooks: opts.onSelect ? {
       setSelect: [(u) => {

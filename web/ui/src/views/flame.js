@@ -202,7 +202,7 @@ function diffLegend(widths) {
     h('span', {}, h('i', { style: 'background:rgb(230,60,50)' }), 'grew'),
     h('span', {}, h('i', { style: 'background:rgb(60,110,230)' }), 'shrank'),
     h('span', {}, h('i', { style: 'background:rgb(220,220,220)' }), 'unchanged'),
-    h('span', {}, h('i', { style: 'background:rgb(190,190,180)' }), 'the capture\'s own requests'),
+    h('span', {}, h('i', { style: `background:${OWN}` }), 'the capture\'s own requests'),
     h('span', {}, `widths by ${by}`));
 }
 
@@ -218,7 +218,10 @@ function widthOf(widths) {
 function drawFlame(el, tree, opts) {
   const width = Math.max(400, el.clientWidth || 1000);
   const diff = !!tree.base;
-  const getValue = diff ? widthOf(opts.widths) : (d) => d.v;
+  const valueOf = diff ? widthOf(opts.widths) : (d) => d.v;
+  // The library asks the value of tree data when it lays out and of its
+  // hierarchy nodes (which hold the data) when it searches.
+  const getValue = (d) => (typeof d.depth === 'number' && d.data ? valueOf(d.data) : valueOf(d)) || 0;
   let maxChange = 0;
   if (diff) {
     const walk = (n) => { if (n !== tree.root) maxChange = Math.max(maxChange, Math.abs(n.d || 0)); (n.c || []).forEach(walk); };
@@ -245,7 +248,7 @@ function drawFlame(el, tree, opts) {
     })
     .setColorMapper((d, original) => {
       if (d.highlight) return original;
-      if (d.data.o) return 'rgb(190,190,180)';
+      if (d.data.o) return OWN;
       if (!diff) return original;
       return changeColour(d.data.d || 0, maxChange);
     });
@@ -253,6 +256,10 @@ function drawFlame(el, tree, opts) {
   el.dataset.widths = diff ? opts.widths : 'total';
   return chart;
 }
+
+// OWN colours the capture's own requests in the target: a green no
+// change colour (red, blue, the grey of unchanged) comes near.
+const OWN = 'rgb(150,200,150)';
 
 // changeColour: red for growth, blue for shrink, deeper the larger the
 // change against the largest one drawn; grey when unchanged.

@@ -61,7 +61,7 @@ function draw(body, lv) {
       const r = s('rect', {
         x: LABEL_W + a, y, width: Math.max(1, b - a), height: LANE_H,
         fill: STATE_COLOURS[seg.state], class: 'seg', 'data-index': String(k), 'data-state': seg.state, 'data-reason': seg.reason || '',
-        'data-stack': seg.stack_id ? String(seg.stack_id) : '',
+        'data-stack': seg.stack_id ? String(seg.stack_id) : '', 'data-since-before': seg.since_before_window ? '1' : '',
       }, s('title', {}, segText(lane, seg)));
       r.addEventListener('mouseenter', () => showSegment(hover, lv, lane, seg));
       g.append(r);
@@ -101,8 +101,10 @@ function short(label) {
 }
 
 function segText(lane, seg) {
-  const what = seg.state === 'waiting' ? `waiting${seg.reason ? ' on ' + seg.reason : ''}` : seg.state;
-  return `goroutine ${lane.goid}: ${what}, ${fmtDur((Date.parse(seg.end) - Date.parse(seg.start)))} from ${fmtTime(seg.start)}`;
+  const reason = seg.reason ? ` on ${seg.reason}${seg.reason_from === 'dump' ? ' (as the goroutine dump says)' : ''}` : ' (the trace names no reason)';
+  const what = seg.state === 'waiting' ? (seg.since_before_window ? 'blocked since before the window' : 'waiting') + reason : seg.state;
+  const since = seg.since_before_window ? `until ${fmtTime(seg.end)}, from before the window began at` : 'from';
+  return `goroutine ${lane.goid}: ${what}, ${fmtDur((Date.parse(seg.end) - Date.parse(seg.start)))} ${since} ${fmtTime(seg.start)}`;
 }
 
 function showSegment(el, lv, lane, seg) {

@@ -1,6 +1,6 @@
 // Overview: goroutines, live heap and GC over time; leak suspects ranked,
 // each opening its leak-cause timeline and ancestry chain.
-import { api, h, clear, fmtNum, fmtTime, basename, enc } from '../util.js';
+import { api, h, clear, fmtNum, fmtTime, basename, enc, withCode } from '../util.js';
 import { seriesChart } from './chart.js';
 import { lanesPanel } from './lanes.js';
 
@@ -89,7 +89,7 @@ function suspectDetail(el, ctx, rep, s) {
   el.append(h('section', { class: 'panel detail', id: 'suspect-panel', 'data-suspect': s.id },
     h('h2', {}, `${s.id} · ${s.title || s.pattern}`),
     h('p', {}, s.description),
-    s.fix ? h('p', { class: 'fix' }, h('b', {}, 'Usual fix: '), s.fix) : null,
+    s.fix ? h('p', { class: 'fix' }, h('b', {}, 'Usual fix: '), withCode(s.fix)) : null,
     h('dl', { class: 'figures', id: 'suspect-figures' },
       figure('count', `${shown(s).count} at ${shown(s).count_at}`, 'fig-count'),
       figure('growth', shown(s).range ? `${shown(s).rate} (${shown(s).range})` : shown(s).rate, 'fig-rate'),
