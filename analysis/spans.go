@@ -84,12 +84,13 @@ func summariseSpans(spans []*spanRec, ix *spanIndex, tg map[int64]*traceG) SpanS
 			groups[k] = o
 		}
 		o.Count++
-		if len(o.Goids) < 20 {
-			o.Goids = append(o.Goids, goid)
-		}
+		o.Goids = append(o.Goids, goid)
 	}
 	for _, o := range groups {
+		// The sample is the lowest goids, whatever order the map gave
+		// them in: the same bundle gives the same report.
 		sort.Slice(o.Goids, func(i, j int) bool { return o.Goids[i] < o.Goids[j] })
+		o.Goids = o.Goids[:min(len(o.Goids), 20)]
 		s.Outliving = append(s.Outliving, *o)
 	}
 	sort.Slice(s.Outliving, func(i, j int) bool {

@@ -55,12 +55,13 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 		d.title = "Postmortem: " + leakNoun(rep) + " in " + lit(targetName(rep))
 	}
 	d.h(1, d.title)
-	when := rep.GeneratedAt
-	if when.IsZero() {
-		when = rep.Bundle.End
+	if when := rep.GeneratedAt; !when.IsZero() {
+		d.p(fmt.Sprintf("*Status: draft written by leakscope on %s from capture %s. Review the root-cause candidates against the code before publishing.*",
+			when.UTC().Format("2006-01-02"), code(rep.Bundle.CaptureID)))
+	} else {
+		d.p(fmt.Sprintf("*Status: draft written by leakscope from capture %s, which ended on %s. Review the root-cause candidates against the code before publishing.*",
+			code(rep.Bundle.CaptureID), rep.Bundle.End.UTC().Format("2006-01-02")))
 	}
-	d.p(fmt.Sprintf("*Status: draft written by leakscope on %s from capture %s. Review the root-cause candidates against the code before publishing.*",
-		when.UTC().Format("2006-01-02"), code(rep.Bundle.CaptureID)))
 
 	d.h(2, "Summary")
 	if len(rep.Suspects) == 0 {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
@@ -91,7 +90,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	mem := memory.DefaultAllocator
-	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore, Now: time.Now(), UserCode: splitList(*userCode)})
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore, UserCode: splitList(*userCode)})
 	if err != nil {
 		return fmt.Errorf("analyse %s: %w", pos[0], err)
 	}
