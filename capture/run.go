@@ -288,7 +288,14 @@ func (c *capturer) httpLoop(ctx, winCtx context.Context) {
 	t := time.NewTicker(c.opts.Interval)
 	defer t.Stop()
 	for {
+		began := time.Now()
 		c.round(ctx, winCtx)
+		// A round longer than the interval makes the ticker drop ticks:
+		// say so, since the bundle then holds fewer snapshots than asked.
+		if d := time.Since(began); d > c.opts.Interval && ctx.Err() == nil {
+			c.log.Notef("falling behind: a snapshot round took %v, longer than the %v interval (the target answers slowly); snapshots are taken as often as it allows",
+				d.Round(time.Millisecond), c.opts.Interval)
+		}
 		select {
 		case <-ctx.Done():
 			return
