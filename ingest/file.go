@@ -138,6 +138,11 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 		err = gotrace.Ingest(w, tee, &a, gotrace.Options{Now: a.Time, NowIsStart: traceTimeIsStart(a.TimeBasis)})
 		if err == nil && traceClock(w) == gotrace.ClockSnapshot {
 			a.TimeBasis, a.TimeDetail = bundle.TimeContent, "the trace's own clock snapshots"
+			if !a.Start.IsZero() {
+				// Dated by its own clock: its time is its first event's,
+				// not the file's name or mtime it was guessed from.
+				a.Time = a.Start
+			}
 		}
 	}
 	if ferr := src.finish(); err == nil {
