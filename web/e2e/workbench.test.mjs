@@ -175,6 +175,8 @@ test('flame graph: totals equal the API, search, focus, invert, sandwich, diff, 
   assert.ok(frames > 3, `flame graph draws frames (${frames})`);
   await page.fill('#flame-search', 'main\\.');
   await page.waitForFunction(() => document.querySelector('#flame-search-info').textContent.includes('search:'));
+  const searchInfo = await page.locator('#flame-search-info').innerText();
+  assert.ok(!/NaN|undefined/.test(searchInfo), `search info ${searchInfo}`);
   await shot('flame');
 
   // Click a frame, then focus on it: the total becomes that frame's total.
@@ -241,11 +243,13 @@ test('flame graph: a diff drawn as change, the capture\'s own requests left out,
   const fills = await page.locator('.flame svg g rect').evaluateAll((rs) => rs.map((r) => r.getAttribute('fill') || r.style.fill));
   if (anyGrew(hidden.root)) assert.ok(fills.some((f) => /^rgb\(240,/.test(f)), `a grown frame is red: ${fills.slice(0, 5)}`);
   await shot('flame-diff');
-  // Widths by the change, with the capture's own requests marked in grey.
+  // Widths by the change, with the capture's own requests marked in their
+  // own colour (green), far from unchanged's grey.
   await page.goto(`${base}/#/c/${id}/flame?${q}&mode=diff&own=mark&widths=change`);
   await page.waitForSelector('.flame[data-widths="change"] svg g');
   assert.equal(await page.locator('.flame-total').first().getAttribute('data-total'), String(marked.total));
-  // Each frame drawn is grey exactly when the API marks it the capture's own.
+  // Each frame drawn is in the own colour exactly when the API marks it the
+  // capture's own.
   // Widths are by the size of the change, so an own frame is drawn only when
   // its requests changed by a pixel's worth or more; one of a hundredth of the
   // whole change is drawn for certain.
@@ -253,16 +257,18 @@ test('flame graph: a diff drawn as change, the capture\'s own requests left out,
     .filter((g) => g.__data__ && g.__data__.data && g.querySelector('rect'))
     .map((g) => {
       const r = g.querySelector('rect');
-      return { n: g.__data__.data.n, own: !!g.__data__.data.o, grey: (r.getAttribute('fill') || r.style.fill).replace(/\s/g, '') === 'rgb(190,190,180)' };
+      return { n: g.__data__.data.n, own: !!g.__data__.data.o, ownColour: (r.getAttribute('fill') || r.style.fill).replace(/\s/g, '') === 'rgb(150,200,150)' };
     }));
   assert.ok(frames.length > 0, 'the diff draws frames');
-  for (const f of frames) assert.equal(f.grey, f.own, `${f.n}: grey ${f.grey}, the capture's own ${f.own}`);
+  for (const f of frames) assert.equal(f.ownColour, f.own, `${f.n}: own colour ${f.ownColour}, the capture's own ${f.own}`);
+  const legend = await page.locator('#flame-legend span i').evaluateAll((is) => is.map((i) => i.style.background.replace(/\s/g, '')));
+  assert.ok(legend.includes('rgb(150,200,150)') && legend.includes('rgb(220,220,220)'), `legend ${legend}: unchanged and the capture's own in different colours`);
   const ownNodes = [];
   const walk = (n) => { if (n.o) ownNodes.push(n); (n.c || []).forEach(walk); };
   walk(marked.root);
   const wide = ownNodes.filter((n) => (n.a || 0) * 100 >= (marked.root.a || 0) && n.a > 0);
   if (wide.length) {
-    assert.ok(frames.some((f) => f.own), `the capture's own frames (${wide.slice(0, 3).map((n) => n.n)}) are drawn, in grey`);
+    assert.ok(frames.some((f) => f.own), `the capture's own frames (${wide.slice(0, 3).map((n) => n.n)}) are drawn, in their own colour`);
   }
   await shot('flame-diff-change');
 });
@@ -295,6 +301,16 @@ test('flame graph: top table sorted by the API, peek and source of a function', 
   const hot = await page.locator('#source-table tr.hot').evaluateAll((rs) => rs.map((r) => [Number(r.dataset.line), Number(r.dataset.flat), Number(r.dataset.cum)]));
   assert.deepEqual(hot, lines.rows.map((r) => [r.line, r.flat, r.cum]), 'per-line values are the API\'s');
   assert.ok(lines.rows.length > 0 && lines.cum === peek.cum, 'source and peek agree on the cum');
+  // The kept source is shown beside the values, as pprof -list does, and
+  // the titles keep the function's case.
+  assert.ok(lines.source_status, 'the source answer says what the bundle kept');
+  if (lines.source_status === 'ok') {
+    const shown = await page.locator('#source-table td.code').allInnerTexts();
+    assert.ok(lines.text.length > 0 && shown.some((x) => x.trim() === lines.text.find((l) => l.line === lines.rows[0].line).text.trim()), 'source text shown');
+  }
+  for (const sel of ['#peek-panel h3', '#source-panel h3']) {
+    assert.equal(await page.locator(sel).evaluate((e) => getComputedStyle(e).textTransform), 'none', `${sel} keeps the function's case`);
+  }
   await shot('flame-peek-source');
 });
 
