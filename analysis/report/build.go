@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"github.com/leakscope/leakscope/internal/format"
+	"math"
 	"strings"
 	"time"
 
@@ -170,10 +171,16 @@ func impactItems(rep *analysis.Report) []string {
 	var items []string
 	b := rep.Bundle
 	if b.PeakGoroutines > 0 {
-		items = append(items, fmt.Sprintf("Peak goroutine count in the capture: %d.", b.PeakGoroutines))
+		items = append(items, fmt.Sprintf("Peak goroutine count in the capture: %s.", format.Int(b.PeakGoroutines)))
 	}
-	if h := rep.Series.HeapLive; len(h) >= 2 {
-		items = append(items, fmt.Sprintf("Heap in use went from %s to %s.", format.Bytes(h[0].Value), format.Bytes(h[len(h)-1].Value)))
+	// The heap figure is the heap section's (heap profiles, in use); the
+	// trace's live heap, when there is one, is named as its own.
+	if h := rep.Series.HeapInuse; len(h) >= 2 {
+		items = append(items, fmt.Sprintf("Heap in use (heap profiles) went from %s to %s, a change of %s over %d snapshots.",
+			format.Bytes(h[0].Value), format.Bytes(h[len(h)-1].Value), format.Bytes(float64(rep.Heap.GrowthBytes)), len(h)))
+	}
+	if h := rep.Series.HeapLive; rep.Series.HeapLiveFrom == "trace" && len(h) >= 2 {
+		items = append(items, fmt.Sprintf("The trace's live heap (inside its windows only) went from %s to %s.", format.Bytes(h[0].Value), format.Bytes(h[len(h)-1].Value)))
 	}
 	for _, s := range rep.Suspects {
 		t := s.Display
@@ -183,7 +190,7 @@ func impactItems(rep *analysis.Report) []string {
 		}
 		// Extrapolate only a steady trend: one step is a level, not a rate.
 		if s.Range != nil && s.Range.Trend == analysis.TrendSteady && s.GrowthPerMin > 0 {
-			more := fmt.Sprintf("%.0f more goroutines", 60*s.GrowthPerMin)
+			more := format.Count(int64(math.Round(60*s.GrowthPerMin)), "more goroutine")
 			if s.Kind == analysis.KindHeap {
 				more = format.Bytes(60*s.GrowthPerMin) + " more"
 			}
