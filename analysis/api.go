@@ -452,8 +452,12 @@ type HeapGrowth struct {
 	// goroutine suspects.
 	GrowthBytes     int64 `json:"growth_bytes"`
 	AttributedBytes int64 `json:"attributed_bytes"`
-	// Diff is first versus last snapshot (see [HeapDiff] for any two).
-	Diff []HeapDiffEntry `json:"diff,omitempty"`
+	// Diff is first versus last snapshot (see [HeapDiff] for any two),
+	// without the capture's own allocations in the target (profile and
+	// trace writers, [flame.Own]); OwnDeltaBytes is how much those
+	// changed by.
+	Diff          []HeapDiffEntry `json:"diff,omitempty"`
+	OwnDeltaBytes int64           `json:"own_delta_bytes,omitempty"`
 }
 
 // HeapGrower is one allocation site whose in-use heap grows.

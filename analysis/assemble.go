@@ -114,7 +114,7 @@ func heapSection(in *loaded, v *verdicts, byCandidate map[*candidate]*Suspect, h
 	tot := heapTotals(prof)
 	if len(tot) >= 2 {
 		hg.GrowthBytes = int64(tot[len(tot)-1].Value - tot[0].Value)
-		hg.Diff = diffHeap(prof, in.st, prof.heapTS[0], prof.heapTS[len(prof.heapTS)-1], 20)
+		hg.Diff, hg.OwnDeltaBytes = diffHeap(prof, in.st, prof.heapTS[0], prof.heapTS[len(prof.heapTS)-1], 20)
 	}
 	return hg
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/analysis/flame"
 	"math"
 	"regexp"
 	"sort"
@@ -444,11 +445,17 @@ func heapTotals(p *profileData) []Point {
 }
 
 // diffHeap compares two heap snapshots by stack, largest growth first.
-func diffHeap(p *profileData, st *stackTable, base, target int64, limit int) []HeapDiffEntry {
-	var out []HeapDiffEntry
+func diffHeap(p *profileData, st *stackTable, base, target int64, limit int) (out []HeapDiffEntry, own int64) {
 	for stack, m := range p.heap {
 		a, b := m[base], m[target]
 		if a == b {
+			continue
+		}
+		// The capture's own allocations (profile writers, the trace
+		// writer, their compressors) are left out, as the flame graph
+		// leaves them out: they are not the program's.
+		if ownStack(st.framesOf(stack)) {
+			own += b[0] - a[0]
 			continue
 		}
 		loc, _ := locationFrame(st.framesOf(stack))
@@ -467,7 +474,18 @@ func diffHeap(p *profileData, st *stackTable, base, target int64, limit int) []H
 	for i := range out {
 		out[i].Stack = st.framesOf(out[i].StackID)
 	}
-	return out
+	return out, own
+}
+
+// ownStack reports whether a stack runs the capture's own machinery in
+// the target ([flame.Own]).
+func ownStack(frames []Frame) bool {
+	for _, f := range frames {
+		if flame.Own(f.Function) {
+			return true
+		}
+	}
+	return false
 }
 
 // nearest returns the element of sorted ts closest to t.
@@ -503,5 +521,6 @@ func heapDiff(b *bundle.Bundle, mem memory.Allocator, base, target time.Time) ([
 	if !target.IsZero() {
 		tt = nearest(p.heapTS, target.UnixNano())
 	}
-	return diffHeap(p, st, bt, tt, 0), nil
+	d, _ := diffHeap(p, st, bt, tt, 0)
+	return d, nil
 }

@@ -165,6 +165,18 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 			}
 		}
 	}
+	// The heap diff leaves the capture's own allocations out, as the
+	// flame graph does, and says how much they changed by.
+	for _, e := range web.Heap.Diff {
+		for _, f := range e.Stack {
+			if flame.Own(f.Function) {
+				t.Errorf("heap diff lists %s, under the capture's own %s", e.Location, f.Function)
+			}
+		}
+	}
+	if web.Heap.OwnDeltaBytes != 0 && !strings.Contains(md.String(), "without the capture's own allocations") {
+		t.Errorf("the capture's own allocations changed by %d bytes; the Markdown does not say they are left out", web.Heap.OwnDeltaBytes)
+	}
 	// No allocating line appears twice for one owner in the heap table.
 	seen := map[string]bool{}
 	for _, g := range web.Heap.Growers {

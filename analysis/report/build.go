@@ -276,7 +276,11 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		rows = append(rows, []string{code(shortFn(e.Location)), format.Bytes(float64(e.BaseBytes)), format.Bytes(float64(e.Bytes)), format.Bytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
 	}
 	if len(rows) > 0 {
-		d.p("First versus last heap snapshot:")
+		intro := "First versus last heap snapshot:"
+		if hg.OwnDeltaBytes != 0 {
+			intro = fmt.Sprintf("First versus last heap snapshot, without the capture's own allocations in the target (profile and trace writers and their compressors, which changed by %s):", format.Bytes(float64(hg.OwnDeltaBytes)))
+		}
+		d.p(intro)
 		d.tbl([]string{"allocation site", "first", "last", "Δ bytes", "Δ objects"}, rows)
 	}
 }
