@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"slices"
 	"strings"
 )
@@ -154,13 +155,13 @@ func groupSummary(g LifetimeGroup) string {
 	if g.Kind != "goroutine" {
 		s := Plural(float64(g.Count), g.Kind)
 		if g.Alive > 0 {
-			s += fmt.Sprintf(", %d open", g.Alive)
+			s += ", " + format.Int(int64(g.Alive)) + " open"
 		}
 		return s
 	}
-	s := Plural(float64(g.Count), "goroutine") + fmt.Sprintf(", %d alive", g.Alive)
+	s := Plural(float64(g.Count), "goroutine") + ", " + format.Int(int64(g.Alive)) + " alive"
 	if g.Members > 0 {
-		s += fmt.Sprintf(", %d in %s", g.Members, strings.Join(g.Suspects, ", "))
+		s += ", " + format.Int(int64(g.Members)) + " in " + strings.Join(g.Suspects, ", ")
 	}
 	return s
 }
