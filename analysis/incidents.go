@@ -288,11 +288,11 @@ func incidentSummary(inc Incident, top Suspect) string {
 	case top.Kind == KindHeap:
 		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s)", where, FormatRate(inc.BytesPerMin, KindHeap), FormatBytes(float64(inc.RetainedBytes)), what)
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
-		return fmt.Sprintf("%d goroutines created from %s leak, %s%s (%s)", inc.Goroutines, where, FormatRate(inc.GoroutinesPerMin, KindGoroutine), heap, what)
+		return fmt.Sprintf("%s created from %s leak, %s%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, FormatRate(inc.GoroutinesPerMin, KindGoroutine), heap, what)
 	case inc.CallsPerMin > 0:
 		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min", where, plural(inc.PerCall, "goroutine"), heap, what, trimFloat(inc.CallsPerMin))
 	}
-	return fmt.Sprintf("%d goroutines created from %s are stuck%s (%s)", inc.Goroutines, where, heap, what)
+	return fmt.Sprintf("%s created from %s are stuck%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, what)
 }
 
 // trimFloat prints a count without a needless ".0".

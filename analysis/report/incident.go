@@ -39,11 +39,11 @@ func incidentWhat(inc analysis.Incident) string {
 	case inc.Goroutines == 0:
 		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s).", where, rate(inc.BytesPerMin, "bytes"), format.Bytes(float64(inc.RetainedBytes)), lit(what))
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
-		return fmt.Sprintf("%d goroutines created from %s leak, %s%s (%s).", inc.Goroutines, where, rate(inc.GoroutinesPerMin, ""), heap, lit(what))
+		return fmt.Sprintf("%s created from %s leak, %s%s (%s).", format.Count(int64(inc.Goroutines), "goroutine"), where, rate(inc.GoroutinesPerMin, ""), heap, lit(what))
 	case inc.CallsPerMin > 0:
-		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min, %d goroutines now.", where, goroutines(inc.PerCall), heap, lit(what), trimNum(inc.CallsPerMin), inc.Goroutines)
+		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min, %s now.", where, goroutines(inc.PerCall), heap, lit(what), trimNum(inc.CallsPerMin), format.Count(int64(inc.Goroutines), "goroutine"))
 	}
-	return fmt.Sprintf("%d goroutines created from %s are stuck%s (%s).", inc.Goroutines, where, heap, lit(what))
+	return fmt.Sprintf("%s created from %s are stuck%s (%s).", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, lit(what))
 }
 
 func goroutines(n float64) string {
