@@ -97,10 +97,16 @@ func incidentsSection(d *document, rep *analysis.Report, level int) {
 			facts = append(facts, "**Created through:** "+chainLine(inc.CreationChain))
 		}
 		if !inc.FirstSeen.IsZero() {
-			facts = append(facts, "**First seen:** "+inc.FirstSeen.UTC().Format("2006-01-02 15:04:05 UTC"))
+			facts = append(facts, "**First seen:** "+format.Time(inc.FirstSeen))
 		}
 		if inc.RetainedBytes > 0 {
-			facts = append(facts, "**Heap it holds:** "+format.Bytes(float64(inc.RetainedBytes))+", "+rate(inc.BytesPerMin, "bytes"))
+			// A rate of zero is one the analysis did not measure (JSON
+			// leaves bytes_per_min out): say so rather than "+0 B/min".
+			growth := "no growth rate measured for it"
+			if inc.BytesPerMin != 0 {
+				growth = rate(inc.BytesPerMin, "bytes")
+			}
+			facts = append(facts, "**Heap it holds:** "+format.Bytes(float64(inc.RetainedBytes))+", "+growth)
 		}
 		d.ul(facts...)
 		if inc.Description != "" {
