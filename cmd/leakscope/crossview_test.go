@@ -76,8 +76,18 @@ func TestCrossView(t *testing.T) {
 					t.Errorf("%s: CLI JSON and workbench JSON differ:\n%s\n%s", inc.ID, a, b)
 				}
 				for doc, text := range docs {
-					if !strings.Contains(text, inc.ID+" · ") || !strings.Contains(sectionOf(text, inc.ID), "score "+format.Score(inc.Score)) {
-						t.Errorf("%s: %s does not show it with score %s", inc.ID, doc, format.Score(inc.Score))
+					sec := sectionOf(text, inc.ID)
+					want := []string{"score " + format.Score(inc.Score), "First seen:", format.Time(inc.FirstSeen)}
+					if inc.RetainedBytes > 0 {
+						want = append(want, format.Bytes(float64(inc.RetainedBytes)))
+					}
+					if inc.Goroutines > 0 {
+						want = append(want, format.Count(inc.Goroutines, "goroutine"))
+					}
+					for _, w := range want {
+						if !strings.Contains(sec, w) {
+							t.Errorf("%s: %s does not show %q", inc.ID, doc, w)
+						}
 					}
 				}
 			}
