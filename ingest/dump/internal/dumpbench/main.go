@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/dump"
 	"github.com/leakscope/leakscope/ingest/dump/internal/gen"
+	"github.com/leakscope/leakscope/internal/benchstat"
 )
 
 func main() {
@@ -57,17 +57,14 @@ func run() error {
 		return err
 	}
 	if *cpuProfile != "" {
-		pf, err := os.Create(*cpuProfile)
+		stop, err := benchstat.ProfileCPU(*cpuProfile)
 		if err != nil {
 			return err
 		}
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if *heapProfile != "" {
-		defer profilePeak(*heapProfile)()
+		defer benchstat.ProfilePeak(*heapProfile)()
 	}
 	start := time.Now()
 	var count int64

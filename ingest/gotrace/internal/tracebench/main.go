@@ -74,14 +74,14 @@ func run() error {
 	flag.Parse()
 	if *child != "" {
 		if *cpuProfile != "" {
-			stop, err := profileCPU(*cpuProfile)
+			stop, err := benchstat.ProfileCPU(*cpuProfile)
 			if err != nil {
 				return err
 			}
 			defer stop()
 		}
 		if *heapProfile != "" {
-			stop := profilePeak(*heapProfile)
+			stop := benchstat.ProfilePeak(*heapProfile)
 			defer stop()
 		}
 		return runChild(*child, *file, *workers)

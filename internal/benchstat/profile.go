@@ -1,4 +1,4 @@
-package main
+package benchstat
 
 import (
 	"bytes"
@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// profilePeak samples the heap every 50 ms and keeps the heap profile
+// ProfilePeak samples the heap every 50 ms and keeps the heap profile
 // taken when the heap in use was largest; the returned stop writes it to
 // path. It shows what holds memory at the peak, which an end-of-run
 // profile does not.
-func profilePeak(path string) (stop func()) {
+func ProfilePeak(path string) (stop func()) {
 	runtime.MemProfileRate = 64 << 10
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -42,4 +42,20 @@ func profilePeak(path string) (stop func()) {
 		<-finished
 		os.WriteFile(path, best.Bytes(), 0o644)
 	}
+}
+
+// ProfileCPU starts a CPU profile into path; stop ends it.
+func ProfileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
