@@ -15,12 +15,15 @@ type firstAnswer struct {
 }
 
 // afterDump is called for every dump artifact; the first complete one
-// flushes the tables, so a reader sees the dump and the history before
-// it, and starts the callback.
+// records the source of the functions its frames name (without it, a
+// select or receive in the program's code is undecided, and the first
+// answer would hold no stuck verdict), flushes the tables, so a reader
+// sees the dump and the history before it, and starts the callback.
 func (c *capturer) afterDump(a bundle.Artifact) {
 	if c.opts.FirstDump == nil || a.Status != bundle.StatusComplete || !c.first.done.CompareAndSwap(false, true) {
 		return
 	}
+	c.snapshotSources()
 	if err := c.w.Flush(); err != nil {
 		c.logf("first answer: %v", err)
 		return
