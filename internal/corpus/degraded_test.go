@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,9 +20,12 @@ import (
 // argument word is marked "?" (possibly wrong), a SIGQUIT traceback cut in
 // the middle of a frame, and a dump whose program source does not parse.
 // Each must be ingested and analysed without an error (the cut traceback
-// as truncated), and the report must still name one of the bugs, as it
-// does from the dump as captured: the verdict at the confidence that is
-// left. Source that does not parse may lower confidence but must not
+// as truncated). The cut traceback and the unparsable source must still
+// name one of the bugs, as the dump as captured does: the verdict at the
+// confidence that is left. With every word unsure no object is known, so
+// one dump can show neither the lock cycle nor who could feed the
+// receivers: the report must then name no object at all, rather than a
+// bug. Source that does not parse may lower confidence but must not
 // change the verdicts.
 func TestDegradedInputs(t *testing.T) {
 	if testing.Short() {
@@ -65,11 +69,12 @@ func TestDegradedInputs(t *testing.T) {
 		name, artifact string
 		body           []byte
 		breakSource    bool
+		noIdentity     bool
 	}{
-		{"dump as captured", Dump1, dump, false},
-		{"all arguments marked ?", Dump1, unsureArgs(dump), false},
-		{"traceback cut mid-frame", Traceback, cut, false},
-		{"source that does not parse", Dump1, dump, true},
+		{"dump as captured", Dump1, dump, false, false},
+		{"all arguments marked ?", Dump1, unsureArgs(dump), false, true},
+		{"traceback cut mid-frame", Traceback, cut, false, false},
+		{"source that does not parse", Dump1, dump, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.breakSource {
@@ -85,7 +90,11 @@ func TestDegradedInputs(t *testing.T) {
 			}
 			got := verdicts(rep)
 			t.Logf("verdicts:\n  %v", got)
-			if !namesBlocked(rep, p.Truth) {
+			if c.noIdentity {
+				if obj := namedObject(rep); obj != "" {
+					t.Errorf("every word is unsure, yet the report names an object: %s", obj)
+				}
+			} else if !namesBlocked(rep, p.Truth) {
 				t.Errorf("no suspect names a blocked function (%v)", p.Truth.BlockedFunctions())
 			}
 			if c.artifact == Dump1 && !c.breakSource && bytes.Equal(c.body, dump) {
@@ -163,6 +172,19 @@ func breakSource(t *testing.T, dir string) func() {
 
 // namesBlocked reports whether a suspect of rep is located at one of the
 // truth's blocked functions.
+// namedObject returns the first evidence that names an object by its
+// address, "" when none does.
+func namedObject(rep *analysis.Report) string {
+	for _, s := range rep.Suspects {
+		for _, e := range s.Evidence {
+			if strings.Contains(e.Detail, "0x") {
+				return s.ID + " " + e.Kind + ": " + e.Detail
+			}
+		}
+	}
+	return ""
+}
+
 func namesBlocked(rep *analysis.Report, t blocking.Truth) bool {
 	for _, s := range rep.Suspects {
 		for _, fn := range t.BlockedFunctions() {
