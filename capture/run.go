@@ -206,7 +206,12 @@ func (c *capturer) resolveTarget(ctx context.Context) error {
 	}
 	if c.opts.PID > 0 {
 		if err := checkGoProcess(c.opts.PID); err != nil {
-			return err
+			if c.opts.URL == "" {
+				return err
+			}
+			// A URL names the pprof endpoint itself: the executable may be
+			// an emulator (qemu-user) or a wrapper running the Go program.
+			c.log.Notef("%v; carrying on with %s", err, c.opts.URL)
 		}
 	}
 	if !c.httpSources() {
