@@ -389,10 +389,14 @@ func (w *waitGraph) fixpoint() {
 // owner returns x's creator when the function that ran the go statement
 // is still running in it (still on its stack): that function can still
 // hand the new goroutine what it holds. A creator that returned from it
-// owns nothing of x's any more.
+// owns nothing of x's any more, unless x is a library's own goroutine
+// (libraryGoroutine): its creator may still hold the object x serves.
 func (w *waitGraph) owner(x *waitGor) *waitGor {
 	c := w.byGoid[x.creator]
 	if c == nil || c == x || c.class == classInfra || x.site == nil || x.site.creator == "" {
+		return c
+	}
+	if libraryGoroutine(x.site) {
 		return c
 	}
 	for _, f := range w.stacks.framesOf(c.stack) {
@@ -401,6 +405,18 @@ func (w *waitGraph) owner(x *waitGor) *waitGor {
 		}
 	}
 	return nil
+}
+
+// libraryGoroutine reports a library's own goroutine: no frame of the
+// user's, started inside the library (database/sql.OpenDB starting
+// connectionOpener). It lives for an object the library returned to its
+// caller, and the goroutine that made the call may hold that object in a
+// local, which no frame prints, long after the constructor returned.
+func libraryGoroutine(s *site) bool {
+	if _, i := userFrame(s.frames); i >= 0 {
+		return false
+	}
+	return !isUser(Frame{Function: s.creator})
 }
 
 // findCycles numbers the strongly connected components of two or more
