@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"go/scanner"
+	"go/token"
 	"strings"
 	"testing"
 
@@ -16,16 +18,32 @@ func keptStmt(t testing.TB, text, kind string) *waitStmt {
 		return nil
 	}
 	lines := strings.Split(text, "\n")
-	line := 0
-	for i, l := range lines {
-		if strings.Contains(l, "// here") {
-			line = i + 1
-		}
-	}
+	line := markedLine(t, text)
 	c := &sourceCode{funcs: map[[2]string]*funcSource{
 		{"f.go", "main.f"}: {start: 1, end: len(lines), lines: lines, status: schema.SourceOK},
 	}}
 	return c.stmtAt(Frame{Function: "main.f", File: "f.go", Line: line}, kind)
+}
+
+// markedLine returns the line of text that carries the comment
+// "// here", read with the Go scanner (so text that does not parse still
+// has its marked line); 0 when none does.
+func markedLine(t testing.TB, text string) int {
+	t.Helper()
+	fset := token.NewFileSet()
+	file := fset.AddFile("f.go", -1, len(text))
+	var sc scanner.Scanner
+	sc.Init(file, []byte(text), nil, scanner.ScanComments)
+	line := 0
+	for {
+		pos, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			return line
+		}
+		if tok == token.COMMENT && lit == "// here" {
+			line = fset.Position(pos).Line
+		}
+	}
 }
 
 // TestStmtCases: each case of the statement a goroutine waits at is
