@@ -20,12 +20,40 @@ import (
 	"github.com/leakscope/leakscope/samples"
 )
 
+// benchBundle is a bundle a benchmark writes once per process, under the
+// one temporary directory TestMain removes.
+type benchBundle struct {
+	name  string
+	write func(dir string) error
+	once  sync.Once
+	dir   string
+	err   error
+}
+
 var (
-	bigOnce sync.Once
-	bigDir  string
-	bigErr  error
+	tmpOnce sync.Once
 	tmpRoot string
+	tmpErr  error
 )
+
+// path writes the bundle the first time it is asked for and returns its
+// directory.
+func (bb *benchBundle) path(tb testing.TB) string {
+	bb.once.Do(func() {
+		tmpOnce.Do(func() { tmpRoot, tmpErr = os.MkdirTemp("", "leakscope-bench-") })
+		if bb.err = tmpErr; bb.err != nil {
+			return
+		}
+		bb.dir = filepath.Join(tmpRoot, bb.name)
+		bb.err = bb.write(bb.dir)
+	})
+	if bb.err != nil {
+		tb.Fatal(bb.err)
+	}
+	return bb.dir
+}
+
+var big = &benchBundle{name: "big.lsb", write: writeBigBundle}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -39,20 +67,7 @@ func TestMain(m *testing.M) {
 // bigBundle writes (once per process) a bundle with 1,000,000 goroutine
 // rows — ten dumps of 100,000 goroutines over 100 distinct stacks, three of
 // them leaking — and 100 heap snapshots of 2,000 allocation stacks.
-func bigBundle(tb testing.TB) string {
-	bigOnce.Do(func() {
-		tmpRoot, bigErr = os.MkdirTemp("", "leakscope-bench-")
-		if bigErr != nil {
-			return
-		}
-		bigDir = filepath.Join(tmpRoot, "big.lsb")
-		bigErr = writeBigBundle(bigDir)
-	})
-	if bigErr != nil {
-		tb.Fatal(bigErr)
-	}
-	return bigDir
-}
+func bigBundle(tb testing.TB) string { return big.path(tb) }
 
 func writeBigBundle(dir string) error {
 	m := bundle.NewManifest("bench", "test")
@@ -249,11 +264,7 @@ func BenchmarkLifetimesMillionGoroutines(b *testing.B) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 }
 
-var (
-	suspectsOnce sync.Once
-	suspectsDir  string
-	suspectsErr  error
-)
+var suspects = &benchBundle{name: "suspects.lsb", write: writeSuspectsBundle}
 
 // suspectsRows is the goroutine rows of suspectsBundle: 20,000 leaking
 // stacks with 1 to 9 goroutines in nine dumps, 100 stable ones with 111.
@@ -262,21 +273,7 @@ const suspectsRows = 20_000*45 + 100*111*9
 // suspectsBundle writes (once per process) a bundle with about 1,000,000
 // goroutine rows in nine dumps where 20,000 distinct stacks each leak
 // one more goroutine per dump (900,000 rows) beside 100 stable stacks.
-func suspectsBundle(tb testing.TB) string {
-	suspectsOnce.Do(func() {
-		if tmpRoot == "" {
-			if tmpRoot, suspectsErr = os.MkdirTemp("", "leakscope-bench-"); suspectsErr != nil {
-				return
-			}
-		}
-		suspectsDir = filepath.Join(tmpRoot, "suspects.lsb")
-		suspectsErr = writeSuspectsBundle(suspectsDir)
-	})
-	if suspectsErr != nil {
-		tb.Fatal(suspectsErr)
-	}
-	return suspectsDir
-}
+func suspectsBundle(tb testing.TB) string { return suspects.path(tb) }
 
 func writeSuspectsBundle(dir string) error {
 	m := bundle.NewManifest("bench", "test")
