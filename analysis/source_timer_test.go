@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,34 +19,14 @@ import (
 	"github.com/leakscope/leakscope/ingest/srclines"
 )
 
-var (
-	timerProgOnce sync.Once
-	timerProgPath string
-	timerProgErr  error
-)
+var timerProg = &testProg{name: "timerprog"}
 
 // runTimerProg builds and starts testdata/timerprog and returns its pprof
 // address once every goroutine is in place.
 func runTimerProg(t *testing.T, mode string) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs a Go program")
-	}
-	timerProgOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "timerprog")
-		if err != nil {
-			timerProgErr = err
-			return
-		}
-		timerProgPath = filepath.Join(dir, "timerprog")
-		if out, err := exec.Command("go", "build", "-o", timerProgPath, "testdata/timerprog/main.go").CombinedOutput(); err != nil {
-			timerProgErr = fmt.Errorf("build timerprog: %v\n%s", err, out)
-		}
-	})
-	if timerProgErr != nil {
-		t.Fatal(timerProgErr)
-	}
-	cmd := exec.Command(timerProgPath, mode)
+	bin := timerProg.build(t)
+	cmd := exec.Command(bin, mode)
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,35 +22,10 @@ import (
 	"github.com/leakscope/leakscope/ingest/srclines"
 )
 
-var (
-	stuckProgOnce sync.Once
-	stuckProgPath string
-	stuckProgErr  error
-)
+var stuckProg = &testProg{name: "stuckprog"}
 
 // buildStuckProg builds testdata/stuckprog once per test binary.
-func buildStuckProg(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs a Go program")
-	}
-	stuckProgOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "stuckprog")
-		if err != nil {
-			stuckProgErr = err
-			return
-		}
-		stuckProgPath = filepath.Join(dir, "stuckprog")
-		out, err := exec.Command("go", "build", "-o", stuckProgPath, "testdata/stuckprog/main.go").CombinedOutput()
-		if err != nil {
-			stuckProgErr = fmt.Errorf("build stuckprog: %v\n%s", err, out)
-		}
-	})
-	if stuckProgErr != nil {
-		t.Fatal(stuckProgErr)
-	}
-	return stuckProgPath
-}
+func buildStuckProg(t *testing.T) string { return stuckProg.build(t) }
 
 // stuckRun is one running stuckprog.
 type stuckRun struct {
