@@ -116,6 +116,9 @@ type Artifact struct {
 	Status     string    `json:"status"`
 	Detail     string    `json:"detail,omitempty"`
 	OriginPath string    `json:"origin,omitempty"`
+	// Fatal is the runtime's fatal error a traceback follows, as it
+	// printed it ("all goroutines are asleep - deadlock!"); "" for none.
+	Fatal string `json:"fatal,omitempty"`
 	// SHA256 is the hex SHA-256 of the original, for telling a file
 	// already added from a new one.
 	SHA256 string `json:"sha256,omitempty"`
