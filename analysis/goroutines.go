@@ -84,6 +84,10 @@ type snapDetail struct {
 	// truncated is set when the latest snapshot had more than maxDetail
 	// goroutines: gs holds none of them.
 	truncated bool
+	// allAsleep, when not empty, names the traceback in which the
+	// runtime stopped the program because all goroutines were asleep
+	// (see [allAsleepCrash]).
+	allAsleep string
 }
 
 // progressed reports whether the process did anything between its two

@@ -33,9 +33,17 @@ type stuckFacts struct {
 	liveElsewhere   bool     // some goroutine of the program can run
 	dumping         []string // the goroutines taking the dump, not counted as able to run, and why
 	undecided       int      // goroutines of the program a timer may wake, for all the source shows
-	objects         []uint64
-	objectAt        []argRef // where each of objects was read
-	cycleObjs       []string
+	runtimeAsleep   string   // the traceback the runtime printed on finding all goroutines asleep
+	heldWaiters     int      // lock waiters stuck only behind this site, which holds their lock while it blocks
+	selfHeld        int      // members whose source shows they hold the lock they wait for
+	selfHeldNote    string   // what the first one's source shows
+	asleepBound     int64    // waitGraph.timerBound: all asleep only unless a timer case this long or longer remains
+	// timerBound counts members parked for want of source after a long
+	// wait (waitGor.timerBound), timerBoundMin the shortest such wait.
+	timerBound, timerBoundMin int64
+	objects                   []uint64
+	objectAt                  []argRef // where each of objects was read
+	cycleObjs                 []string
 	// Persistence across snapshots (from site.persist).
 	snapshots  int
 	persisted  float64 // share of members parked identically in the snapshot before
@@ -72,6 +80,8 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 			f.liveElsewhere = w.liveApp > 0
 			f.dumping = w.dumping
 			f.undecided = w.undecided
+			f.runtimeAsleep = w.runtimeAsleep
+			f.asleepBound = w.timerBound
 			if sd := in.detail; sd != nil {
 				f.snapshots = len(in.d.snapshots)
 				f.progressed = sd.progressed()
@@ -111,6 +121,12 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		}
 		f.parked++
 		f.addProgress(x)
+		if x.timerBound > 0 {
+			if f.timerBound == 0 || x.timerBound < f.timerBoundMin {
+				f.timerBoundMin = x.timerBound
+			}
+			f.timerBound++
+		}
 		if kinds[x.site] == nil {
 			kinds[x.site] = map[string]int{}
 		}
@@ -149,14 +165,38 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 	for s, m := range kinds {
 		out[s].kind = topKey(toInt64(m))
 	}
+	markHeldWhileBlocked(out)
 	w.infraConsequences(out)
 	return out
+}
+
+// markHeldWhileBlocked counts, for each site blocked on something other
+// than a lock, the lock waiters stuck only behind it: it holds their
+// lock while it blocks (a lock held across a channel operation or a
+// callback, with no cycle: nobody it waits for wants the lock).
+func markHeldWhileBlocked(out map[*site]*stuckFacts) {
+	for _, f := range out {
+		if f.kind != "lock" && f.kind != "rlock" {
+			continue
+		}
+		for cause, n := range f.causes {
+			if c := out[cause]; c != nil && c.kind != "lock" && c.kind != "rlock" && c.inCycle == 0 {
+				c.heldWaiters += n
+			}
+		}
+	}
 }
 
 // addUnreached counts an unreached member: its possible holders (or the
 // lack of any waker), its cycle and the sites it waits for.
 func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[string]bool) {
 	f.unreached++
+	if x.selfHeld != "" {
+		f.selfHeld++
+		if f.selfHeldNote == "" {
+			f.selfHeldNote = x.selfHeld
+		}
+	}
 	if len(f.ruledOut) == 0 {
 		f.ruledOut = x.ruledOut
 	}
@@ -282,11 +322,17 @@ func (f *stuckFacts) findings() []string {
 		return nil
 	}
 	var out []string
+	if f.selfHeld > 0 {
+		out = append(out, "held-by-self")
+	}
 	if f.inCycle > 0 {
 		out = append(out, cycleKind(f.cycleKinds), "cycle")
 	}
 	if (f.kind == "lock" || f.kind == "rlock") && f.noWaker > 0 {
 		out = append(out, "no-holder")
+	}
+	if f.heldWaiters > 0 && f.inCycle == 0 {
+		out = append(out, "held-while-blocked")
 	}
 	out = append(out, "unreachable")
 	if !f.liveElsewhere && f.undecided == 0 {
