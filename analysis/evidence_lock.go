@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
+	"strings"
 )
 
 // heldBySelf reads, from the kept source, whether the goroutine waiting
@@ -111,4 +113,42 @@ func blockStmts(n ast.Node) []ast.Stmt {
 		return b.Body
 	}
 	return nil
+}
+
+// mayLeave reports whether a loop body has a statement that can end the
+// loop or the goroutine: a return, any break or goto, or a call of
+// panic, runtime.Goexit, os.Exit or a Fatal or Panic function. It does
+// not look into function literals.
+func mayLeave(body *ast.BlockStmt) bool {
+	leaves := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			leaves = true
+		case *ast.BranchStmt:
+			leaves = leaves || n.Tok == token.BREAK || n.Tok == token.GOTO
+		case *ast.CallExpr:
+			leaves = leaves || endsGoroutine(n.Fun)
+		}
+		return !leaves
+	})
+	return leaves
+}
+
+// endsGoroutine reports a callee that never returns to its caller.
+func endsGoroutine(fun ast.Expr) bool {
+	switch f := fun.(type) {
+	case *ast.Ident:
+		return f.Name == "panic"
+	case *ast.SelectorExpr:
+		switch name := f.Sel.Name; {
+		case name == "Goexit", name == "Exit":
+			return true
+		case strings.HasPrefix(name, "Fatal"), strings.HasPrefix(name, "Panic"):
+			return true
+		}
+	}
+	return false
 }

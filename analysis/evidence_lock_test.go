@@ -68,3 +68,59 @@ func TestHeldBySelf(t *testing.T) {
 		t.Errorf("without source: %q", got)
 	}
 }
+
+// TestEndlessTickerLoop: a range over a Ticker's C whose body cannot
+// leave the loop never ends; a return, break or panic in the body, or a
+// channel other than a ticker's, makes it an ordinary loop.
+func TestEndlessTickerLoop(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		endless    bool
+	}{
+		{"no way out", `func f(n *int) {
+	t := time.NewTicker(time.Second)
+	for range t.C { // here
+		*n++
+	}
+}`, true},
+		{"return", `func f(n *int) {
+	t := time.NewTicker(time.Second)
+	for range t.C { // here
+		if *n > 3 {
+			return
+		}
+	}
+}`, false},
+		{"break", `func f(n *int) {
+	t := time.NewTicker(time.Second)
+	for range t.C { // here
+		if *n > 3 {
+			break
+		}
+	}
+}`, false},
+		{"panic", `func f(n *int) {
+	t := time.NewTicker(time.Second)
+	for range t.C { // here
+		if *n > 3 {
+			panic("done")
+		}
+	}
+}`, false},
+		{"closure return", `func f(n *int) {
+	t := time.NewTicker(time.Second)
+	for range t.C { // here
+		func() { return }()
+	}
+}`, true},
+		{"plain channel", `func f(ch chan int) {
+	for range ch { // here
+	}
+}`, false},
+	} {
+		w := keptStmt(t, c.text, "chan receive")
+		if w.endless != c.endless {
+			t.Errorf("%s: endless = %v, want %v (statement %q %+v, %s)", c.name, w.endless, c.endless, w.kind, w.cases, w.why)
+		}
+	}
+}

@@ -144,7 +144,12 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		leak = 0.95
 		sc.evidence = append(sc.evidence, Evidence{Kind: "goroutineleak", Detail: "the Go runtime's leak detector marked these goroutines as leaked (blocked on objects no running goroutine can reach)"})
 	}
-	sc.leak = math.Max(math.Max(growth, traced), leak)
+	endless := endlessLeak(sf)
+	if endless > 0 {
+		sc.evidence = append(sc.evidence, Evidence{Kind: "never-ends", Weight: logOdds(endless), Value: float64(sf.endless),
+			Detail: fmt.Sprintf("%s range over a Ticker's C with no way out of the loop (the time package never closes it), started by a call that has returned: each call leaves one that can never end", Plural(float64(sf.endless), "goroutine"))})
+	}
+	sc.leak = math.Max(math.Max(math.Max(growth, traced), leak), endless)
 	sc.traced = traced
 	sc.grows = math.Max(growth, traced)
 	for i, e := range sc.evidence {
@@ -180,6 +185,16 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 	}
 	sc.score = round(sc.score, 1)
 	return sc
+}
+
+// endlessLeak is the leak confidence from goroutines that can never end
+// (stuckFacts.endless): one is a background loop as often as a leak, so
+// it takes two or more from one go statement, and more for certainty.
+func endlessLeak(sf *stuckFacts) float64 {
+	if sf == nil || sf.endless < 2 {
+		return 0
+	}
+	return 0.6 * math.Sqrt(clamp01(float64(sf.endless)/10))
 }
 
 // heapScore weighs a growing heap site the same way: confidence from the

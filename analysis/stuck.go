@@ -35,6 +35,7 @@ type stuckFacts struct {
 	undecided       int      // goroutines of the program a timer may wake, for all the source shows
 	runtimeAsleep   string   // the traceback the runtime printed on finding all goroutines asleep
 	heldWaiters     int      // lock waiters stuck only behind this site, which holds their lock while it blocks
+	endless         int      // members that can run but never end (waitGor.endless) and whose creator has returned
 	selfHeld        int      // members whose source shows they hold the lock they wait for
 	selfHeldNote    string   // what the first one's source shows
 	asleepBound     int64    // waitGraph.timerBound: all asleep only unless a timer case this long or longer remains
@@ -115,6 +116,9 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		switch x.class {
 		case classLive:
 			f.live++
+			if x.endless && w.owner(x) == nil {
+				f.endless++
+			}
 			continue
 		case classInfra:
 			continue

@@ -70,6 +70,9 @@ type waitGor struct {
 	// C of unknown type): a timer case cannot be ruled out, so it is
 	// taken as able to run, as a timer wait is.
 	undecided bool
+	// endless is set for a goroutine that can run but never end: it
+	// ranges over a Ticker's C with no way out of the loop.
+	endless bool
 	// selfHeld, for a lock waiter, says how its source shows that it
 	// holds that lock itself ([sourceCode.heldBySelf]): only it could
 	// release it, so nothing can wake it.
@@ -146,7 +149,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
 		c := classifyGor(g, frames, src, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
-		x.class, x.kind, x.idle, x.undecided, x.timerBound = c.class, c.kind, c.idle, c.undecided, c.timerBound
+		x.class, x.kind, x.idle, x.undecided, x.timerBound, x.endless = c.class, c.kind, c.idle, c.undecided, c.timerBound, c.endless
 		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
 			x.class, x.undecided, x.timerBound = classInfra, false, 0
 			why := g.dumping
@@ -195,6 +198,7 @@ type classified struct {
 	kind       string // the wait kind when parked
 	idle       bool
 	undecided  bool  // taken as able to run only for want of source
+	endless    bool  // able to run, in a loop it can never leave (waitStmt.endless)
 	timerBound int64 // parked for want of source after this many minutes (see [waitGor])
 }
 
@@ -223,7 +227,7 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, sc waitScene) classifi
 		case t == triMaybe && g.wait > 0:
 			return classified{class: classParked, kind: kind, timerBound: g.wait}
 		default:
-			return classified{class: classLive, undecided: t == triMaybe}
+			return classified{class: classLive, undecided: t == triMaybe, endless: w.endless}
 		}
 	}
 	return classified{class: classParked, kind: kind}
