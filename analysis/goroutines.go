@@ -333,14 +333,14 @@ func (si *stackInfo) readWords(args func(int, func(int, string)), r int, g *gor)
 		}
 		if g.block.obj == 0 && slices.Contains(si.objFrames, i) {
 			if v, ok := firstWord(s); ok && v >= minPointer && v < maxPointer {
-				g.block.obj, g.block.objAt = v, argRef{fn, 0}
+				g.block.obj, g.block.objAt = v, argRef{fn: fn}
 			}
 		}
 		for _, w := range pointerWords(s, buf[:0]) {
 			if w.unsure {
 				continue
 			}
-			ref := argRef{fn, w.pos}
+			ref := argRef{fn: fn, pos: w.pos}
 			if i == si.userFrame && w.v >= staticLimit && !slices.Contains(g.block.via, w.v) {
 				g.block.via = append(g.block.via, w.v)
 				g.block.viaAt = append(g.block.viaAt, ref)

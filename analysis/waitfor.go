@@ -146,6 +146,9 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		}
 	}
 	for _, g := range sd.gs {
+		if src != nil {
+			src.nameRefs(g)
+		}
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
 		c := classifyGor(g, frames, src, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
