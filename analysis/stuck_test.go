@@ -386,7 +386,8 @@ func TestCycleKinds(t *testing.T) {
 
 // TestLockHeldWhileBlocked: a lock held across a singleflight call whose
 // callback blocks on a send nobody receives is held while blocked, not a
-// cycle: one suspect, the send in the holder's callback (never main.main),
+// cycle: one suspect, the send in the holder's callback (never main.main)
+// with pattern lock-held-while-blocked,
 // with the lookups queued on the lock folded under it.
 func TestLockHeldWhileBlocked(t *testing.T) {
 	r := startStuckProg(t, "callback")
@@ -401,7 +402,7 @@ func TestLockHeldWhileBlocked(t *testing.T) {
 			t.Fatalf("%s: %d suspects, want the holder's send alone", form, len(rep.Suspects))
 		}
 		s := rep.Suspects[0]
-		if s.Location != "main.(*tokenCache).refresh.func1" || s.Pattern != "chan-send-no-receiver" || len(s.Cycle) > 0 {
+		if s.Location != "main.(*tokenCache).refresh.func1" || s.Pattern != "lock-held-while-blocked" || len(s.Cycle) > 0 {
 			t.Errorf("%s: suspect %s %s cycle %v, want the refresh callback's send, no cycle", form, s.Location, s.Pattern, s.Cycle)
 		}
 		folded := false
