@@ -38,6 +38,10 @@ type captureSummary struct {
 	Suspects      *int   `json:"suspects"`
 	TopSuspect    string `json:"top_suspect,omitempty"`
 	AnalysisError string `json:"analysis_error,omitempty"`
+	// Preliminary is set for the node agent's first answer: a copy of the
+	// bundle taken after the capture's first dump, replaced (under the
+	// same id) by the final bundle when it arrives.
+	Preliminary bool `json:"preliminary,omitempty"`
 }
 
 // process identifies the captured process.
@@ -70,7 +74,7 @@ func summarize(c *capture) captureSummary {
 	out := captureSummary{
 		ID: c.id, CaptureID: m.CaptureID, Node: m.Node,
 		Process: process{PID: m.Target.PID, Exe: m.Target.Exe, URL: m.Target.URL, GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath},
-		Start:   m.Start, End: m.End, Sources: m.Sources,
+		Start:   m.Start, End: m.End, Sources: m.Sources, Preliminary: m.Preliminary,
 	}
 	if out.Sources == nil {
 		out.Sources = []bundle.Source{}

@@ -271,6 +271,15 @@ func (s *Store) Add(r io.Reader) (id string, existed bool, err error) {
 		return same, same != "", err
 	}
 	killpoint.At("store:checked")
+	prelim, final := s.sameCapture(b.Manifest.CaptureID)
+	if b.Manifest.Preliminary && final != "" {
+		// The final bundle came first: the preliminary one has nothing
+		// to add.
+		return final, true, nil
+	}
+	if !b.Manifest.Preliminary && prelim != "" {
+		return prelim, false, s.supersede(prelim, incoming, size)
+	}
 	if err := os.Rename(incoming, dst); err != nil {
 		return "", false, fmt.Errorf("store upload: %w", err)
 	}

@@ -1,0 +1,98 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/gorilla/mux"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// sameCapture returns the ids of the stored captures whose bundle has
+// the given capture id: a preliminary one (the node agent's first answer,
+// bundle.Manifest.Preliminary) and a final one, each "" when there is
+// none.
+func (s *Store) sameCapture(captureID string) (prelim, final string) {
+	if captureID == "" {
+		return "", ""
+	}
+	for _, c := range s.List() {
+		if c.b.Manifest.CaptureID != captureID {
+			continue
+		}
+		if c.b.Manifest.Preliminary {
+			if prelim == "" {
+				prelim = c.id
+			}
+		} else if final == "" {
+			final = c.id
+		}
+	}
+	return prelim, final
+}
+
+// supersede puts the final bundle unpacked in incoming (size bytes) in
+// the place of the preliminary capture id: the capture keeps its id, so a
+// link to the preliminary one shows the final one. The preliminary
+// capture disappears from the store first and its reads in flight finish
+// on it; until the final one is in place its id answers 404. A kill in
+// between loses both: the uploader, answered nothing, sends the final
+// bundle again.
+func (s *Store) supersede(id, incoming string, size int64) error {
+	s.mu.Lock()
+	old := s.caps[id]
+	delete(s.caps, id)
+	s.mu.Unlock()
+	if old != nil {
+		old.use.Lock() // wait for readers; no new ones can find it
+		defer old.use.Unlock()
+	}
+	dst := filepath.Join(s.dir, id)
+	trash := filepath.Join(s.dir, ".deleted-"+id+"-"+newID())
+	oldSize := bundle.DirSize(dst)
+	if err := os.Rename(dst, trash); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("replace preliminary capture %s: %w", id, err)
+	}
+	os.Remove(s.reportCachePath(id))
+	if err := os.Rename(incoming, dst); err != nil {
+		return fmt.Errorf("replace preliminary capture %s: %w", id, err)
+	}
+	os.RemoveAll(trash)
+	b, err := openStored(dst)
+	if err != nil {
+		os.RemoveAll(dst)
+		s.mu.Lock()
+		s.used -= oldSize
+		s.mu.Unlock()
+		return err
+	}
+	s.mu.Lock()
+	s.caps[id] = newCapture(id, b, s)
+	s.used += size - oldSize
+	s.mu.Unlock()
+	return nil
+}
+
+// byCaptureIDHandler answers GET /c/{capture_id}, the link the node agent
+// gives when it triggers a capture: a redirect to the workbench page of
+// the capture whose bundle has that capture id (the final one, else the
+// preliminary one), or 404 while neither has arrived.
+func byCaptureIDHandler(s *Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		cid := mux.Vars(r)["capture_id"]
+		prelim, final := s.sameCapture(cid)
+		id := final
+		if id == "" {
+			id = prelim
+		}
+		if id == "" {
+			w.Header().Set("Retry-After", "5")
+			writeError(w, http.StatusNotFound, fmt.Sprintf("capture %q has not reached the workbench yet (its first answer comes seconds after the first dump)", cid))
+			return
+		}
+		http.Redirect(w, r, "/#/c/"+url.PathEscape(id)+"/overview", http.StatusSeeOther)
+	}
+}

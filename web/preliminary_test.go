@@ -1,0 +1,51 @@
+package web
+
+import (
+	"net/http"
+	"testing"
+)
+
+// TestPreliminaryReplaced uploads a preliminary copy of a bundle, then the
+// final bundle of the same capture id: the list shows the first one marked
+// preliminary, the final one takes its place under the same id, a
+// preliminary copy arriving after the final one changes nothing, and
+// /c/CAPTUREID leads to the capture page.
+func TestPreliminaryReplaced(t *testing.T) {
+	f := getFixture(t)
+	_, h := newServer(t, Options{})
+	link := "/c/web-test"
+	if rec := do(t, h, http.MethodGet, link, nil, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("GET %s before any upload: %d, want 404", link, rec.Code)
+	}
+	prelim := editManifest(t, f.dir, func(m map[string]any) { m["preliminary"] = true })
+	var up uploadAnswer
+	if rec := do(t, h, http.MethodPost, "/api/captures", prelim, &up); rec.Code != http.StatusCreated {
+		t.Fatalf("preliminary upload: %d %s", rec.Code, rec.Body)
+	}
+	var list []captureSummary
+	do(t, h, http.MethodGet, "/api/captures", nil, &list)
+	if len(list) != 1 || !list[0].Preliminary || list[0].ID != up.ID {
+		t.Fatalf("after the preliminary upload the list is %+v, want %s marked preliminary", list, up.ID)
+	}
+	if rec := do(t, h, http.MethodGet, link, nil, nil); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/#/c/"+up.ID+"/overview" {
+		t.Errorf("GET %s: %d to %q, want 303 to the preliminary capture", link, rec.Code, rec.Header().Get("Location"))
+	}
+	var final uploadAnswer
+	if rec := do(t, h, http.MethodPost, "/api/captures", f.archive, &final); rec.Code != http.StatusCreated || final.ID != up.ID {
+		t.Fatalf("final upload: %d %+v, want 201 with the preliminary capture's id %s", rec.Code, final, up.ID)
+	}
+	list = nil
+	do(t, h, http.MethodGet, "/api/captures", nil, &list)
+	if len(list) != 1 || list[0].Preliminary || list[0].ID != up.ID || list[0].Suspects == nil || *list[0].Suspects == 0 {
+		t.Fatalf("after the final upload the list is %+v, want %s alone, final, with its suspects", list, up.ID)
+	}
+	var again uploadAnswer
+	if rec := do(t, h, http.MethodPost, "/api/captures", prelim, &again); rec.Code != http.StatusOK || !again.Duplicate || again.ID != up.ID {
+		t.Errorf("a preliminary copy after the final one: %d %+v, want 200 duplicate of %s", rec.Code, again, up.ID)
+	}
+	list = nil
+	do(t, h, http.MethodGet, "/api/captures", nil, &list)
+	if len(list) != 1 || list[0].Preliminary {
+		t.Errorf("a late preliminary copy changed the list: %+v", list)
+	}
+}
