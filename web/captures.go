@@ -67,6 +67,9 @@ type captureDetail struct {
 	// SampleTypes lists, per profile present, the sample types a flame
 	// graph or table can sum (value=), the default first.
 	SampleTypes map[string][]string `json:"sample_types"`
+	// History is when the node agent's history snapshots before the
+	// capture were taken; absent when the bundle holds none.
+	History *historySpan `json:"history,omitempty"`
 }
 
 func summarize(c *capture) captureSummary {
@@ -122,7 +125,7 @@ func listHandler(s *Store) http.HandlerFunc {
 
 // captureHandler answers GET /api/captures/{id}.
 func captureHandler(w http.ResponseWriter, r *http.Request, c *capture) {
-	d := captureDetail{captureSummary: summarize(c), Manifest: c.b.Manifest}
+	d := captureDetail{captureSummary: summarize(c), Manifest: c.b.Manifest, History: historyOf(c.b.Manifest)}
 	var err error
 	if d.Tables, err = c.Tables(); err != nil {
 		writeError(w, statusOf(err), "read tables: "+err.Error())
