@@ -114,6 +114,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	})
 	c.start = time.Now()
 	c.ingestHistory()
+	c.fetchFlight(ctx)
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	c.stop = stop
