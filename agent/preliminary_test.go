@@ -111,15 +111,19 @@ func TestPreliminaryInWorkbench(t *testing.T) {
 	}
 }
 
-// watchList polls the workbench's list until capture cid is there final,
-// and returns when it was first listed preliminary with the leak (fn) as
-// its top suspect, and when final. It fails if the preliminary capture
-// never showed, or named another top suspect.
+// watchList polls the workbench's list until capture cid (with "", the
+// first capture listed) is there final, and returns when it was first
+// listed preliminary with the leak (fn) as its top suspect, and when
+// final. It fails if the preliminary capture never showed, or named
+// another top suspect.
 func watchList(t *testing.T, a *Agent, wb *workbench, cid, fn string) (prelim, final time.Time) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		for _, c := range wb.list(t) {
+			if cid == "" {
+				cid = c.CaptureID
+			}
 			if c.CaptureID != cid {
 				continue
 			}
