@@ -96,10 +96,11 @@ func copyPreliminary(src, dst string) error {
 		}
 	}
 	for _, art := range m.Artifacts {
-		if art.Name == "" || art.Name != filepath.Base(art.Name) {
+		name, ok := strings.CutPrefix(art.Name, bundle.RawDir+"/")
+		if !ok || name == "" || name != filepath.Base(name) {
 			continue
 		}
-		from, to := filepath.Join(src, bundle.RawDir, art.Name), filepath.Join(dst, bundle.RawDir, art.Name)
+		from, to := filepath.Join(src, bundle.RawDir, name), filepath.Join(dst, bundle.RawDir, name)
 		if _, err := os.Stat(from); err != nil {
 			continue // not kept (a failed request)
 		}

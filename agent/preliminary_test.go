@@ -4,10 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
 // lockedLog keeps the agent's log lines for the test, and logs them.
@@ -145,4 +150,57 @@ func watchList(t *testing.T, a *Agent, wb *workbench, cid, fn string) (prelim, f
 	}
 	t.Fatalf("capture %s: no final capture in the workbench after 3 minutes (preliminary seen: %v)", cid, !prelim.IsZero())
 	return
+}
+
+// TestCopyPreliminary copies a bundle while its writer is still open: the
+// copy is a valid bundle marked preliminary, with the raw files its
+// manifest lists and the rows flushed so far, and what the writer adds
+// afterwards stays out of it.
+func TestCopyPreliminary(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "b.lsb")
+	w, err := bundle.Create(src, bundle.NewManifest("cp-test", "test"), memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordFlushes()
+	addRaw := func(name string) {
+		f, rel, err := w.CreateRaw(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("goroutine 1 [running]:\nmain.main()\n\t/x/main.go:1 +0x1\n")
+		f.Close()
+		w.Update(func(m *bundle.Manifest) {
+			m.Artifacts = append(m.Artifacts, bundle.Artifact{Name: rel, Kind: bundle.SourceDump, Time: time.Now(), Status: bundle.StatusComplete})
+			m.Source(bundle.SourceDump).Status = bundle.StatusRunning
+		})
+	}
+	addRaw("dump-1.txt")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "p.lsb")
+	if err := copyPreliminary(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	addRaw("dump-2.txt")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := bundle.Validate(dst)
+	if err != nil {
+		t.Fatalf("the copy is no valid bundle: %v", err)
+	}
+	if !m.Preliminary || len(m.Artifacts) != 1 || m.CaptureID != "cp-test" {
+		t.Errorf("copy's manifest: preliminary %v, %d artifacts, capture %q; want preliminary, 1, cp-test", m.Preliminary, len(m.Artifacts), m.CaptureID)
+	}
+	if _, err := os.Stat(filepath.Join(dst, bundle.RawDir, "dump-1.txt")); err != nil {
+		t.Errorf("the listed raw file is not in the copy: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, bundle.RawDir, "dump-2.txt")); err == nil {
+		t.Errorf("a raw file added after the copy is in it")
+	}
+	if s := m.Sources[0]; s.Status != bundle.StatusRunning || !strings.Contains(s.Detail, "preliminary copy") {
+		t.Errorf("copy's dump source %+v, want running with a preliminary note", s)
+	}
 }
