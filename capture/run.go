@@ -114,7 +114,6 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	})
 	c.start = time.Now()
 	c.ingestHistory()
-	c.fetchFlight(ctx)
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	c.stop = stop
@@ -128,6 +127,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	// plus slack), so the last trace and CPU profile are usable.
 	winCtx, winCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer winCancel()
+	c.startFlight(winCtx)
 
 	c.startEBPF(runCtx)
 
