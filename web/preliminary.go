@@ -12,15 +12,16 @@ import (
 )
 
 // sameCapture returns the ids of the stored captures whose bundle has
-// the given capture id: a preliminary one (the node agent's first answer,
+// the given capture id, from the given node when node is not "*": a
+// preliminary one (the node agent's first answer,
 // bundle.Manifest.Preliminary) and a final one, each "" when there is
 // none.
-func (s *Store) sameCapture(captureID string) (prelim, final string) {
+func (s *Store) sameCapture(captureID, node string) (prelim, final string) {
 	if captureID == "" {
 		return "", ""
 	}
 	for _, c := range s.List() {
-		if c.b.Manifest.CaptureID != captureID {
+		if m := c.b.Manifest; m.CaptureID != captureID || node != "*" && m.Node != node {
 			continue
 		}
 		if c.b.Manifest.Preliminary {
@@ -83,7 +84,7 @@ func (s *Store) supersede(id, incoming string, size int64) error {
 func byCaptureIDHandler(s *Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		cid := mux.Vars(r)["capture_id"]
-		prelim, final := s.sameCapture(cid)
+		prelim, final := s.sameCapture(cid, "*")
 		id := final
 		if id == "" {
 			id = prelim

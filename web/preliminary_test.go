@@ -7,7 +7,8 @@ import (
 
 // TestPreliminaryReplaced uploads a preliminary copy of a bundle, then the
 // final bundle of the same capture id: the list shows the first one marked
-// preliminary, the final one takes its place under the same id, a
+// preliminary, one from another node with that capture id is another
+// capture, the final one takes its place under the same id, a
 // preliminary copy arriving after the final one changes nothing, and
 // /c/CAPTUREID leads to the capture page.
 func TestPreliminaryReplaced(t *testing.T) {
@@ -29,6 +30,14 @@ func TestPreliminaryReplaced(t *testing.T) {
 	}
 	if rec := do(t, h, http.MethodGet, link, nil, nil); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/#/c/"+up.ID+"/overview" {
 		t.Errorf("GET %s: %d to %q, want 303 to the preliminary capture", link, rec.Code, rec.Header().Get("Location"))
+	}
+	// The same capture id from another node is another capture.
+	var other uploadAnswer
+	if rec := do(t, h, http.MethodPost, "/api/captures", onNode(t, f.dir, "other-node"), &other); rec.Code != http.StatusCreated || other.ID == up.ID {
+		t.Fatalf("another node's bundle of the same capture id: %d %+v, want a capture of its own", rec.Code, other)
+	}
+	if rec := do(t, h, http.MethodDelete, "/api/captures/"+other.ID, nil, nil); rec.Code != http.StatusOK {
+		t.Fatalf("delete %s: %d", other.ID, rec.Code)
 	}
 	var final uploadAnswer
 	if rec := do(t, h, http.MethodPost, "/api/captures", f.archive, &final); rec.Code != http.StatusCreated || final.ID != up.ID {

@@ -271,7 +271,9 @@ func (s *Store) Add(r io.Reader) (id string, existed bool, err error) {
 		return same, same != "", err
 	}
 	killpoint.At("store:checked")
-	prelim, final := s.sameCapture(b.Manifest.CaptureID)
+	// A capture id is a time to the nanosecond: with the node, one
+	// capture's bundles.
+	prelim, final := s.sameCapture(b.Manifest.CaptureID, b.Manifest.Node)
 	if b.Manifest.Preliminary && final != "" {
 		// The final bundle came first: the preliminary one has nothing
 		// to add.
