@@ -2,13 +2,16 @@ package web
 
 import (
 	"fmt"
+	"log"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gorilla/mux"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/killpoint"
 )
 
 // sameCapture returns the ids of the stored captures whose bundle has
@@ -35,14 +38,25 @@ func (s *Store) sameCapture(captureID, node string) (prelim, final string) {
 	return prelim, final
 }
 
+// supersedingPrefix names a final bundle staged to replace the
+// preliminary capture of the id after it (see supersede and
+// finishSupersede).
+const supersedingPrefix = ".superseding-"
+
 // supersede puts the final bundle unpacked in incoming (size bytes) in
 // the place of the preliminary capture id: the capture keeps its id, so a
 // link to the preliminary one shows the final one. The preliminary
 // capture disappears from the store first and its reads in flight finish
-// on it; until the final one is in place its id answers 404. A kill in
-// between loses both: the uploader, answered nothing, sends the final
-// bundle again.
+// on it; until the final one is in place its id answers 404. The final
+// bundle is staged under a dot name first, so a kill at any step leaves
+// either the preliminary capture and nothing staged, or a staged final
+// bundle the next start puts in place (finishSupersede).
 func (s *Store) supersede(id, incoming string, size int64) error {
+	staged := filepath.Join(s.dir, supersedingPrefix+id)
+	if err := os.Rename(incoming, staged); err != nil {
+		return fmt.Errorf("replace preliminary capture %s: %w", id, err)
+	}
+	killpoint.At("store:staged")
 	s.mu.Lock()
 	old := s.caps[id]
 	delete(s.caps, id)
@@ -52,29 +66,46 @@ func (s *Store) supersede(id, incoming string, size int64) error {
 		defer old.use.Unlock()
 	}
 	dst := filepath.Join(s.dir, id)
-	trash := filepath.Join(s.dir, ".deleted-"+id+"-"+newID())
 	oldSize := bundle.DirSize(dst)
+	trash := filepath.Join(s.dir, ".deleted-"+id+"-"+newID())
 	if err := os.Rename(dst, trash); err != nil && !os.IsNotExist(err) {
+		os.RemoveAll(staged)
 		return fmt.Errorf("replace preliminary capture %s: %w", id, err)
 	}
 	os.Remove(s.reportCachePath(id))
-	if err := os.Rename(incoming, dst); err != nil {
+	killpoint.At("store:swapped")
+	if err := os.Rename(staged, dst); err != nil {
+		os.RemoveAll(staged)
 		return fmt.Errorf("replace preliminary capture %s: %w", id, err)
 	}
 	os.RemoveAll(trash)
 	b, err := openStored(dst)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used -= oldSize
 	if err != nil {
 		os.RemoveAll(dst)
-		s.mu.Lock()
-		s.used -= oldSize
-		s.mu.Unlock()
 		return err
 	}
-	s.mu.Lock()
 	s.caps[id] = newCapture(id, b, s)
-	s.used += size - oldSize
-	s.mu.Unlock()
+	s.used += size
 	return nil
+}
+
+// finishSupersede completes a replacement a kill interrupted, when name
+// is a staged final bundle (".superseding-ID"): it takes the place of
+// capture ID, which is the preliminary one if it is still there.
+func (s *Store) finishSupersede(name string) {
+	id, ok := strings.CutPrefix(name, supersedingPrefix)
+	if !ok || !idPattern.MatchString(id) {
+		return
+	}
+	dst := filepath.Join(s.dir, id)
+	os.RemoveAll(dst)
+	os.Remove(s.reportCachePath(id))
+	if err := os.Rename(filepath.Join(s.dir, name), dst); err != nil {
+		log.Printf("leakscope serve: finishing the replacement of capture %s: %v", id, err)
+	}
 }
 
 // byCaptureIDHandler answers GET /c/{capture_id}, the link the node agent

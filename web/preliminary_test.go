@@ -1,8 +1,16 @@
 package web
 
 import (
+	"bytes"
+	"errors"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/killpoint"
 )
 
 // TestPreliminaryReplaced uploads a preliminary copy of a bundle, then the
@@ -56,5 +64,47 @@ func TestPreliminaryReplaced(t *testing.T) {
 	do(t, h, http.MethodGet, "/api/captures", nil, &list)
 	if len(list) != 1 || list[0].Preliminary {
 		t.Errorf("a late preliminary copy changed the list: %+v", list)
+	}
+}
+
+// TestStoreKillDuringSupersede sends the final bundle of a stored
+// preliminary capture in a child killed at every step of the replacement:
+// reopened, the store holds one capture under the preliminary one's id,
+// final, and nothing staged.
+func TestStoreKillDuringSupersede(t *testing.T) {
+	f := getFixture(t)
+	archive := filepath.Join(t.TempDir(), "final.tar.gz")
+	if err := os.WriteFile(archive, f.archive, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prelim := editManifest(t, f.dir, func(m map[string]any) { m["preliminary"] = true })
+	for _, point := range []string{"store:staged", "store:swapped"} {
+		data := t.TempDir()
+		s, err := OpenStore(data, nil, bundle.Limits{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _, err := s.Add(bytes.NewReader(prelim))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+data+"\n"+archive, killpoint.Env+"="+point)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != -1 {
+			t.Fatalf("%s: not killed there (%v)\n%s", point, err, out)
+		}
+		s2, err := OpenStore(data, nil, bundle.Limits{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := s2.List()
+		if len(list) != 1 || list[0].id != id || list[0].b.Manifest.Preliminary {
+			t.Errorf("killed at %s: the store holds %d captures (first %v), want the final one alone under %s", point, len(list), list, id)
+		}
+		if es, _ := filepath.Glob(filepath.Join(s2.Dir(), ".*")); len(es) > 0 {
+			t.Errorf("killed at %s: %v left", point, es)
+		}
 	}
 }

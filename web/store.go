@@ -101,6 +101,14 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("read data dir: %w", err)
 	}
+	// A final bundle staged to replace a preliminary one takes its place
+	// first (a kill during Store.supersede).
+	for _, e := range entries {
+		s.finishSupersede(e.Name())
+	}
+	if entries, err = os.ReadDir(s.dir); err != nil {
+		return fmt.Errorf("read data dir: %w", err)
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
