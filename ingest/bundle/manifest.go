@@ -61,6 +61,11 @@ type Manifest struct {
 	// LastFlush is when a writer recording flushes (a capture) last
 	// flushed its tables; the tables hold everything up to it.
 	LastFlush time.Time `json:"last_flush,omitzero"`
+	// Preliminary marks a copy of a capture's bundle taken while the
+	// capture still runs (the node agent's first answer, right after the
+	// first dump): the workbench shows it as preliminary and replaces it
+	// with the bundle of the same CaptureID that is not.
+	Preliminary bool `json:"preliminary,omitempty"`
 }
 
 // Target identifies the captured process.
