@@ -77,35 +77,12 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 	get := func(s *site) *stuckFacts {
 		f := out[s]
 		if f == nil {
-			f = &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
-			f.liveElsewhere = w.liveApp > 0
-			f.dumping = w.dumping
-			f.undecided = w.undecided
-			f.runtimeAsleep = w.runtimeAsleep
-			f.asleepBound = w.timerBound
-			if sd := in.detail; sd != nil {
-				f.snapshots = len(in.d.snapshots)
-				f.progressed = sd.progressed()
-			}
-			f.depth = waitDepth(s.frames)
-			f.mainGoroutine = s.entry == "main.main"
-			if p := s.persist; p.members > 0 {
-				f.persisted = float64(p.persisted) / float64(p.members)
-				f.spanSec = p.meanSpan()
-			}
+			f = newStuckFacts(in, w, s)
 			out[s] = f
 		}
 		return f
 	}
-	sccKinds := map[int]map[string]bool{}
-	for _, x := range w.gs {
-		if x.scc != 0 {
-			if sccKinds[x.scc] == nil {
-				sccKinds[x.scc] = map[string]bool{}
-			}
-			sccKinds[x.scc][x.kind] = true
-		}
-	}
+	sccKinds := cycleWaitKinds(w)
 	kinds := map[*site]map[string]int{}
 	for _, x := range w.gs {
 		if x.site == nil {
@@ -123,46 +100,16 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		case classInfra:
 			continue
 		}
-		f.parked++
-		f.addProgress(x)
-		if x.timerBound > 0 {
-			if f.timerBound == 0 || x.timerBound < f.timerBoundMin {
-				f.timerBoundMin = x.timerBound
-			}
-			f.timerBound++
-		}
 		if kinds[x.site] == nil {
 			kinds[x.site] = map[string]int{}
 		}
 		kinds[x.site][x.kind]++
-		if c := w.owner(x); c != nil && c.class != classInfra {
-			f.creatorAlive = true
-		}
-		for i, o := range x.objs {
-			if len(f.objects) < 4 && !slices.Contains(f.objects, o) {
-				f.objects = append(f.objects, o)
-				f.objectAt = append(f.objectAt, x.objAt[i])
-			}
-		}
-		switch x.reach {
-		case reachMention:
-			f.byMention++
-			continue
-		case reachFamily:
-			if fedByFamily(x) {
-				f.byFamily++
-				continue
-			}
-			// A creator that can run rarely releases its child's lock,
-			// takes its send, ends its WaitGroup or signals a Cond it
-			// holds no pointer to: weak evidence, and the goroutine
-			// stays unreached.
-			f.familyProducer++
-		}
-		f.addUnreached(w, x, sccKinds[x.scc])
-		for _, y := range x.wakers {
-			if y.site != nil && y.site != x.site && out[y.site] != nil {
-				out[y.site].holdsForOthers++
+		if f.addParked(w, x) {
+			f.addUnreached(w, x, sccKinds[x.scc])
+			for _, y := range x.wakers {
+				if y.site != nil && y.site != x.site && out[y.site] != nil {
+					out[y.site].holdsForOthers++
+				}
 			}
 		}
 	}
@@ -172,6 +119,80 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 	markHeldWhileBlocked(out)
 	w.infraConsequences(out)
 	return out
+}
+
+// newStuckFacts starts a site's facts with what the whole snapshot says.
+func newStuckFacts(in *loaded, w *waitGraph, s *site) *stuckFacts {
+	f := &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
+	f.liveElsewhere = w.liveApp > 0
+	f.dumping = w.dumping
+	f.undecided = w.undecided
+	f.runtimeAsleep = w.runtimeAsleep
+	f.asleepBound = w.timerBound
+	if sd := in.detail; sd != nil {
+		f.snapshots = len(in.d.snapshots)
+		f.progressed = sd.progressed()
+	}
+	f.depth = waitDepth(s.frames)
+	f.mainGoroutine = s.entry == "main.main"
+	if p := s.persist; p.members > 0 {
+		f.persisted = float64(p.persisted) / float64(p.members)
+		f.spanSec = p.meanSpan()
+	}
+	return f
+}
+
+// cycleWaitKinds lists, per wait-for cycle, the wait kinds in it.
+func cycleWaitKinds(w *waitGraph) map[int]map[string]bool {
+	out := map[int]map[string]bool{}
+	for _, x := range w.gs {
+		if x.scc != 0 {
+			if out[x.scc] == nil {
+				out[x.scc] = map[string]bool{}
+			}
+			out[x.scc][x.kind] = true
+		}
+	}
+	return out
+}
+
+// addParked counts a parked member: its progress, timer bound, creator,
+// objects and how it is reached. It reports whether nothing that can
+// run reaches it (an unreached member, for addUnreached).
+func (f *stuckFacts) addParked(w *waitGraph, x *waitGor) bool {
+	f.parked++
+	f.addProgress(x)
+	if x.timerBound > 0 {
+		if f.timerBound == 0 || x.timerBound < f.timerBoundMin {
+			f.timerBoundMin = x.timerBound
+		}
+		f.timerBound++
+	}
+	if c := w.owner(x); c != nil && c.class != classInfra {
+		f.creatorAlive = true
+	}
+	for i, o := range x.objs {
+		if len(f.objects) < 4 && !slices.Contains(f.objects, o) {
+			f.objects = append(f.objects, o)
+			f.objectAt = append(f.objectAt, x.objAt[i])
+		}
+	}
+	switch x.reach {
+	case reachMention:
+		f.byMention++
+		return false
+	case reachFamily:
+		if fedByFamily(x) {
+			f.byFamily++
+			return false
+		}
+		// A creator that can run rarely releases its child's lock,
+		// takes its send, ends its WaitGroup or signals a Cond it
+		// holds no pointer to: weak evidence, and the goroutine
+		// stays unreached.
+		f.familyProducer++
+	}
+	return true
 }
 
 // markHeldWhileBlocked counts, for each site blocked on something other
