@@ -110,83 +110,7 @@ const spreadSample = 48
 func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, error) {
 	d := &dumpData{totals: map[int64]int64{}, groups: map[groupKey]*rawGroup{}, goroutine: map[int64]*goRec{}, creators: map[int64]bool{}}
 	d.cut = cutDumps(b.Manifest)
-	in := interner{}
-	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
-		c := cols{rec}
-		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
-		stateCol, waitCol := c.str(schema.ColState), c.i64(schema.ColWaitMinutes)
-		stackCol, cgCol := c.i64(schema.ColStackID), c.i64(schema.ColCreatorGoid)
-		cfCol, csCol := c.str(schema.ColCreatorFunction), c.i64(schema.ColCreatorStackID)
-		labCol := c.str(schema.ColLabels)
-		var last *rawGroup
-		for r := 0; r < int(rec.NumRows()); r++ {
-			ts, goid := tsCol(r), goidCol(r)
-			if d.cut[ts] != nil {
-				continue
-			}
-			d.rows++
-			rawState := stateCol(r)
-			stack := stackCol(r)
-			creator := cfCol(r)
-			var g *rawGroup
-			if last != nil && last.key.stackID == stack && last.rawState == rawState && last.key.creator == creator {
-				g = last
-			} else {
-				rs := in.get(rawState)
-				k := groupKey{state: in.get(normState(rs)), stackID: stack, creator: in.get(creator)}
-				g = d.groups[k]
-				if g == nil {
-					g = &rawGroup{key: k, rawState: rs, snaps: map[int64]*snapStat{}, creatorGoids: map[int64]int64{}}
-					d.groups[k] = g
-				}
-				last = g
-			}
-			if strings.Contains(rawState, "(leaked)") {
-				g.leaked++
-			}
-			s := g.snaps[ts]
-			if s == nil {
-				s = &snapStat{}
-				g.snaps[ts] = s
-			}
-			s.count++
-			s.maxGoid = max(s.maxGoid, goid)
-			d.totals[ts]++
-			if w := waitCol(r); w > g.maxWait || w == g.maxWait && w > 0 && ts > g.maxWaitTS {
-				g.maxWait, g.maxWaitTS = w, ts
-			}
-			if g.creatorStackID == 0 {
-				g.creatorStackID = csCol(r)
-			}
-			if g.labels == "" {
-				if l := labCol(r); l != "" {
-					g.labels = in.get(l)
-				}
-			}
-			cg := cgCol(r)
-			if cg != 0 && len(g.creatorGoids) < goidSample {
-				g.creatorGoids[cg]++
-			}
-			if ts > g.goidsTS {
-				g.goidsTS = ts
-				g.goids, g.spread = g.goids[:0], g.spread[:0]
-			}
-			if ts == g.goidsTS {
-				g.spread = keepSpread(g.spread, goid)
-			}
-			if ts == g.goidsTS && len(g.goids) < goidSample {
-				g.goids = append(g.goids, goid)
-			}
-			if cg != 0 {
-				d.creators[cg] = true
-			}
-			if all {
-				d.note(goid, cg, g, stack, ts)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := d.countPass(b, mem, all); err != nil {
 		if pe, ok := err.(*bundle.PartialError); ok {
 			d.partial = pe
 		} else {
@@ -200,13 +124,123 @@ func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, err
 	if len(d.snapshots) < 2 && all {
 		return d, nil
 	}
+	if err := d.survivalPass(b, mem, all); err != nil {
+		if _, ok := err.(*bundle.PartialError); !ok {
+			return nil, fmt.Errorf("read goroutines: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// dumpRow is one goroutines row as the count pass reads it.
+type dumpRow struct {
+	ts, goid, wait, creatorGoid, creatorStack int64
+	labels                                    string // read only while the group has none
+}
+
+// countPass reads every row into its group: counts per snapshot, the
+// longest wait, creators, labels and the goid samples.
+func (d *dumpData) countPass(b *bundle.Bundle, mem memory.Allocator, all bool) error {
+	in := interner{}
+	return b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+		c := cols{rec}
+		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
+		stateCol, waitCol := c.str(schema.ColState), c.i64(schema.ColWaitMinutes)
+		stackCol, cgCol := c.i64(schema.ColStackID), c.i64(schema.ColCreatorGoid)
+		cfCol, csCol := c.str(schema.ColCreatorFunction), c.i64(schema.ColCreatorStackID)
+		labCol := c.str(schema.ColLabels)
+		var last *rawGroup
+		for r := 0; r < int(rec.NumRows()); r++ {
+			ts := tsCol(r)
+			if d.cut[ts] != nil {
+				continue
+			}
+			d.rows++
+			rawState, stack, creator := stateCol(r), stackCol(r), cfCol(r)
+			g := last
+			if g == nil || g.key.stackID != stack || g.rawState != rawState || g.key.creator != creator {
+				g = d.group(&in, rawState, stack, creator)
+				last = g
+			}
+			row := dumpRow{ts: ts, goid: goidCol(r), wait: waitCol(r), creatorGoid: cgCol(r), creatorStack: csCol(r)}
+			if g.labels == "" {
+				row.labels = labCol(r)
+			}
+			d.add(g, row, rawState, &in)
+			if all {
+				d.note(row.goid, row.creatorGoid, g, stack, ts)
+			}
+		}
+		return nil
+	})
+}
+
+// group returns the group of a state, stack and creator, made on first
+// sight.
+func (d *dumpData) group(in *interner, rawState string, stack int64, creator string) *rawGroup {
+	rs := in.get(rawState)
+	k := groupKey{state: in.get(normState(rs)), stackID: stack, creator: in.get(creator)}
+	g := d.groups[k]
+	if g == nil {
+		g = &rawGroup{key: k, rawState: rs, snaps: map[int64]*snapStat{}, creatorGoids: map[int64]int64{}}
+		d.groups[k] = g
+	}
+	return g
+}
+
+// add counts one row into its group.
+func (d *dumpData) add(g *rawGroup, row dumpRow, rawState string, in *interner) {
+	ts, goid := row.ts, row.goid
+	if strings.Contains(rawState, "(leaked)") {
+		g.leaked++
+	}
+	s := g.snaps[ts]
+	if s == nil {
+		s = &snapStat{}
+		g.snaps[ts] = s
+	}
+	s.count++
+	s.maxGoid = max(s.maxGoid, goid)
+	d.totals[ts]++
+	if w := row.wait; w > g.maxWait || w == g.maxWait && w > 0 && ts > g.maxWaitTS {
+		g.maxWait, g.maxWaitTS = w, ts
+	}
+	if g.creatorStackID == 0 {
+		g.creatorStackID = row.creatorStack
+	}
+	if g.labels == "" {
+		if l := row.labels; l != "" {
+			g.labels = in.get(l)
+		}
+	}
+	cg := row.creatorGoid
+	if cg != 0 && len(g.creatorGoids) < goidSample {
+		g.creatorGoids[cg]++
+	}
+	if ts > g.goidsTS {
+		g.goidsTS = ts
+		g.goids, g.spread = g.goids[:0], g.spread[:0]
+	}
+	if ts == g.goidsTS {
+		g.spread = keepSpread(g.spread, goid)
+		if len(g.goids) < goidSample {
+			g.goids = append(g.goids, goid)
+		}
+	}
+	if cg != 0 {
+		d.creators[cg] = true
+	}
+}
+
+// survivalPass counts, per group and snapshot, the members that were
+// already there (by goid) in the snapshot before; without all it also
+// notes the creators' own rows.
+func (d *dumpData) survivalPass(b *bundle.Bundle, mem memory.Allocator, all bool) error {
 	prev := map[int64]int64{}
 	for i := 1; i < len(d.snapshots); i++ {
 		prev[d.snapshots[i]] = d.snapshots[i-1]
 	}
-	// Second pass: survival, the members of a snapshot that were already
-	// there (by goid) in the previous one.
-	err = b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+	return b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
 		c := cols{rec}
 		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
 		stateCol, stackCol, cfCol := c.str(schema.ColState), c.i64(schema.ColStackID), c.str(schema.ColCreatorFunction)
@@ -224,10 +258,8 @@ func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, err
 				continue
 			}
 			rawState, stack, creator := stateCol(r), stackCol(r), cfCol(r)
-			var g *rawGroup
-			if last != nil && last.key.stackID == stack && last.rawState == rawState && last.key.creator == creator {
-				g = last
-			} else {
+			g := last
+			if g == nil || g.key.stackID != stack || g.rawState != rawState || g.key.creator != creator {
 				g = d.groups[groupKey{state: normState(rawState), stackID: stack, creator: creator}]
 				last = g
 			}
@@ -237,22 +269,12 @@ func readDumps(b *bundle.Bundle, mem memory.Allocator, all bool) (*dumpData, err
 			if creatorRow {
 				d.note(goid, cgCol(r), g, stack, ts)
 			}
-			if !ok {
-				continue
-			}
-			ps := g.snaps[p]
-			if ps != nil && goid <= ps.maxGoid {
+			if ps := g.snaps[p]; ok && ps != nil && goid <= ps.maxGoid {
 				g.snaps[ts].survived++
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		if _, ok := err.(*bundle.PartialError); !ok {
-			return nil, fmt.Errorf("read goroutines: %w", err)
-		}
-	}
-	return d, nil
 }
 
 // note remembers one sighting of a goroutine.
