@@ -126,99 +126,129 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 	if n == 0 {
 		return nil, nil
 	}
-	sd := &snapDetail{ts: d.snapshots[n-1], byGoid: map[int64]*gor{}}
-	prevOf := map[int64]int64{}
-	for i := 1; i < n; i++ {
-		prevOf[d.snapshots[i]] = d.snapshots[i-1]
-	}
-	if n > 1 {
-		sd.prevTS = d.snapshots[n-2]
-	}
-	sd.truncated = d.totals[sd.ts] > maxDetail
-	siteOf := map[*rawGroup]*site{}
-	for _, s := range sites {
-		s.exact = true
-		for _, g := range s.groups {
-			siteOf[g] = s
-		}
-	}
-	infos := map[int64]*stackInfo{}
-	tracks := map[int64]*track{}
-	in := interner{}
-	var cur int64
+	dr := newDetailReader(d, st, sites)
 	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
 		c := cols{rec}
 		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
 		stateCol, waitCol := c.str(schema.ColState), c.i64(schema.ColWaitMinutes)
 		stackCol, cgCol, cfCol := c.i64(schema.ColStackID), c.i64(schema.ColCreatorGoid), c.str(schema.ColCreatorFunction)
-		argsCol := c.strLists(schema.ColFrameArgs)
+		args := c.strLists(schema.ColFrameArgs)
 		for r := 0; r < int(rec.NumRows()); r++ {
-			ts, goid, stack := tsCol(r), goidCol(r), stackCol(r)
-			if ts > cur {
-				pruneTracks(tracks, prevOf[ts])
-				cur = ts
-			}
-			raw := stateCol(r)
-			state := in.get(normState(raw))
-			si := infos[stack]
-			if si == nil {
-				si = newStackInfo(st.framesOf(stack))
-				infos[stack] = si
-			}
-			t := tracks[goid]
-			ticket, wait := si.ticketOf(argsCol, r), waitCol(r)
-			since, woken, visible := t.parkedSince(goid, ts, prevOf[ts], stack, state, ticket, wait)
-			if t == nil {
-				t = &track{}
-				tracks[goid] = t
-			}
-			if ts == sd.ts && t.ts == sd.prevTS && sd.prevTS != 0 {
-				t.prevLatest = true
-				if !si.observer && (t.stack != stack || t.state != state) {
-					sd.moved++
-				}
-			}
-			t.stack, t.state, t.since, t.ts, t.observer, t.ticket, t.wait = stack, state, since, ts, si.observer, ticket, wait
-			if since < ts {
-				// Parked here in the snapshot before too, by goid: the
-				// exact survival the growth verdict weighs.
-				if site := siteOf[d.groups[groupKey{state: state, stackID: stack, creator: cfCol(r)}]]; site != nil {
-					site.exactSurvived++
-				}
-			}
-			if ts != sd.ts {
-				continue
-			}
-			t.inLatest = true
-			g := &gor{goid: goid, creator: cgCol(r), stack: stack, wait: wait, since: since,
-				leaked: strings.Contains(raw, "(leaked)"), ticket: ticket, woken: woken, visible: visible}
-			g.state = state
-			if site := siteOf[d.groups[groupKey{state: state, stackID: stack, creator: cfCol(r)}]]; site != nil {
-				g.site = site
-				site.persist.add(g, sd.ts)
-			}
-			if !si.observer && !t.prevLatest && sd.prevTS != 0 {
-				sd.came++
-			}
-			if sd.truncated {
-				continue
-			}
-			si.readWords(argsCol, r, g)
-			sd.gs = append(sd.gs, g)
-			sd.byGoid[goid] = g
+			dr.row(detailRow{ts: tsCol(r), goid: goidCol(r), stack: stackCol(r), raw: stateCol(r), wait: waitCol(r),
+				creatorGoid: cgCol(r), creator: cfCol(r), args: args, r: r})
 		}
 		return nil
 	})
 	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read goroutines: %w", err)
 	}
-	for _, t := range tracks {
+	sd := dr.sd
+	for _, t := range dr.tracks {
 		if t.ts == sd.prevTS && !t.inLatest && !t.observer && sd.prevTS != 0 {
 			sd.went++
 		}
 	}
 	sort.Slice(sd.gs, func(i, j int) bool { return sd.gs[i].goid < sd.gs[j].goid })
 	return sd, nil
+}
+
+// detailReader is readDetail's state across the rows it reads.
+type detailReader struct {
+	d      *dumpData
+	st     *stackTable
+	sd     *snapDetail
+	prevOf map[int64]int64
+	siteOf map[*rawGroup]*site
+	infos  map[int64]*stackInfo
+	tracks map[int64]*track
+	in     interner
+	cur    int64
+}
+
+// detailRow is one goroutines row as readDetail reads it.
+type detailRow struct {
+	ts, goid, stack, wait, creatorGoid int64
+	raw, creator                       string
+	args                               func(int, func(int, string))
+	r                                  int
+}
+
+// newDetailReader prepares to read the rows of d's snapshots.
+func newDetailReader(d *dumpData, st *stackTable, sites []*site) *detailReader {
+	n := len(d.snapshots)
+	dr := &detailReader{d: d, st: st, prevOf: map[int64]int64{}, siteOf: map[*rawGroup]*site{},
+		infos: map[int64]*stackInfo{}, tracks: map[int64]*track{}, in: interner{}}
+	dr.sd = &snapDetail{ts: d.snapshots[n-1], byGoid: map[int64]*gor{}}
+	for i := 1; i < n; i++ {
+		dr.prevOf[d.snapshots[i]] = d.snapshots[i-1]
+	}
+	if n > 1 {
+		dr.sd.prevTS = d.snapshots[n-2]
+	}
+	dr.sd.truncated = d.totals[dr.sd.ts] > maxDetail
+	for _, s := range sites {
+		s.exact = true
+		for _, g := range s.groups {
+			dr.siteOf[g] = s
+		}
+	}
+	return dr
+}
+
+// row follows one goroutine row: its track (since when it has been
+// parked identically, whether it woke), the process's churn between the
+// two latest snapshots, and, in the latest, the goroutine itself.
+func (dr *detailReader) row(x detailRow) {
+	sd, ts, goid, stack := dr.sd, x.ts, x.goid, x.stack
+	if ts > dr.cur {
+		pruneTracks(dr.tracks, dr.prevOf[ts])
+		dr.cur = ts
+	}
+	state := dr.in.get(normState(x.raw))
+	si := dr.infos[stack]
+	if si == nil {
+		si = newStackInfo(dr.st.framesOf(stack))
+		dr.infos[stack] = si
+	}
+	t := dr.tracks[goid]
+	ticket := si.ticketOf(x.args, x.r)
+	since, woken, visible := t.parkedSince(goid, ts, dr.prevOf[ts], stack, state, ticket, x.wait)
+	if t == nil {
+		t = &track{}
+		dr.tracks[goid] = t
+	}
+	if ts == sd.ts && t.ts == sd.prevTS && sd.prevTS != 0 {
+		t.prevLatest = true
+		if !si.observer && (t.stack != stack || t.state != state) {
+			sd.moved++
+		}
+	}
+	t.stack, t.state, t.since, t.ts, t.observer, t.ticket, t.wait = stack, state, since, ts, si.observer, ticket, x.wait
+	site := dr.siteOf[dr.d.groups[groupKey{state: state, stackID: stack, creator: x.creator}]]
+	if since < ts && site != nil {
+		// Parked here in the snapshot before too, by goid: the exact
+		// survival the growth verdict weighs.
+		site.exactSurvived++
+	}
+	if ts != sd.ts {
+		return
+	}
+	t.inLatest = true
+	g := &gor{goid: goid, creator: x.creatorGoid, stack: stack, wait: x.wait, since: since, state: state,
+		leaked: strings.Contains(x.raw, "(leaked)"), ticket: ticket, woken: woken, visible: visible}
+	if site != nil {
+		g.site = site
+		site.persist.add(g, sd.ts)
+	}
+	if !si.observer && !t.prevLatest && sd.prevTS != 0 {
+		sd.came++
+	}
+	if sd.truncated {
+		return
+	}
+	si.readWords(x.args, x.r, g)
+	sd.gs = append(sd.gs, g)
+	sd.byGoid[goid] = g
 }
 
 // parkedSince compares a goroutine's row at ts with its last sighting t
