@@ -558,5 +558,5 @@ func (w *Writer) WriteRecord(table string, rec arrow.Record) error {
 		return err
 	}
 	tw.rows += rec.NumRows()
-	return writeWidened(tw.w, rec, tw.schema, tw.mem)
+	return tw.writeWidened(rec)
 }
