@@ -18,6 +18,22 @@ import (
 // before the once-a-second flush.
 const batchRows = 64 * 1024
 
+// wideBatchRows is batchRows for tables whose rows are wide: a goroutines
+// row holds the argument text of every frame (a few hundred bytes), and
+// at 64 K rows a batch of a 1M-goroutine dump held ~12 MB in builders and
+// ~40 MB more while the IPC writer compressed it, half the ingest's peak
+// heap.
+var wideBatchRows = map[string]int{schema.TableGoroutines: 16 * 1024}
+
+// batchRowsOf is the number of buffered rows of table that triggers a
+// batch write.
+func batchRowsOf(table string) int {
+	if n, ok := wideBatchRows[table]; ok {
+		return n
+	}
+	return batchRows
+}
+
 // tableWriter appends rows of one table to TABLE.arrow of the bundle (a
 // new bundle written in place), or to TABLE.arrow of a transaction's
 // staging directory, which starts as a copy of the bundle's table and
@@ -30,6 +46,7 @@ type tableWriter struct {
 	w       *ipc.Writer
 	b       *array.RecordBuilder
 	pending int
+	limit   int // pending rows that trigger a batch write
 	rows    int64
 	schema  *arrow.Schema
 	enc     *deltaCodec // nil when the table stores its columns as they are
@@ -39,13 +56,14 @@ type tableWriter struct {
 func tablePath(dir, table string) string { return filepath.Join(dir, table+".arrow") }
 
 // lz4Tables are compressed with LZ4, every other table with zstd. They
-// are the tables trace ingest writes by the million rows while it reads:
-// Arrow Go's IPC writer sets up a new zstd encoder, with a 16 MB history
-// and its own tables, for every record batch it compresses, so with zstd
-// these two cost ingest about 20 % more CPU and 60 MB more peak memory
-// than with LZ4, for tables 2.5 times smaller (docs/DESIGN.md, "Speed and
-// memory"). Readers handle both codecs.
-var lz4Tables = map[string]bool{schema.TableTraceGoroutines: true, schema.TableSpans: true}
+// are the tables ingest writes by the million rows while it reads: Arrow
+// Go's IPC writer sets up a new zstd encoder, with a 16 MB history and its
+// own tables, for every record batch it compresses, so with zstd the two
+// trace tables cost trace ingest about 20 % more CPU and 60 MB more peak
+// memory than with LZ4, for tables 2.5 times smaller, and the goroutines
+// table of a 1M-goroutine dump 1.2 s more CPU and 45 MB more peak memory
+// (docs/DESIGN.md, "Speed and memory"). Readers handle both codecs.
+var lz4Tables = map[string]bool{schema.TableTraceGoroutines: true, schema.TableSpans: true, schema.TableGoroutines: true}
 
 // codecOf is the IPC compression of table.
 func codecOf(table string) ipc.Option {
@@ -62,7 +80,7 @@ func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWrite
 	if !ok {
 		return nil, fmt.Errorf("unknown table %q", table)
 	}
-	tw := &tableWriter{name: table, path: tablePath(dir, table), schema: sc, enc: newEncoder(table), mem: mem}
+	tw := &tableWriter{name: table, path: tablePath(dir, table), schema: sc, enc: newEncoder(table), limit: batchRowsOf(table), mem: mem}
 	orig := tw.path
 	exists := false
 	if stage != "" {

@@ -239,7 +239,7 @@ func (w *Writer) appendLocked(r schema.Row) error {
 	}
 	tw.append(r)
 	w.dirty = true
-	if tw.pending >= batchRows {
+	if tw.pending >= tw.limit {
 		w.err = w.flushLocked()
 	}
 	return w.err

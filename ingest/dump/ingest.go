@@ -107,7 +107,7 @@ func (in *ingester) stack(frames []Frame) (int64, error) {
 	for _, f := range frames {
 		in.frames = append(in.frames, bundle.StackFrame{Function: f.Function, File: f.File, Line: f.Line, Inlined: f.Inlined})
 	}
-	return in.w.StackID(in.frames)
+	return in.stacks.id(in.w, in.frames)
 }
 
 type ingester struct {
@@ -118,6 +118,7 @@ type ingester struct {
 	frames  []bundle.StackFrame
 	args    []string // FrameArgs of the row being built, reused
 	pending map[int64]schema.Goroutine
+	stacks  stackCache
 }
 
 func (in *ingester) run(rd *Reader) error {
@@ -188,13 +189,13 @@ func (in *ingester) row(g *Goroutine) (schema.Goroutine, error) {
 		row.FrameArgs = in.args
 	}
 	var err error
-	if row.StackID, err = in.w.StackID(in.frames); err != nil {
+	if row.StackID, err = in.stacks.id(in.w, in.frames); err != nil {
 		return row, fmt.Errorf("goroutine %d at line %d: %w", g.ID, g.Line, err)
 	}
 	if c := g.CreatedBy; c != nil {
 		row.CreatorFunction = c.Function
 		in.frames = append(in.frames[:0], bundle.StackFrame{Function: c.Function, File: c.File, Line: c.Line})
-		if row.CreatorStackID, err = in.w.StackID(in.frames); err != nil {
+		if row.CreatorStackID, err = in.stacks.id(in.w, in.frames); err != nil {
 			return row, fmt.Errorf("goroutine %d at line %d: %w", g.ID, g.Line, err)
 		}
 	}
