@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -45,9 +47,13 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 	if !a.Time.IsZero() {
 		ts = a.Time.UnixNano()
 	}
-	in := ingester{w: w, ts: ts, source: a.Name, pending: map[int64]schema.Goroutine{}}
+	in := ingester{w: w, ts: ts, source: a.Name, pending: map[int64]schema.Goroutine{}, cols: newGoroutineCols(memory.DefaultAllocator)}
+	defer in.cols.release()
 	rd := NewReader(r)
 	err := in.run(rd)
+	if ferr := in.flushCols(); err == nil {
+		err = ferr
+	}
 	a.Rows = in.rows
 	if a.Size == 0 {
 		a.Size = rd.Bytes()
@@ -119,6 +125,7 @@ type ingester struct {
 	args    []string // FrameArgs of the row being built, reused
 	pending map[int64]schema.Goroutine
 	stacks  stackCache
+	cols    *goroutineCols
 }
 
 func (in *ingester) run(rd *Reader) error {
@@ -142,7 +149,7 @@ func (in *ingester) run(rd *Reader) error {
 			continue
 		}
 		delete(in.pending, g.ID)
-		if err := in.append(row); err != nil {
+		if err := in.append(&row); err != nil {
 			return err
 		}
 	}
@@ -152,19 +159,39 @@ func (in *ingester) run(rd *Reader) error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if err := in.append(in.pending[id]); err != nil {
+		row := in.pending[id]
+		if err := in.append(&row); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (in *ingester) append(row schema.Goroutine) error {
-	if err := in.w.Append(row); err != nil {
-		return fmt.Errorf("append goroutine %d: %w", row.Goid, err)
-	}
+// append adds row to the batch of goroutines rows, written once full.
+func (in *ingester) append(row *schema.Goroutine) error {
+	in.cols.append(row)
 	in.rows++
+	if in.cols.len() >= colBatchRows || in.cols.textFull() {
+		if err := in.flushCols(); err != nil {
+			return fmt.Errorf("append goroutine %d: %w", row.Goid, err)
+		}
+	}
 	return nil
+}
+
+// flushCols writes the batch of goroutines rows, after the stacks and
+// frames they refer to.
+func (in *ingester) flushCols() error {
+	if in.cols.len() == 0 {
+		return nil
+	}
+	defer in.cols.reset()
+	if err := in.w.Flush(); err != nil {
+		return err
+	}
+	rec := in.cols.record()
+	defer rec.Release()
+	return in.w.WriteRecord(schema.TableGoroutines, rec)
 }
 
 // row builds the goroutines row of g, interning its stacks.
