@@ -38,6 +38,13 @@ func newGoroutineCols(mem memory.Allocator) *goroutineCols {
 	return c
 }
 
+// sibling returns an empty batch that shares c's dictionaries.
+func (c *goroutineCols) sibling() *goroutineCols {
+	s := &goroutineCols{mem: c.mem, state: c.state, creator: c.creator, source: c.source}
+	s.reset()
+	return s
+}
+
 func (c *goroutineCols) reset() {
 	c.ts, c.goid, c.wait, c.stack, c.cgoid, c.cst = c.ts[:0], c.goid[:0], c.wait[:0], c.stack[:0], c.cgoid[:0], c.cst[:0]
 	c.stateIdx, c.creatorIdx, c.sourceIdx = c.stateIdx[:0], c.creatorIdx[:0], c.sourceIdx[:0]
@@ -117,6 +124,7 @@ func (c *goroutineCols) record() arrow.Record {
 	return rec
 }
 
+// release releases the dictionaries c shares with its sibling.
 func (c *goroutineCols) release() {
 	c.state.release()
 	c.creator.release()

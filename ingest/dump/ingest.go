@@ -49,10 +49,14 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 	}
 	in := ingester{w: w, ts: ts, source: a.Name, pending: map[int64]schema.Goroutine{}, cols: newGoroutineCols(memory.DefaultAllocator)}
 	defer in.cols.release()
+	in.bw = newBatchWriter(w, in.cols)
 	rd := NewReader(r)
 	err := in.run(rd)
 	if ferr := in.flushCols(); err == nil {
 		err = ferr
+	}
+	if cerr := in.bw.close(); err == nil {
+		err = cerr
 	}
 	a.Rows = in.rows
 	if a.Size == 0 {
@@ -125,7 +129,8 @@ type ingester struct {
 	args    []string // FrameArgs of the row being built, reused
 	pending map[int64]schema.Goroutine
 	stacks  stackCache
-	cols    *goroutineCols
+	cols    *goroutineCols // the batch being filled
+	bw      *batchWriter
 }
 
 func (in *ingester) run(rd *Reader) error {
@@ -179,19 +184,14 @@ func (in *ingester) append(row *schema.Goroutine) error {
 	return nil
 }
 
-// flushCols writes the batch of goroutines rows, after the stacks and
-// frames they refer to.
+// flushCols hands the batch of goroutines rows to the batch writer.
 func (in *ingester) flushCols() error {
 	if in.cols.len() == 0 {
 		return nil
 	}
-	defer in.cols.reset()
-	if err := in.w.Flush(); err != nil {
-		return err
-	}
-	rec := in.cols.record()
-	defer rec.Release()
-	return in.w.WriteRecord(schema.TableGoroutines, rec)
+	var err error
+	in.cols, err = in.bw.send(in.cols)
+	return err
 }
 
 // row builds the goroutines row of g, interning its stacks.
