@@ -11,6 +11,7 @@ import (
 // and the delta-encoded columns its file stores ([schema.Encodings]).
 type deltaCodec struct {
 	cols    []int         // indexes of the encoded columns, the same in both forms
+	bases   []int         // index of each one's Base column, -1 for deltas
 	out     *arrow.Schema // the schema of the records it returns
 	types   []arrow.DataType
 	scratch [][]int64 // encode's output buffers, reused once a record is written
@@ -27,6 +28,7 @@ func newEncoder(table string) *deltaCodec {
 	c := &deltaCodec{out: schema.StoredSchema(table), scratch: make([][]int64, len(encs))}
 	for _, e := range encs {
 		c.cols = append(c.cols, sc.FieldIndices(e.Column)[0])
+		c.bases = append(c.bases, baseIndex(sc, e))
 		c.types = append(c.types, arrow.PrimitiveTypes.Int64)
 	}
 	return c
@@ -50,6 +52,7 @@ func newDecoder(got *arrow.Schema, table string) (*deltaCodec, *arrow.Schema) {
 		}
 		i := idx[0]
 		c.cols = append(c.cols, i)
+		c.bases = append(c.bases, baseIndex(got, e))
 		c.types = append(c.types, want.Type)
 		fields[i] = arrow.Field{Name: want.Name, Type: want.Type, Nullable: fields[i].Nullable, Metadata: want.Metadata}
 	}
@@ -59,6 +62,27 @@ func newDecoder(got *arrow.Schema, table string) (*deltaCodec, *arrow.Schema) {
 	md := got.Metadata()
 	c.out = arrow.NewSchema(fields, &md)
 	return c, c.out
+}
+
+// baseIndex is the index in sc of e's Base column (-1 for deltas, or when
+// sc lacks it, as a schema-2 table has no encoded column to decode). A
+// Base that is itself encoded is found under its stored name.
+func baseIndex(sc *arrow.Schema, e schema.Encoding) int {
+	if e.Base == "" {
+		return -1
+	}
+	names := []string{e.Base}
+	for _, o := range schema.Encodings(schema.TableOf(sc)) {
+		if o.Column == e.Base {
+			names = append(names, o.Stored)
+		}
+	}
+	for _, n := range names {
+		if idx := sc.FieldIndices(n); len(idx) == 1 {
+			return idx[0]
+		}
+	}
+	return -1
 }
 
 // int64Values returns the value buffer of a, an int64-wide array, and
@@ -97,9 +121,20 @@ func (c *deltaCodec) encode(rec arrow.Record) arrow.Record {
 		}
 		s = s[:off+len(vals)]
 		c.scratch[k] = s
-		var prev int64
-		for j, v := range vals {
-			s[off+j], prev = v-prev, v
+		if b := c.bases[k]; b >= 0 {
+			_, base := int64Values(rec.Column(b))
+			for j, v := range vals {
+				if a.IsValid(j) {
+					s[off+j] = v - base[j]
+				} else {
+					s[off+j] = 0
+				}
+			}
+		} else {
+			var prev int64
+			for j, v := range vals {
+				s[off+j], prev = v-prev, v
+			}
 		}
 		enc := withValues(a, c.types[k], s)
 		made = append(made, enc)
@@ -121,10 +156,23 @@ func (c *deltaCodec) decode(rec arrow.Record) arrow.Record {
 	for k, i := range c.cols {
 		a := rec.Column(i)
 		buf, vals := int64Values(a)
-		var sum int64
-		for j, v := range vals {
-			sum += v
-			vals[j] = sum
+		if b := c.bases[k]; b >= 0 {
+			// The base column comes earlier in the encodings: it is
+			// decoded already, in place.
+			_, base := int64Values(rec.Column(b))
+			for j, v := range vals {
+				if a.IsValid(j) {
+					vals[j] = v + base[j]
+				} else {
+					vals[j] = 0
+				}
+			}
+		} else {
+			var sum int64
+			for j, v := range vals {
+				sum += v
+				vals[j] = sum
+			}
 		}
 		dec := withValues(a, c.types[k], buf)
 		made = append(made, dec)

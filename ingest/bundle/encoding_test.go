@@ -12,8 +12,9 @@ import (
 )
 
 // TestDeltaColumns writes spans whose ids and times rise, fall, wrap and
-// are null, by rows and as a sliced record batch, and reads back the very
-// values; the file stores the encoded columns under their stored names.
+// are null, with parents and tasks null or not, by rows and as a sliced
+// record batch, and reads back the very values; the file stores the
+// encoded columns under their stored names.
 func TestDeltaColumns(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
@@ -25,7 +26,8 @@ func TestDeltaColumns(t *testing.T) {
 	starts := []int64{5, 0, 1 << 62, -(1 << 62), 7, 1<<63 - 1, -1 << 63, 0, 3}
 	var want []schema.Span
 	for i, s := range starts {
-		sp := schema.Span{ID: int64(len(starts) - i), Kind: schema.SpanRegion, Name: "r", Goid: s / 3, StartTS: s, EndTS: s + 1}
+		sp := schema.Span{ID: int64(len(starts) - i), Kind: schema.SpanRegion, Name: "r", Goid: s / 3, StartTS: s, EndTS: s + 1,
+			TaskID: int64(i % 3), ParentID: int64(i%2) * (s + 9)}
 		if err := w.Append(sp); err != nil {
 			t.Fatal(err)
 		}
@@ -61,21 +63,21 @@ func TestDeltaColumns(t *testing.T) {
 	}
 	for i := range want {
 		g, w := got[i], want[i]
-		if g != [4]int64{w.ID, w.Goid, w.StartTS, w.EndTS} {
-			t.Errorf("span %d: id, goid, start, end %v, want %v", i, g, [4]int64{w.ID, w.Goid, w.StartTS, w.EndTS})
+		if want := [6]int64{w.ID, w.Goid, w.StartTS, w.EndTS, w.TaskID, w.ParentID}; g != want {
+			t.Errorf("span %d: id, goid, start, end, task, parent %v, want %v", i, g, want)
 		}
 	}
 }
 
-// readSpans returns id, goid, start and end of every span, with the
-// schema readers see.
-func readSpans(t *testing.T, dir string, mem memory.Allocator) [][4]int64 {
+// readSpans returns id, goid, start, end, task and parent of every span
+// (0 for null), with the schema readers see.
+func readSpans(t *testing.T, dir string, mem memory.Allocator) [][6]int64 {
 	t.Helper()
 	b, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][4]int64
+	var out [][6]int64
 	err = b.ReadTable(schema.TableSpans, mem, func(rec arrow.Record) error {
 		if got, want := fieldNames(rec.Schema()), fieldNames(schema.SpansSchema); !slices.Equal(got, want) {
 			t.Fatalf("read columns %v, want %v", got, want)
@@ -83,8 +85,9 @@ func readSpans(t *testing.T, dir string, mem memory.Allocator) [][4]int64 {
 		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
 		id, goid := col(schema.ColSpanID).(*array.Int64), col(schema.ColGoid).(*array.Int64)
 		start, end := col(schema.ColStartTS).(*array.Timestamp), col(schema.ColEndTS).(*array.Timestamp)
+		task, parent := col(schema.ColTaskID).(*array.Int64), col(schema.ColParentSpanID).(*array.Int64)
 		for i := 0; i < int(rec.NumRows()); i++ {
-			var r [4]int64
+			var r [6]int64
 			if id.IsValid(i) {
 				r[0] = id.Value(i)
 			}
@@ -96,6 +99,12 @@ func readSpans(t *testing.T, dir string, mem memory.Allocator) [][4]int64 {
 			}
 			if end.IsValid(i) {
 				r[3] = int64(end.Value(i))
+			}
+			if task.IsValid(i) {
+				r[4] = task.Value(i)
+			}
+			if parent.IsValid(i) {
+				r[5] = parent.Value(i)
 			}
 			out = append(out, r)
 		}
