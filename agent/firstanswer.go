@@ -73,8 +73,9 @@ func TopSuspect(rep *analysis.Report) string {
 }
 
 // firstAnswer returns the capture's FirstDump callback for entry e: the
-// preliminary report beside the bundle, and a log line with its top
-// suspect and how long after the capture began it came.
+// preliminary report beside the bundle, uploaded to the workbench as a
+// preliminary capture when the agent uploads, and a log line with its top
+// suspect, its link and how long after the capture began it came.
 func (a *Agent) firstAnswer(e *Entry, pid int, triggered time.Time) func(string) {
 	return func(dir string) {
 		path := a.spool.Path(e, firstAnswerFile)
@@ -85,5 +86,18 @@ func (a *Agent) firstAnswer(e *Entry, pid int, triggered time.Time) func(string)
 			return
 		}
 		a.logf("%s: first answer %s after the capture began: top %s; preliminary report %s", e.Name, time.Since(triggered).Round(100*time.Millisecond), TopSuspect(rep), path)
+		if a.cfg.UploadTo == "" {
+			return
+		}
+		id, err := a.uploadPreliminary(e, dir)
+		if err != nil {
+			a.logf("%s: preliminary upload: %v", e.Name, err)
+			return
+		}
+		// Run waits for this callback before it returns: captureJob
+		// saves the entry after it.
+		e.PreliminaryID = id
+		a.logf("%s: preliminary capture %s in the workbench %s after the capture began: top %s; %s/#/c/%s/overview%s", e.Name, id,
+			time.Since(triggered).Round(100*time.Millisecond), TopSuspect(rep), a.workbenchBase(), id, a.linkSuffix(e.CaptureID))
 	}
 }

@@ -85,16 +85,20 @@ func TestHistoryOnset(t *testing.T) {
 	t0 := l.leak(t)
 	n0 := countProfile(a.history.Files(proc.key(), time.Now()), "goroutine")
 	waitHistory(t, a, proc.key(), n0+6)
-	checkHistoryOnset(t, a, alertCapture(t, a, l.cmd.Process.Pid), t0)
+	e := alertCapture(t, a, l.cmd.Process.Pid)
+	checkHistoryOnset(t, a, e, a.spool.BundlePath(e), t0)
 }
 
 // TestHistoryOnsetRule is TestHistoryOnset with the agent's own growth
-// rule triggering the capture, once the growth has lasted 8 s.
+// rule triggering the capture, once the growth has lasted 8 s, and the
+// agent uploading to a workbench: a preliminary capture naming the leak
+// is listed there before the final one, which holds the history onset.
 func TestHistoryOnsetRule(t *testing.T) {
 	l := startLateLeak(t)
+	wb := newWorkbench(t)
 	rule := Rule{Window: 20 * time.Second, GoroutinesPerMin: 120, For: 8 * time.Second, MinPoints: 3}
 	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second, Rule: rule,
-		SpoolDir: t.TempDir(), History: HistoryConfig{Keep: time.Hour}})
+		SpoolDir: t.TempDir(), History: HistoryConfig{Keep: time.Hour}, UploadTo: wb.srv.URL})
 	waitFor(t, a, "the program to be watched", func(st status) bool { return len(st.Targets) == 1 })
 	proc, err := readProcess(l.cmd.Process.Pid)
 	if err != nil {
@@ -102,18 +106,25 @@ func TestHistoryOnsetRule(t *testing.T) {
 	}
 	waitHistory(t, a, proc.key(), 3)
 	t0 := l.leak(t)
-	st := waitFor(t, a, "the rule's capture", func(st status) bool { return len(st.Spool) == 1 && st.Spool[0].State == StateReady })
-	if !strings.HasPrefix(st.Spool[0].Trigger, "growth rule") {
-		t.Errorf("capture triggered by %q, want the growth rule", st.Spool[0].Trigger)
+	prelim, final := watchList(t, a, wb, "", "main.worker")
+	st := waitFor(t, a, "the rule's capture uploaded", func(st status) bool { return uploadedEntry(st) != nil })
+	e := uploadedEntry(st)
+	if !strings.HasPrefix(e.Trigger, "growth rule") {
+		t.Errorf("capture triggered by %q, want the growth rule", e.Trigger)
 	}
-	checkHistoryOnset(t, a, st.Spool[0], t0)
+	t.Logf("T0 %s; triggered %s (%v after T0); preliminary capture listed %v after the trigger, final %v after", t0.Format(time.TimeOnly+".000"),
+		e.Created.Format(time.TimeOnly+".000"), e.Created.Sub(t0).Round(10*time.Millisecond), prelim.Sub(e.Created).Round(10*time.Millisecond), final.Sub(e.Created).Round(10*time.Millisecond))
+	if !prelim.Before(final) || e.PreliminaryID != e.UploadID {
+		t.Errorf("preliminary capture %s listed at %v, final %s at %v: want the preliminary one first, replaced", e.PreliminaryID, prelim, e.UploadID, final)
+	}
+	checkHistoryOnset(t, a, e, filepath.Join(wb.store.Dir(), e.UploadID), t0)
 }
 
-// checkHistoryOnset analyses entry e's bundle and checks that the leak's
-// onset and growth come from the history and bound T0 = t0.
-func checkHistoryOnset(t *testing.T, a *Agent, e *Entry, t0 time.Time) {
+// checkHistoryOnset analyses entry e's bundle, in dir, and checks that the
+// leak's onset and growth come from the history and bound T0 = t0.
+func checkHistoryOnset(t *testing.T, a *Agent, e *Entry, dir string, t0 time.Time) {
 	t.Helper()
-	b, err := bundle.Open(a.spool.BundlePath(e))
+	b, err := bundle.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

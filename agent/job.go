@@ -18,7 +18,7 @@ import (
 // captureJob captures t into a new spool entry, writes its report and
 // postmortem, and hands the entry to the uploader. Captures on a node run
 // one at a time.
-func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *AlertInfo) {
+func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *AlertInfo, captureID string) {
 	defer func() {
 		a.mu.Lock()
 		t.busy, t.lastCapture = false, time.Now()
@@ -31,8 +31,8 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *Al
 		return
 	}
 	e, err := a.spool.New(t.proc, why, time.Now())
-	if err == nil && alert != nil {
-		e.Alert = alert
+	if err == nil {
+		e.Alert, e.CaptureID = alert, captureID
 		err = a.spool.Save(e)
 	}
 	if err != nil {
@@ -41,7 +41,7 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *Al
 		return
 	}
 	o := a.cfg.Capture
-	o.PID, o.URL, o.Out, o.Node = t.proc.PID, t.url, a.spool.BundlePath(e), a.cfg.Node
+	o.PID, o.URL, o.Out, o.Node, o.CaptureID = t.proc.PID, t.url, a.spool.BundlePath(e), a.cfg.Node, captureID
 	o.History = a.history.Files(t.proc.key(), time.Now())
 	o.FirstDump = a.firstAnswer(e, t.proc.PID, e.Created)
 	if o.Tool == "" {

@@ -63,6 +63,12 @@ type Entry struct {
 	// Top is the report's top suspect ("pattern location (count)").
 	Suspects int    `json:"suspects"`
 	Top      string `json:"top_suspect,omitempty"`
+	// CaptureID is the bundle's capture id, picked when the capture was
+	// triggered; the workbench's /c/CAPTUREID links it.
+	CaptureID string `json:"capture_id,omitempty"`
+	// PreliminaryID is the workbench id of the preliminary capture (the
+	// first answer); the final upload replaces it under the same id.
+	PreliminaryID string `json:"preliminary_id,omitempty"`
 	// Upload bookkeeping.
 	UploadID    string    `json:"upload_id,omitempty"`
 	Attempts    int       `json:"upload_attempts,omitempty"`

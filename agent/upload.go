@@ -45,7 +45,7 @@ func (a *Agent) uploadPending(ctx context.Context) {
 		a.logf("%v", err)
 		return
 	}
-	client := &http.Client{Transport: userAgent{"leakscope-agent/" + a.cfg.Version, http.DefaultTransport}}
+	client := a.uploadClient()
 	for _, e := range entries {
 		if ctx.Err() != nil {
 			return
@@ -66,7 +66,7 @@ func (a *Agent) uploadPending(ctx context.Context) {
 		if err == nil {
 			killpoint.At("agent:uploaded")
 			a.m.uploads.WithLabelValues("ok").Inc()
-			a.logf("%s: uploaded to %s as capture %s (%d bytes)", e.Name, a.cfg.UploadTo, res.ID, res.Bytes)
+			a.logf("%s: uploaded to %s as capture %s (%d bytes)%s", e.Name, a.cfg.UploadTo, res.ID, res.Bytes, replacedNote(e, res.ID))
 			if err := a.spool.MarkUploaded(e, res.ID); err != nil {
 				a.logf("%v", err)
 			}
@@ -94,6 +94,18 @@ func (a *Agent) uploadPending(ctx context.Context) {
 	a.enforceSpool()
 }
 
+// replacedNote says that an upload replaced the entry's preliminary
+// capture, or is "".
+func replacedNote(e *Entry, id string) string {
+	if e.PreliminaryID == "" {
+		return ""
+	}
+	if e.PreliminaryID == id {
+		return "; it replaces the preliminary capture"
+	}
+	return "; preliminary capture was " + e.PreliminaryID
+}
+
 // final reports whether an upload error is the workbench refusing the
 // bundle for what it is (a bad archive: 400, 415), which retrying cannot
 // help. Everything else is tried again later: the network, the workbench
@@ -111,6 +123,11 @@ func final(err error) bool {
 		return false
 	}
 	return ue.Code < 500
+}
+
+// uploadClient is the HTTP client of uploads, naming the agent.
+func (a *Agent) uploadClient() *http.Client {
+	return &http.Client{Transport: userAgent{"leakscope-agent/" + a.cfg.Version, http.DefaultTransport}}
 }
 
 // userAgent sets the User-Agent of every request, so the workbench can

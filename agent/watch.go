@@ -218,10 +218,10 @@ func (s *scanOnce) do() bool {
 // trigger starts a capture of t unless one is running or the last one
 // ended less than Cooldown ago (also before the agent restarted: see
 // Spool.LastCapture), and returns what it did.
-func (a *Agent) trigger(t *target, source, why string, alert *AlertInfo) string {
+func (a *Agent) trigger(t *target, source, why string, alert *AlertInfo) (result, captureID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	result := "started"
+	result = "started"
 	switch {
 	case a.runCtx == nil || a.runCtx.Err() != nil:
 		result = "busy"
@@ -232,13 +232,14 @@ func (a *Agent) trigger(t *target, source, why string, alert *AlertInfo) string 
 	}
 	a.m.triggers.WithLabelValues(source, result).Inc()
 	if result != "started" {
-		return result
+		return result, ""
 	}
 	t.busy = true
 	t.series.since = time.Time{}
-	a.logf("pid %d (%s): capture triggered by %s", t.proc.PID, t.proc.Name(), why)
-	a.captures.Go(func() { a.captureJob(a.runCtx, t, why, alert) })
-	return result
+	captureID = capture.NewCaptureID()
+	a.logf("pid %d (%s): capture %s triggered by %s%s", t.proc.PID, t.proc.Name(), captureID, why, a.linkSuffix(captureID))
+	a.captures.Go(func() { a.captureJob(a.runCtx, t, why, alert, captureID) })
+	return result, captureID
 }
 
 // status is the answer of GET /status.

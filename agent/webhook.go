@@ -42,6 +42,11 @@ type alertAnswer struct {
 	Result string `json:"result"` // started, busy, cooldown, no_match, resolved
 	PID    int    `json:"pid,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// CaptureID is the started capture's id and Workbench its link on
+	// the workbench (UPLOAD_TO/c/CAPTUREID): the preliminary capture
+	// seconds after the first dump, the final one when the capture ends.
+	CaptureID string `json:"capture_id,omitempty"`
+	Workbench string `json:"workbench,omitempty"`
 }
 
 // describe names an alert by its alertname and sorted labels.
@@ -148,7 +153,8 @@ func (a *Agent) onAlert(al Alert, alertmanager string, scan *scanOnce) alertAnsw
 	ans.PID = t.proc.PID
 	info := &AlertInfo{Name: al.Labels["alertname"], Labels: al.Labels, StartsAt: al.StartsAt,
 		GeneratorURL: al.GeneratorURL, Alertmanager: alertmanager, Fingerprint: al.Fingerprint}
-	ans.Result = a.trigger(t, "alert", fmt.Sprintf("alert %s (matched by %s)", ans.Alert, label), info)
+	ans.Result, ans.CaptureID = a.trigger(t, "alert", fmt.Sprintf("alert %s (matched by %s)", ans.Alert, label), info)
+	ans.Workbench = a.captureLink(ans.CaptureID)
 	return ans
 }
 

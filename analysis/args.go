@@ -89,14 +89,22 @@ func wordAt(args string, pos int) (uint64, bool) {
 type argRef struct {
 	fn  string
 	pos int
+	// name is the parameter the word belongs to, from the function's
+	// declaration in the kept source ([sourceCode.paramWords]); "" when
+	// not known.
+	name string
 }
 
 // String names the word for evidence texts: the parameter by name when
-// the function's signature is known (the runtime's and sync's waiting
-// functions, whose signatures are fixed), else by position.
+// the function's declaration is kept or its signature known (the
+// runtime's and sync's waiting functions, whose signatures are fixed),
+// else by position.
 func (a argRef) String() string {
 	if a.fn == "" {
 		return ""
+	}
+	if a.name != "" {
+		return fmt.Sprintf("%s of %s", a.name, a.fn)
 	}
 	if names := waitParams[a.fn]; a.pos < len(names) {
 		return fmt.Sprintf("%s of %s", names[a.pos], a.fn)

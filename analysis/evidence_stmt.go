@@ -47,10 +47,14 @@ type waitStmt struct {
 	kind   string
 	line   int
 	cases  []waitCase
-	inLoop bool     // a for loop of the same function encloses it
-	calls  []string // package functions it calls (time.AfterFunc), sorted
-	text   string   // the statement as go/printer prints it (comments left out)
-	why    string
+	inLoop bool // a for loop of the same function encloses it
+	// endless is set for a range over a Ticker's C (which the time
+	// package never closes) whose body has no way out: the goroutine
+	// can never end.
+	endless bool
+	calls   []string // package functions it calls (time.AfterFunc), sorted
+	text    string   // the statement as go/printer prints it (comments left out)
+	why     string
 }
 
 // stmtAt finds the statement frame f is at, for a goroutine waiting in
@@ -107,6 +111,7 @@ func (c *sourceCode) findWait(f Frame, kind string) *waitStmt {
 	case *ast.RangeStmt:
 		w.kind = stmtRange
 		w.cases = []waitCase{r.recvCase(p, n.X, stack)}
+		w.endless = w.cases[0].kind == caseTicker && !mayLeave(n.Body)
 	case *ast.SendStmt:
 		w.kind = stmtSend
 		w.cases = []waitCase{{kind: caseSend, expr: printNode(p.fset, n.Chan), line: p.line(n.Pos())}}

@@ -84,6 +84,10 @@ type snapDetail struct {
 	// truncated is set when the latest snapshot had more than maxDetail
 	// goroutines: gs holds none of them.
 	truncated bool
+	// allAsleep, when not empty, names the traceback in which the
+	// runtime stopped the program because all goroutines were asleep
+	// (see [allAsleepCrash]).
+	allAsleep string
 }
 
 // progressed reports whether the process did anything between its two
@@ -329,14 +333,14 @@ func (si *stackInfo) readWords(args func(int, func(int, string)), r int, g *gor)
 		}
 		if g.block.obj == 0 && slices.Contains(si.objFrames, i) {
 			if v, ok := firstWord(s); ok && v >= minPointer && v < maxPointer {
-				g.block.obj, g.block.objAt = v, argRef{fn, 0}
+				g.block.obj, g.block.objAt = v, argRef{fn: fn}
 			}
 		}
 		for _, w := range pointerWords(s, buf[:0]) {
 			if w.unsure {
 				continue
 			}
-			ref := argRef{fn, w.pos}
+			ref := argRef{fn: fn, pos: w.pos}
 			if i == si.userFrame && w.v >= staticLimit && !slices.Contains(g.block.via, w.v) {
 				g.block.via = append(g.block.via, w.v)
 				g.block.viaAt = append(g.block.viaAt, ref)

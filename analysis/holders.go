@@ -112,10 +112,11 @@ func (w *waitGraph) newHolderIndex() *holderIndex {
 func (w *waitGraph) findHolders() {
 	ix := w.newHolderIndex()
 	for _, x := range w.gs {
-		if x.class != classParked || x.reach == reachMention || x.site == nil {
+		if x.class != classParked || x.reach == reachMention || x.site == nil || x.selfHeld != "" {
 			continue
 		}
 		seen := map[*waitGor]bool{x: true}
+		global := false // consider is running the package-level rule
 		consider := func(ys []*waitGor, why string) {
 			for _, y := range ys {
 				if seen[y] {
@@ -140,6 +141,9 @@ func (w *waitGraph) findHolders() {
 					}
 					if y.class == classParked && len(x.parkedHolders) < maxParkedHolders {
 						x.parkedHolders = append(x.parkedHolders, y)
+						if global {
+							x.anyHolders = append(x.anyHolders, y)
+						}
 					}
 				}
 			}
@@ -157,6 +161,7 @@ func (w *waitGraph) findHolders() {
 		// package-level channel or call Done; only its holder releases
 		// a lock, and a holder that can run shows as a lock handed on.
 		if x.block.obj != 0 && x.block.obj < staticLimit && x.kind != "lock" && x.kind != "rlock" {
+			global = true
 			consider(ix.app, fmt.Sprintf("any goroutine can reach the package-level %#x", x.block.obj))
 		}
 	}
@@ -174,7 +179,7 @@ const maxParkedHolders = 8
 // "never released" beside a separate send with no receiver.
 func (w *waitGraph) possibleLockChan() {
 	for _, x := range w.gs {
-		if x.class != classParked || x.kind != "lock" && x.kind != "rlock" || len(x.wakers) > 0 || x.reach == reachMention {
+		if x.class != classParked || x.kind != "lock" && x.kind != "rlock" || len(x.wakers) > 0 || x.reach == reachMention || x.selfHeld != "" {
 			continue
 		}
 		for _, y := range x.parkedHolders {
@@ -186,11 +191,13 @@ func (w *waitGraph) possibleLockChan() {
 			if y.reach == reachMention || slices.ContainsFunc(y.wakers, func(z *waitGor) bool { return z != x }) || !slices.Contains(y.parkedHolders, x) {
 				continue
 			}
-			if len(x.objs) > 0 && pointsInto(y, x.objs[0]) {
+			if len(x.objs) > 0 && pointsInto(y, x.objs[0]) || slices.Contains(y.anyHolders, x) {
 				// y holds a pointer into the struct the lock heads (a
-				// singleflight.Group beside the mutex): it holds the
-				// lock while it blocks, and x does not serve its
-				// channel. Held while blocked, not a cycle.
+				// singleflight.Group beside the mutex), or x could
+				// serve y's channel only as any goroutine can reach a
+				// package-level one: y holds the lock while it blocks,
+				// and nothing shows x serving its channel. Held while
+				// blocked, not a cycle.
 				x.wakers = append(x.wakers, y)
 				continue
 			}

@@ -68,6 +68,7 @@ func load(b *bundle.Bundle, mem memory.Allocator, userCode []string, source []sc
 		if in.detail, err = readDetail(b, mem, in.d, in.st, in.sites); err != nil {
 			return nil, err
 		}
+		in.detail.allAsleep = allAsleepCrash(b.Manifest, in.detail.ts)
 		if in.detail.truncated {
 			in.warnings = append(in.warnings, fmt.Sprintf("the latest snapshot has more than %d goroutines: wait-for reasoning (lock cycles, unreachable waits) skipped", maxDetail))
 		}

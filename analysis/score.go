@@ -51,9 +51,54 @@ type siteScore struct {
 // stuck groups, what they block (a cycle, a lock others wait on) and how
 // long; on log scales. Score = 100 × confidence × (0.4 + 0.6 × impact);
 // benign patterns (running, runtime workers) count half.
-func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bool, tr *traceGroup, sf *stuckFacts) siteScore {
-	var sc siteScore
-	sc.survival = -1
+func scoreSite(x *candidate, ts []int64) siteScore {
+	s, sf := x.s, x.facts
+	sc := siteScore{survival: -1}
+	sc.series(s, ts)
+	growth := sc.growthEvidence(s)
+	traced := tracedLeak(s, x.trace)
+	var leak float64
+	if x.leakHit || s.leaked > 0 {
+		leak = 0.95
+		sc.evidence = append(sc.evidence, Evidence{Kind: "goroutineleak", Detail: "the Go runtime's leak detector marked these goroutines as leaked (blocked on objects no running goroutine can reach)"})
+	}
+	endless := endlessLeak(sf)
+	if endless > 0 {
+		sc.evidence = append(sc.evidence, Evidence{Kind: "never-ends", Weight: logOdds(endless), Value: float64(sf.endless),
+			Detail: fmt.Sprintf("%s range over a Ticker's C with no way out of the loop (the time package never closes it), started by a call that has returned: they can never end, so if that call runs per job or request each call leaks one (a fixed pool started once is a background loop nothing can stop)", Plural(float64(sf.endless), "goroutine"))})
+	}
+	sc.leak = math.Max(math.Max(math.Max(growth, traced), leak), endless)
+	sc.traced = traced
+	sc.grows = math.Max(growth, traced)
+	for i, e := range sc.evidence {
+		switch e.Kind {
+		case "growth":
+			sc.evidence[i].Weight = logOdds(growth)
+		case "goroutineleak":
+			sc.evidence[i].Weight = logOdds(leak)
+		}
+	}
+	weights, idle := stuckWeights(s, sf)
+	sc.idle = idle
+	sum := stuckPrior
+	for _, e := range weights {
+		sum += e.Weight
+	}
+	if len(weights) > 0 {
+		sc.logit = round(sum, 2)
+		sc.stuck = round(logistic(sum), 4)
+		sc.evidence = append(sc.evidence, weights...)
+	}
+	sc.conf = 1 - (1-sc.leak)*(1-sc.stuck)
+	sc.scoreImpact(s, sf, x.retained, x.rule)
+	return sc
+}
+
+// series fits a site's counts: when it was first seen, the fit over all
+// snapshots and over the range the rate is named for, the rise, when it
+// started to grow, and the share of members that survived from the
+// snapshot before.
+func (sc *siteScore) series(s *site, ts []int64) {
 	n := len(s.counts)
 	for i, c := range s.counts {
 		if c > 0 {
@@ -61,18 +106,13 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 			break
 		}
 	}
-	last := 0.0
-	if n > 0 {
-		last = s.counts[n-1]
-	}
 	sc.fit = fitSeries(ts, s.counts)
 	if n > 0 {
 		sc.from = namedRange(s.counts)
 		sc.rate = fitSeries(ts[sc.from:], s.counts[sc.from:])
 	}
 	if n >= 2 {
-		first := s.counts[0]
-		sc.delta = last - first
+		sc.delta = lastCount(s) - s.counts[0]
 		for i := 1; i < n; i++ {
 			if s.counts[i] > s.counts[i-1] {
 				sc.growFrom = ts[i-1]
@@ -87,6 +127,12 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		}
 		sc.survival = clamp01(float64(survived) / float64(s.prevCount))
 	}
+}
+
+// growthEvidence weighs the rise of a site's count into the leak
+// confidence growth gives, with its evidence records.
+func (sc *siteScore) growthEvidence(s *site) float64 {
+	n, last := len(s.counts), lastCount(s)
 	var growth float64
 	minDelta := math.Max(3, 0.05*s.counts[0])
 	// A queue on a lock that is handed on grows with its callers; it is
@@ -128,46 +174,29 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		sc.evidence = append(sc.evidence, Evidence{Kind: "growth",
 			Detail: fmt.Sprintf("count rose from %.0f to %.0f between two snapshots (%s)", s.counts[sc.from], last, FormatRate(round(sc.rate.Slope, 2), KindGoroutine)), Value: sc.rate.Slope})
 	}
-	// A trace window in which goroutines of this kind were created and
-	// none ended.
-	var traced float64
-	// Members a trace saw created and alive, unless the dumps saw the
-	// group and then saw it gone (they ended after the window).
-	if tr != nil && tr.alive >= 5 && !(n > 0 && last == 0 && slices.Max(s.counts) > 0) {
-		traced = 0.8 * float64(tr.alive) / float64(tr.alive+tr.ended) * math.Sqrt(clamp01(float64(tr.alive)/20))
-		if tr.ended > 0 {
-			traced *= 0.5
-		}
+	return growth
+}
+
+// tracedLeak is the leak confidence of a trace window in which
+// goroutines of this kind were created and none ended: members a trace
+// saw created and alive, unless the dumps saw the group and then saw it
+// gone (they ended after the window).
+func tracedLeak(s *site, tr *traceGroup) float64 {
+	n := len(s.counts)
+	if tr == nil || tr.alive < 5 || n > 0 && lastCount(s) == 0 && slices.Max(s.counts) > 0 {
+		return 0
 	}
-	var leak float64
-	if leakConfirmed || s.leaked > 0 {
-		leak = 0.95
-		sc.evidence = append(sc.evidence, Evidence{Kind: "goroutineleak", Detail: "the Go runtime's leak detector marked these goroutines as leaked (blocked on objects no running goroutine can reach)"})
+	traced := 0.8 * float64(tr.alive) / float64(tr.alive+tr.ended) * math.Sqrt(clamp01(float64(tr.alive)/20))
+	if tr.ended > 0 {
+		traced *= 0.5
 	}
-	sc.leak = math.Max(math.Max(growth, traced), leak)
-	sc.traced = traced
-	sc.grows = math.Max(growth, traced)
-	for i, e := range sc.evidence {
-		switch e.Kind {
-		case "growth":
-			sc.evidence[i].Weight = logOdds(growth)
-		case "goroutineleak":
-			sc.evidence[i].Weight = logOdds(leak)
-		}
-	}
-	weights, idle := stuckWeights(s, sf)
-	sc.idle = idle
-	sum := stuckPrior
-	for _, e := range weights {
-		sum += e.Weight
-	}
-	if len(weights) > 0 {
-		sc.logit = round(sum, 2)
-		sc.stuck = round(logistic(sum), 4)
-		sc.evidence = append(sc.evidence, weights...)
-	}
-	sc.conf = 1 - (1-sc.leak)*(1-sc.stuck)
-	impCount := clamp01(math.Log10(1+last) / 4)
+	return traced
+}
+
+// scoreImpact sets the impact (count, growth rate, retained heap and,
+// for a stuck group, what it blocks) and the score.
+func (sc *siteScore) scoreImpact(s *site, sf *stuckFacts, retained int64, rule *Rule) {
+	impCount := clamp01(math.Log10(1+lastCount(s)) / 4)
 	impRate := clamp01(math.Log10(1+math.Max(0, sc.fit.Slope)) / 3)
 	impHeap := clamp01(math.Log10(1+float64(retained)/(1<<20)) / 3)
 	sc.impact = math.Max(impCount, math.Max(impRate, impHeap))
@@ -179,7 +208,16 @@ func scoreSite(s *site, ts []int64, rule *Rule, retained int64, leakConfirmed bo
 		sc.score /= 2
 	}
 	sc.score = round(sc.score, 1)
-	return sc
+}
+
+// endlessLeak is the leak confidence from goroutines that can never end
+// (stuckFacts.endless): one is a background loop as often as a leak, so
+// it takes two or more from one go statement, and more for certainty.
+func endlessLeak(sf *stuckFacts) float64 {
+	if sf == nil || sf.endless < 2 {
+		return 0
+	}
+	return 0.6 * math.Sqrt(clamp01(float64(sf.endless)/10))
 }
 
 // heapScore weighs a growing heap site the same way: confidence from the

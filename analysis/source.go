@@ -34,6 +34,8 @@ type sourceCode struct {
 	asyncTimers bool
 	// stmts memoises stmtAt: every goroutine parked at one line asks.
 	stmts map[stmtKey]*waitStmt
+	// params memoises paramWords by function.
+	params map[string][]string
 }
 
 // funcSource is one function's snapshot.

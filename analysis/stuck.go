@@ -33,9 +33,18 @@ type stuckFacts struct {
 	liveElsewhere   bool     // some goroutine of the program can run
 	dumping         []string // the goroutines taking the dump, not counted as able to run, and why
 	undecided       int      // goroutines of the program a timer may wake, for all the source shows
-	objects         []uint64
-	objectAt        []argRef // where each of objects was read
-	cycleObjs       []string
+	runtimeAsleep   string   // the traceback the runtime printed on finding all goroutines asleep
+	heldWaiters     int      // lock waiters stuck only behind this site, which holds their lock while it blocks
+	endless         int      // members that can run but never end (waitGor.endless) and whose creator has returned
+	selfHeld        int      // members whose source shows they hold the lock they wait for
+	selfHeldNote    string   // what the first one's source shows
+	asleepBound     int64    // waitGraph.timerBound: all asleep only unless a timer case this long or longer remains
+	// timerBound counts members parked for want of source after a long
+	// wait (waitGor.timerBound), timerBoundMin the shortest such wait.
+	timerBound, timerBoundMin int64
+	objects                   []uint64
+	objectAt                  []argRef // where each of objects was read
+	cycleObjs                 []string
 	// Persistence across snapshots (from site.persist).
 	snapshots  int
 	persisted  float64 // share of members parked identically in the snapshot before
@@ -68,33 +77,12 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 	get := func(s *site) *stuckFacts {
 		f := out[s]
 		if f == nil {
-			f = &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
-			f.liveElsewhere = w.liveApp > 0
-			f.dumping = w.dumping
-			f.undecided = w.undecided
-			if sd := in.detail; sd != nil {
-				f.snapshots = len(in.d.snapshots)
-				f.progressed = sd.progressed()
-			}
-			f.depth = waitDepth(s.frames)
-			f.mainGoroutine = s.entry == "main.main"
-			if p := s.persist; p.members > 0 {
-				f.persisted = float64(p.persisted) / float64(p.members)
-				f.spanSec = p.meanSpan()
-			}
+			f = newStuckFacts(in, w, s)
 			out[s] = f
 		}
 		return f
 	}
-	sccKinds := map[int]map[string]bool{}
-	for _, x := range w.gs {
-		if x.scc != 0 {
-			if sccKinds[x.scc] == nil {
-				sccKinds[x.scc] = map[string]bool{}
-			}
-			sccKinds[x.scc][x.kind] = true
-		}
-	}
+	sccKinds := cycleWaitKinds(w)
 	kinds := map[*site]map[string]int{}
 	for _, x := range w.gs {
 		if x.site == nil {
@@ -105,58 +93,135 @@ func stuckFactsOf(in *loaded, w *waitGraph) map[*site]*stuckFacts {
 		switch x.class {
 		case classLive:
 			f.live++
+			if x.endless && w.owner(x) == nil {
+				f.endless++
+			}
 			continue
 		case classInfra:
 			continue
 		}
-		f.parked++
-		f.addProgress(x)
 		if kinds[x.site] == nil {
 			kinds[x.site] = map[string]int{}
 		}
 		kinds[x.site][x.kind]++
-		if c := w.owner(x); c != nil && c.class != classInfra {
-			f.creatorAlive = true
-		}
-		for i, o := range x.objs {
-			if len(f.objects) < 4 && !slices.Contains(f.objects, o) {
-				f.objects = append(f.objects, o)
-				f.objectAt = append(f.objectAt, x.objAt[i])
-			}
-		}
-		switch x.reach {
-		case reachMention:
-			f.byMention++
-			continue
-		case reachFamily:
-			if fedByFamily(x) {
-				f.byFamily++
-				continue
-			}
-			// A creator that can run rarely releases its child's lock,
-			// takes its send, ends its WaitGroup or signals a Cond it
-			// holds no pointer to: weak evidence, and the goroutine
-			// stays unreached.
-			f.familyProducer++
-		}
-		f.addUnreached(w, x, sccKinds[x.scc])
-		for _, y := range x.wakers {
-			if y.site != nil && y.site != x.site && out[y.site] != nil {
-				out[y.site].holdsForOthers++
+		if f.addParked(w, x) {
+			f.addUnreached(w, x, sccKinds[x.scc])
+			for _, y := range x.wakers {
+				if y.site != nil && y.site != x.site && out[y.site] != nil {
+					out[y.site].holdsForOthers++
+				}
 			}
 		}
 	}
 	for s, m := range kinds {
 		out[s].kind = topKey(toInt64(m))
 	}
+	markHeldWhileBlocked(out)
 	w.infraConsequences(out)
 	return out
+}
+
+// newStuckFacts starts a site's facts with what the whole snapshot says.
+func newStuckFacts(in *loaded, w *waitGraph, s *site) *stuckFacts {
+	f := &stuckFacts{cycleSites: map[*site]bool{}, cycleKinds: map[string]bool{}, causes: map[*site]int{}, consequenceRels: map[string]bool{}}
+	f.liveElsewhere = w.liveApp > 0
+	f.dumping = w.dumping
+	f.undecided = w.undecided
+	f.runtimeAsleep = w.runtimeAsleep
+	f.asleepBound = w.timerBound
+	if sd := in.detail; sd != nil {
+		f.snapshots = len(in.d.snapshots)
+		f.progressed = sd.progressed()
+	}
+	f.depth = waitDepth(s.frames)
+	f.mainGoroutine = s.entry == "main.main"
+	if p := s.persist; p.members > 0 {
+		f.persisted = float64(p.persisted) / float64(p.members)
+		f.spanSec = p.meanSpan()
+	}
+	return f
+}
+
+// cycleWaitKinds lists, per wait-for cycle, the wait kinds in it.
+func cycleWaitKinds(w *waitGraph) map[int]map[string]bool {
+	out := map[int]map[string]bool{}
+	for _, x := range w.gs {
+		if x.scc != 0 {
+			if out[x.scc] == nil {
+				out[x.scc] = map[string]bool{}
+			}
+			out[x.scc][x.kind] = true
+		}
+	}
+	return out
+}
+
+// addParked counts a parked member: its progress, timer bound, creator,
+// objects and how it is reached. It reports whether nothing that can
+// run reaches it (an unreached member, for addUnreached).
+func (f *stuckFacts) addParked(w *waitGraph, x *waitGor) bool {
+	f.parked++
+	f.addProgress(x)
+	if x.timerBound > 0 {
+		if f.timerBound == 0 || x.timerBound < f.timerBoundMin {
+			f.timerBoundMin = x.timerBound
+		}
+		f.timerBound++
+	}
+	if c := w.owner(x); c != nil && c.class != classInfra {
+		f.creatorAlive = true
+	}
+	for i, o := range x.objs {
+		if len(f.objects) < 4 && !slices.Contains(f.objects, o) {
+			f.objects = append(f.objects, o)
+			f.objectAt = append(f.objectAt, x.objAt[i])
+		}
+	}
+	switch x.reach {
+	case reachMention:
+		f.byMention++
+		return false
+	case reachFamily:
+		if fedByFamily(x) {
+			f.byFamily++
+			return false
+		}
+		// A creator that can run rarely releases its child's lock,
+		// takes its send, ends its WaitGroup or signals a Cond it
+		// holds no pointer to: weak evidence, and the goroutine
+		// stays unreached.
+		f.familyProducer++
+	}
+	return true
+}
+
+// markHeldWhileBlocked counts, for each site blocked on something other
+// than a lock, the lock waiters stuck only behind it: it holds their
+// lock while it blocks (a lock held across a channel operation or a
+// callback, with no cycle: nobody it waits for wants the lock).
+func markHeldWhileBlocked(out map[*site]*stuckFacts) {
+	for _, f := range out {
+		if f.kind != "lock" && f.kind != "rlock" {
+			continue
+		}
+		for cause, n := range f.causes {
+			if c := out[cause]; c != nil && c.kind != "lock" && c.kind != "rlock" && c.inCycle == 0 {
+				c.heldWaiters += n
+			}
+		}
+	}
 }
 
 // addUnreached counts an unreached member: its possible holders (or the
 // lack of any waker), its cycle and the sites it waits for.
 func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[string]bool) {
 	f.unreached++
+	if x.selfHeld != "" {
+		f.selfHeld++
+		if f.selfHeldNote == "" {
+			f.selfHeldNote = x.selfHeld
+		}
+	}
 	if len(f.ruledOut) == 0 {
 		f.ruledOut = x.ruledOut
 	}
@@ -282,11 +347,17 @@ func (f *stuckFacts) findings() []string {
 		return nil
 	}
 	var out []string
+	if f.selfHeld > 0 {
+		out = append(out, "held-by-self")
+	}
 	if f.inCycle > 0 {
 		out = append(out, cycleKind(f.cycleKinds), "cycle")
 	}
 	if (f.kind == "lock" || f.kind == "rlock") && f.noWaker > 0 {
 		out = append(out, "no-holder")
+	}
+	if f.heldWaiters > 0 && f.inCycle == 0 {
+		out = append(out, "held-while-blocked")
 	}
 	out = append(out, "unreachable")
 	if !f.liveElsewhere && f.undecided == 0 {

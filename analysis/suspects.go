@@ -62,29 +62,7 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 	if len(s.goids) > 0 {
 		sus.Goids = append([]int64(nil), s.goids[:min(len(s.goids), maxGoids)]...)
 	}
-	sus.Origin, sus.CreationChain = a.origin, a.chain
-	if a.unknown != "" {
-		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: a.unknown})
-	}
-	sus.Fix = inUserTerms(sus.Fix, a.origin)
-	if a.origin != nil {
-		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: originText(a.origin, a.chain)})
-	}
-	if a.span != "" {
-		sus.Span = a.span
-		sus.Evidence = append(sus.Evidence, Evidence{Kind: "span", Detail: fmt.Sprintf("members were created inside %s (%d of %d sampled)", a.span, a.spanHits, a.spanOf)})
-	}
-	if x.trace != nil {
-		sus.Evidence = append(sus.Evidence, x.trace.evidence(in.windows))
-	}
-	for _, h := range x.growers {
-		g := h.grower
-		sus.RetainedPerMin += g.BytesPerMin
-		sus.heap.add(h)
-		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
-			Detail: fmt.Sprintf("allocation site %s (%s:%d) holds %s at %s and %s", g.Location, g.File, g.Line, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), heapRateText(g)),
-			Value:  float64(g.InuseBytes)})
-	}
+	attributeEvidence(in, x, a, sus)
 	if x.leakHit {
 		sus.LeakProfile = "confirmed"
 	}
@@ -108,6 +86,42 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 				State: w.state, Count: int64(w.count), Relation: w.relation, Goids: w.goids})
 		}
 	}
+	sus.Consequences = append(sus.Consequences, consequencesOf(x)...)
+	return sus
+}
+
+// attributeEvidence adds to sus where its goroutines came from (origin,
+// creation chain, span, trace) and the heap it is credited with.
+func attributeEvidence(in *loaded, x *candidate, a attribution, sus *Suspect) {
+	sus.Origin, sus.CreationChain = a.origin, a.chain
+	if a.unknown != "" {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: a.unknown})
+	}
+	sus.Fix = inUserTerms(sus.Fix, a.origin)
+	if a.origin != nil {
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "origin", Detail: originText(a.origin, a.chain)})
+	}
+	if a.span != "" {
+		sus.Span = a.span
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "span", Detail: fmt.Sprintf("members were created inside %s (%d of %d sampled)", a.span, a.spanHits, a.spanOf)})
+	}
+	if x.trace != nil {
+		sus.Evidence = append(sus.Evidence, x.trace.evidence(in.windows))
+	}
+	for _, h := range x.growers {
+		g := h.grower
+		sus.RetainedPerMin += g.BytesPerMin
+		sus.heap.add(h)
+		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
+			Detail: fmt.Sprintf("allocation site %s (%s:%d) holds %s at %s and %s", g.Location, g.File, g.Line, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), heapRateText(g)),
+			Value:  float64(g.InuseBytes)})
+	}
+}
+
+// consequencesOf lists the groups folded under x: those that only wait
+// for it, and the machinery (the test runner) waiting for them.
+func consequencesOf(x *candidate) []Consequence {
+	var out []Consequence
 	for _, c := range allConsequences(x) {
 		cs := c.s
 		if c.facts != nil && c.facts.infraWaiting > 0 && c.facts.unreached == 0 {
@@ -124,18 +138,18 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		if k := len(cs.counts); k > 0 {
 			n = int64(cs.counts[k-1])
 		}
-		sus.Consequences = append(sus.Consequences, Consequence{Location: cs.loc.Function, File: cs.loc.File, Line: cs.loc.Line,
+		out = append(out, Consequence{Location: cs.loc.Function, File: cs.loc.File, Line: cs.loc.Line,
 			State: cs.state, Count: n, Relation: rel, Goids: cs.goids[:min(len(cs.goids), 8)]})
 	}
 	for _, c := range allConsequences(x) {
 		if c.facts != nil {
 			for _, w := range c.facts.infraWaiters {
-				sus.Consequences = append(sus.Consequences, Consequence{Location: w.location.Function, File: w.location.File, Line: w.location.Line,
+				out = append(out, Consequence{Location: w.location.Function, File: w.location.File, Line: w.location.Line,
 					State: w.state, Count: int64(w.count), Relation: w.relation, Goids: w.goids})
 			}
 		}
 	}
-	return sus
+	return out
 }
 
 // allConsequences returns the candidates folded under x, and under them,

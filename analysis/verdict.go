@@ -29,12 +29,12 @@ type verdicts struct {
 func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 	v := &verdicts{}
 	for _, x := range ev.candidates {
-		x.sc = scoreSite(x.s, in.tsOf(x.s), x.rule, 0, x.leakHit, x.trace, x.facts)
+		x.sc = scoreSite(x, in.tsOf(x.s))
 	}
 	owner := attributeHeap(ev.candidates, growingStacks(ev.heap), minScore)
 	for _, x := range ev.candidates {
 		if x.retained > 0 {
-			x.sc = scoreSite(x.s, in.tsOf(x.s), x.rule, x.retained, x.leakHit, x.trace, x.facts)
+			x.sc = scoreSite(x, in.tsOf(x.s))
 		}
 	}
 	// A group that does not make the cut explains no heap growth.
@@ -137,6 +137,7 @@ func lookAlike(x *candidate) *Evidence {
 	return nil
 }
 
+// lastCount is a site's member count in its latest snapshot.
 func lastCount(s *site) float64 {
 	if n := len(s.counts); n > 0 {
 		return s.counts[n-1]

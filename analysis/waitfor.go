@@ -42,8 +42,10 @@ type waitGor struct {
 	// though no frame shows it (findHolders); ruledOut those of the same
 	// kinds that cannot run.
 	possible, ruledOut []holderNote
-	// parkedHolders are the possible holders that are parked.
-	parkedHolders []*waitGor
+	// parkedHolders are the possible holders that are parked; anyHolders
+	// those among them found only because any goroutine can reach a
+	// package-level object.
+	parkedHolders, anyHolders []*waitGor
 	// possibleCycle is set when a waker edge of its cycle comes from
 	// possible holders, not from a frame's word (possibleLockChan).
 	possibleCycle bool
@@ -68,6 +70,18 @@ type waitGor struct {
 	// C of unknown type): a timer case cannot be ruled out, so it is
 	// taken as able to run, as a timer wait is.
 	undecided bool
+	// endless is set for a goroutine that can run but never end: it
+	// ranges over a Ticker's C with no way out of the loop.
+	endless bool
+	// selfHeld, for a lock waiter, says how its source shows that it
+	// holds that lock itself ([sourceCode.heldBySelf]): only it could
+	// release it, so nothing can wake it.
+	selfHeld string
+	// timerBound is set, in minutes, for a select or receive whose
+	// statement the source does not show but that has been blocked that
+	// long: no timer case shorter than that is live, so it is taken as
+	// parked, with the longer timer case it may still have as a caveat.
+	timerBound int64
 }
 
 // waitGraph is the wait-for reasoning over the latest snapshot.
@@ -85,10 +99,24 @@ type waitGraph struct {
 	// nothing more).
 	liveApp   int
 	undecided int
+	// timerBound is the shortest wait, in minutes, of the goroutines
+	// parked only because that wait rules out shorter timer cases (see
+	// waitGor.timerBound); 0 when there are none. An all-asleep claim
+	// holds only unless one of them has a longer timer case.
+	timerBound int64
 	// dumping says which goroutines take the dump (sending SIGQUIT, the
 	// test runner's alarm) and why: they are not counted as able to run.
 	dumping []string
 	cycles  int
+	// runtimeAsleep names the traceback the runtime printed on finding
+	// all goroutines asleep (see [allAsleepMessage]); "" otherwise.
+	runtimeAsleep string
+}
+
+// waitScene is what the whole snapshot tells about each goroutine's wait.
+type waitScene struct {
+	signals  bool // the process has a signal.Notify loop
+	noTimers bool // the runtime found no timer pending (all asleep)
 }
 
 // objectSlack is how far past a pointer a frame holds an object may lie
@@ -110,6 +138,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	if sd == nil || sd.truncated {
 		return w
 	}
+	w.runtimeAsleep = sd.allAsleep
 	signals := false
 	for _, g := range sd.gs {
 		for _, f := range st.framesOf(g.stack) {
@@ -117,11 +146,15 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		}
 	}
 	for _, g := range sd.gs {
+		if src != nil {
+			src.nameRefs(g)
+		}
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
-		x.class, x.kind, x.idle, x.undecided = classifyGor(g, frames, src, signals)
+		c := classifyGor(g, frames, src, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
+		x.class, x.kind, x.idle, x.undecided, x.timerBound, x.endless = c.class, c.kind, c.idle, c.undecided, c.timerBound, c.endless
 		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
-			x.class, x.undecided = classInfra, false
+			x.class, x.undecided, x.timerBound = classInfra, false, 0
 			why := g.dumping
 			if why == "" {
 				why = fmt.Sprintf("goroutine %d is the test runner's alarm (testing.(*M).startAlarm), printing the dump", g.goid)
@@ -131,8 +164,15 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		if x.class == classLive && !x.idle && !x.undecided {
 			w.liveApp++
 		}
+		if x.class == classParked && (x.kind == "lock" || x.kind == "rlock") {
+			loc, _ := locationFrame(frames)
+			x.selfHeld = src.heldBySelf(loc)
+		}
 		if x.undecided {
 			w.undecided++
+		}
+		if b := x.timerBound; b > 0 && (w.timerBound == 0 || b < w.timerBound) {
+			w.timerBound = b
 		}
 		w.gs = append(w.gs, x)
 		w.byGoid[g.goid] = x
@@ -155,27 +195,45 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	return w
 }
 
+// classified is a goroutine's class as [classifyGor] decides it.
+type classified struct {
+	class      gClass
+	kind       string // the wait kind when parked
+	idle       bool
+	undecided  bool  // taken as able to run only for want of source
+	endless    bool  // able to run, in a loop it can never leave (waitStmt.endless)
+	timerBound int64 // parked for want of source after this many minutes (see [waitGor])
+}
+
 // classifyGor decides a goroutine's class and, when parked, its wait
-// kind; undecided when it is taken as able to run only because its
-// source cannot rule out a timer case (see [timerWait]).
-func classifyGor(g *gor, frames []Frame, src *sourceCode, signals bool) (class gClass, kind string, idle, undecided bool) {
+// kind. A select or receive whose statement the source does not show
+// may have a timer case ([timerWait]): it is undecided, taken as able to
+// run, unless the runtime found no timer pending at all or marked the
+// goroutine leaked (blocked on what nothing reachable can signal), or it has been
+// blocked a minute or more (the runtime's wait time starts again each
+// time it runs), which rules out every timer case shorter than that.
+func classifyGor(g *gor, frames []Frame, src *sourceCode, sc waitScene) classified {
 	if isInfraStack(frames) || isInfraState(g.state) {
-		return classInfra, "", false, false
+		return classified{class: classInfra}
 	}
-	kind = waitKind(g.state, frames)
+	kind := waitKind(g.state, frames)
 	switch kind {
 	case "":
-		return classLive, "", g.state == "sleep" && g.sleepNS >= longSleep, false
+		return classified{class: classLive, idle: g.state == "sleep" && g.sleepNS >= longSleep}
 	case "select", "chan receive":
 		w := src.waitAt(frames, kind)
-		if signalWait(w, frames, signals) {
-			return classLive, "", true, false
+		if signalWait(w, frames, sc.signals) {
+			return classified{class: classLive, idle: true}
 		}
-		if t := timerWait(w, frames); t != triNo {
-			return classLive, "", false, t == triMaybe
+		switch t := timerWait(w, frames); {
+		case t == triNo || sc.noTimers || g.leaked:
+		case t == triMaybe && g.wait > 0:
+			return classified{class: classParked, kind: kind, timerBound: g.wait}
+		default:
+			return classified{class: classLive, undecided: t == triMaybe, endless: w.endless}
 		}
 	}
-	return classParked, kind, false, false
+	return classified{class: classParked, kind: kind}
 }
 
 // longSleep: a goroutine sleeping this long at once is idle, not a
@@ -328,8 +386,8 @@ func resolveObjects(b blockInfo, known []uint64, lock bool) ([]uint64, []argRef)
 // cannot release each other).
 func (w *waitGraph) linkWakers() {
 	for _, x := range w.gs {
-		if x.class != classParked {
-			continue
+		if x.class != classParked || x.selfHeld != "" {
+			continue // a lock its own goroutine holds: no one else releases it
 		}
 		for _, o := range x.objs {
 			for _, y := range w.mentions[o] {
@@ -353,7 +411,7 @@ func (w *waitGraph) fixpoint() {
 	for changed := true; changed; {
 		changed = false
 		for _, x := range w.gs {
-			if x.class != classParked || x.reach == reachMention {
+			if x.class != classParked || x.reach == reachMention || x.selfHeld != "" {
 				continue
 			}
 			r := reachNone

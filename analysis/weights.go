@@ -44,6 +44,9 @@ const (
 	wIdlePool       = -10  // idle workers their owner can still feed
 	wTopOfLoop      = -1.2 // waiting for work at the top of their loop: more often a consequence
 	wLibrary        = -3.0 // no frame of the program's own code, while the program runs elsewhere
+	wSelfHeld       = 4.5  // × share whose source shows they hold the lock they wait for (as a cycle of one)
+	wTimerBound     = -1.0 // × share parked only because a minute's wait rules out shorter timer cases: a longer one may remain
+	wAsleepBound    = 0.5  // × wAllAsleep when the claim rests on such waits
 )
 
 // stuckWeights lists the stuck channel's evidence for a site, each with
@@ -126,7 +129,6 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 	if f.unreached == 0 {
 		return false
 	}
-	u := float64(f.unreached) / n
 	if f.inCycle > 0 {
 		how := ""
 		if f.possibleCycle {
@@ -141,6 +143,25 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 	if (kind == "chan receive" || kind == "select") && f.depth == 0 {
 		add("top-of-loop", wTopOfLoop, "they wait for work at the top of their own loop, as a server or worker out of work does: often the consequence of the bug, not its place")
 	}
+	unreachableWeights(f, on, add)
+	if f.selfHeld > 0 {
+		add("held-by-self", wSelfHeld*float64(f.selfHeld)/n, "%d of %d already hold the lock they wait for, as their source shows: %s; only they could release it", f.selfHeld, f.parked, f.selfHeldNote)
+	}
+	if f.timerBound > 0 {
+		add("timer-bound", wTimerBound*float64(f.timerBound)/n, "%d of %d wait in a select or receive whose statement the source does not show; blocked at least %s, so no timer case shorter than that is live, but a longer one cannot be ruled out (the source would tell)", f.timerBound, f.parked, Plural(float64(f.timerBoundMin), "minute"))
+	}
+	if f.possible > 0 {
+		add("possible-holder", wPossible*float64(f.possible)/n, "%d of %d: a goroutine that can run may hold what they wait on though no frame prints it: %s", f.possible, f.parked, holderNotes(f.possibleNotes))
+	}
+	noWakerWeights(f, kind, on, add)
+	return false
+}
+
+// unreachableWeights weighs unreached members: nothing able to run
+// holds what they wait on, and, when nothing of the program can run,
+// all asleep (with what that claim rests on).
+func unreachableWeights(f *stuckFacts, on string, add func(string, float64, string, ...any)) {
+	u := float64(f.unreached) / float64(f.parked)
 	ruled := ""
 	if len(f.ruledOut) > 0 {
 		ruled = "; possible holders ruled out: " + holderNotes(f.ruledOut)
@@ -154,14 +175,23 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 			if len(f.dumping) > 0 {
 				not = "; not counted: " + strings.Join(f.dumping, "; ")
 			}
-			add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
+			if f.runtimeAsleep != "" {
+				add("all-asleep", wAllAsleep, "the runtime itself stopped the program (%s: %q): no goroutine could run and no timer was pending, so no select or receive had a timer case left to fire%s", f.runtimeAsleep, allAsleepMessage, not)
+			} else if f.asleepBound > 0 {
+				add("all-asleep", wAllAsleep*wAsleepBound, "no goroutine of the program can run (only the runtime, the profiler and the test runner), unless a select or receive whose statement the source does not show, blocked %s or more, has a timer case longer than that (the source would tell)%s", Plural(float64(f.asleepBound), "minute"), not)
+			} else {
+				add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
+			}
 		} else {
 			add("timer-unknown", 0, "not all asleep for certain: %s of the program wait in a select or receive whose source is absent, so a timer case that wakes them cannot be ruled out (the source would tell)", Plural(float64(f.undecided), "goroutine"))
 		}
 	}
-	if f.possible > 0 {
-		add("possible-holder", wPossible*float64(f.possible)/n, "%d of %d: a goroutine that can run may hold what they wait on though no frame prints it: %s", f.possible, f.parked, holderNotes(f.possibleNotes))
-	}
+}
+
+// noWakerWeights weighs members whose object no other goroutine holds,
+// by wait kind.
+func noWakerWeights(f *stuckFacts, kind, on string, add func(string, float64, string, ...any)) {
+	n := float64(f.parked)
 	if f.noWaker > 0 {
 		share := (float64(f.noWakerExact) + wNoWakerVia*float64(f.noWaker-f.noWakerExact)) / n
 		switch kind {
@@ -178,7 +208,6 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 			add("no-signaller", wNoHolder*share, "no other goroutine holds the Cond%s to Signal or Broadcast it", on)
 		}
 	}
-	return false
 }
 
 // stuckImpact is what a stuck group blocks: other goroutines (a cycle, a

@@ -64,6 +64,11 @@ type Options struct {
 
 	// Tool is the tool version string written to the manifest.
 	Tool string
+	// CaptureID is the bundle's capture id; empty: one made from the
+	// start time ([NewCaptureID]). The node agent picks it when the
+	// capture is triggered, so its answer can link the capture before
+	// the bundle exists.
+	CaptureID string
 
 	// History are earlier goroutine and heap profiles of the target (the
 	// node agent's rolling watch), ingested first as snapshots marked

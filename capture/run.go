@@ -127,6 +127,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	// plus slack), so the last trace and CPU profile are usable.
 	winCtx, winCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer winCancel()
+	c.startFlight(winCtx)
 
 	c.startEBPF(runCtx)
 
@@ -252,7 +253,10 @@ func (c *capturer) httpSources() bool {
 // manifest builds the initial manifest: every source "running".
 func (c *capturer) manifest() bundle.Manifest {
 	o := c.opts
-	id := newCaptureID()
+	id := o.CaptureID
+	if id == "" {
+		id = NewCaptureID()
+	}
 	m := bundle.NewManifest(id, o.Tool)
 	m.Node = o.Node
 	if m.Node == "" {
@@ -301,7 +305,9 @@ func (c *capturer) manifest() bundle.Manifest {
 	return m
 }
 
-func newCaptureID() string {
+// NewCaptureID returns a capture id made from the current time (UTC, to
+// the nanosecond).
+func NewCaptureID() string {
 	return time.Now().UTC().Format("20060102T150405.000000000Z")
 }
 

@@ -55,6 +55,9 @@ const (
 	// PatternHTTPTransportPerCall is an http.Transport made per call
 	// and dropped with its idle connections.
 	PatternHTTPTransportPerCall = "http-transport-per-call"
+	// PatternLockHeldWhileBlocked is a goroutine blocked while it holds
+	// the lock other goroutines queue on, with no cycle.
+	PatternLockHeldWhileBlocked = "lock-held-while-blocked"
 )
 
 // Patterns lists every valid pattern string, in a fixed order.
@@ -70,7 +73,7 @@ var Patterns = []string{
 	PatternHTTPBodyNotClosed, PatternErrgroupNeverReturns,
 	PatternGRPCConnNotClosed, PatternGRPCStreamNotClosed,
 	PatternContextCancelDropped, PatternLibraryObject,
-	PatternHTTPTransportPerCall,
+	PatternHTTPTransportPerCall, PatternLockHeldWhileBlocked,
 }
 
 // ValidPattern reports whether p is one of [Patterns].

@@ -38,6 +38,10 @@ type captureSummary struct {
 	Suspects      *int   `json:"suspects"`
 	TopSuspect    string `json:"top_suspect,omitempty"`
 	AnalysisError string `json:"analysis_error,omitempty"`
+	// Preliminary is set for the node agent's first answer: a copy of the
+	// bundle taken after the capture's first dump, replaced (under the
+	// same id) by the final bundle when it arrives.
+	Preliminary bool `json:"preliminary,omitempty"`
 }
 
 // process identifies the captured process.
@@ -63,6 +67,9 @@ type captureDetail struct {
 	// SampleTypes lists, per profile present, the sample types a flame
 	// graph or table can sum (value=), the default first.
 	SampleTypes map[string][]string `json:"sample_types"`
+	// History is when the node agent's history snapshots before the
+	// capture were taken; absent when the bundle holds none.
+	History *historySpan `json:"history,omitempty"`
 }
 
 func summarize(c *capture) captureSummary {
@@ -70,7 +77,7 @@ func summarize(c *capture) captureSummary {
 	out := captureSummary{
 		ID: c.id, CaptureID: m.CaptureID, Node: m.Node,
 		Process: process{PID: m.Target.PID, Exe: m.Target.Exe, URL: m.Target.URL, GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath},
-		Start:   m.Start, End: m.End, Sources: m.Sources,
+		Start:   m.Start, End: m.End, Sources: m.Sources, Preliminary: m.Preliminary,
 	}
 	if out.Sources == nil {
 		out.Sources = []bundle.Source{}
@@ -118,7 +125,7 @@ func listHandler(s *Store) http.HandlerFunc {
 
 // captureHandler answers GET /api/captures/{id}.
 func captureHandler(w http.ResponseWriter, r *http.Request, c *capture) {
-	d := captureDetail{captureSummary: summarize(c), Manifest: c.b.Manifest}
+	d := captureDetail{captureSummary: summarize(c), Manifest: c.b.Manifest, History: historyOf(c.b.Manifest)}
 	var err error
 	if d.Tables, err = c.Tables(); err != nil {
 		writeError(w, statusOf(err), "read tables: "+err.Error())

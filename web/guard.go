@@ -67,7 +67,8 @@ func needsReadToken(opts Options, r *http.Request) bool {
 	}
 	// /metrics names every capture's services, nodes and functions: off
 	// loopback it always needs the token (Prometheus's authorization).
-	return r.URL.Path == MetricsPath || (!opts.PublicRead && strings.HasPrefix(r.URL.Path, "/api/"))
+	// /c/CAPTUREID names a capture's id as the API does.
+	return r.URL.Path == MetricsPath || (!opts.PublicRead && (strings.HasPrefix(r.URL.Path, "/api/") || strings.HasPrefix(r.URL.Path, "/c/")))
 }
 
 // cookieOK checks the token cookie (for reads only: a cookie rides along

@@ -88,6 +88,7 @@ func NewRouter(s *Store, opts Options) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
 	})
+	r.HandleFunc("/c/{capture_id:[0-9A-Za-z._:-]{1,64}}", byCaptureIDHandler(s)).Methods(http.MethodGet)
 	r.PathPrefix("/api/").Handler(notFound)
 	r.PathPrefix("/").Handler(staticHandler())
 	return idleWrites(opts.WriteIdle, guard(opts, r))

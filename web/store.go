@@ -101,6 +101,14 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("read data dir: %w", err)
 	}
+	// A final bundle staged to replace a preliminary one takes its place
+	// first (a kill during Store.supersede).
+	for _, e := range entries {
+		s.finishSupersede(e.Name())
+	}
+	if entries, err = os.ReadDir(s.dir); err != nil {
+		return fmt.Errorf("read data dir: %w", err)
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -271,6 +279,17 @@ func (s *Store) Add(r io.Reader) (id string, existed bool, err error) {
 		return same, same != "", err
 	}
 	killpoint.At("store:checked")
+	// A capture id is a time to the nanosecond: with the node, one
+	// capture's bundles.
+	prelim, final := s.sameCapture(b.Manifest.CaptureID, b.Manifest.Node)
+	if b.Manifest.Preliminary && final != "" {
+		// The final bundle came first: the preliminary one has nothing
+		// to add.
+		return final, true, nil
+	}
+	if !b.Manifest.Preliminary && prelim != "" {
+		return prelim, false, s.supersede(prelim, incoming, size)
+	}
 	if err := os.Rename(incoming, dst); err != nil {
 		return "", false, fmt.Errorf("store upload: %w", err)
 	}

@@ -61,6 +61,11 @@ type Manifest struct {
 	// LastFlush is when a writer recording flushes (a capture) last
 	// flushed its tables; the tables hold everything up to it.
 	LastFlush time.Time `json:"last_flush,omitzero"`
+	// Preliminary marks a copy of a capture's bundle taken while the
+	// capture still runs (the node agent's first answer, right after the
+	// first dump): the workbench shows it as preliminary and replaces it
+	// with the bundle of the same CaptureID that is not.
+	Preliminary bool `json:"preliminary,omitempty"`
 }
 
 // Target identifies the captured process.
@@ -116,6 +121,9 @@ type Artifact struct {
 	Status     string    `json:"status"`
 	Detail     string    `json:"detail,omitempty"`
 	OriginPath string    `json:"origin,omitempty"`
+	// Fatal is the runtime's fatal error a traceback follows, as it
+	// printed it ("all goroutines are asleep - deadlock!"); "" for none.
+	Fatal string `json:"fatal,omitempty"`
 	// SHA256 is the hex SHA-256 of the original, for telling a file
 	// already added from a new one.
 	SHA256 string `json:"sha256,omitempty"`

@@ -96,6 +96,7 @@ func (p *blocks) outside(ln logLine) {
 	}
 	if len(bytes.TrimSpace(ln.text)) > 0 {
 		p.r.skipped++
+		p.r.noteFatal(ln.text)
 		if p.race.feed(ln) {
 			p.r.skipped--
 		} else if looksLikeFrame(ln.text) {

@@ -24,7 +24,8 @@ const maxPending = 1024
 // Each access of each race-detector report becomes a row of the races
 // table (see [schema.RacesSchema]), its stacks interned like goroutines'.
 //
-// It fills a.Kind ("dump"), a.Rows (goroutine and race rows), a.Status
+// It fills a.Kind ("dump"), a.Rows (goroutine and race rows), a.Fatal
+// (the runtime's "fatal error: " message, see [Reader.Fatal]), a.Status
 // ([bundle.StatusComplete], or [bundle.StatusTruncated] with a.Detail
 // saying where the input was cut off), a.Detail with the reader's notes
 // (blocks other output interrupted, see [Reader.Notes]) and a.Size when it
@@ -75,6 +76,7 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 	a.Rows = in.rows
 	a.Status = bundle.StatusComplete
 	a.Detail = rd.Notes()
+	a.Fatal = rd.Fatal()
 	if rd.Truncated() {
 		a.Status = bundle.StatusTruncated
 		a.Detail = joinNotes(rd.TruncationDetail(), a.Detail)

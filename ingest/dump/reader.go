@@ -1,6 +1,7 @@
 package dump
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -39,6 +40,7 @@ type Reader struct {
 	detail         string
 	races          []Race
 	raceTotal      int
+	fatal          string
 }
 
 // NewReader returns a reader of the dump in r. It buffers r itself.
@@ -99,6 +101,29 @@ func (r *Reader) Bytes() int64 { return r.lr.bytes }
 // blocks and race reports (preamble, register dumps, log noise) skipped
 // so far.
 func (r *Reader) SkippedLines() int { return r.skipped }
+
+// Fatal returns the message of the first "fatal error: " line read so
+// far (the runtime's reason for a crash, such as "all goroutines are
+// asleep - deadlock!"), at most maxFatal bytes; "" when there was none.
+func (r *Reader) Fatal() string { return r.fatal }
+
+// maxFatal bounds the fatal error message kept.
+const maxFatal = 256
+
+// noteFatal keeps the message of the first "fatal error: " line.
+func (r *Reader) noteFatal(line []byte) {
+	msg, ok := bytes.CutPrefix(line, fatalPrefix)
+	if !ok || r.fatal != "" {
+		return
+	}
+	msg = bytes.TrimSpace(msg)
+	if len(msg) > maxFatal {
+		msg = msg[:maxFatal]
+	}
+	r.fatal = strings.ToValidUTF8(string(msg), "?")
+}
+
+var fatalPrefix = []byte("fatal error: ")
 
 // Races returns the race reports read so far (at most 10,000; RaceCount
 // counts them all).

@@ -36,13 +36,15 @@ var forbidden = map[string][]string{
 	"internal/arrowjs":   ours,
 	"internal/format":    ours,
 	"internal/httpguard": ours,
+	// The flight recorder a service imports.
+	"flight": ours,
 	// The accuracy harness reads bundles and analyses them, nothing more.
 	"internal/corpus": {"capture", "web", "cmd", "agent", "export"},
 }
 
 // ours lists every top-level part of the module, for leaf packages.
 var ours = []string{"ingest/bundle", "ingest/schema", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines",
-	"analysis", "capture", "web", "cmd", "agent", "export", "samples", "internal/corpus"}
+	"analysis", "capture", "web", "cmd", "agent", "export", "samples", "internal/corpus", "flight"}
 
 // devTools are the packages under internal/ that only tests and
 // benchmarks use; nothing shipped imports them.

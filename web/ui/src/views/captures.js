@@ -54,7 +54,9 @@ export async function capturesView(main) {
         ? h('span', { class: 'bad', title: c.analysis_error }, 'analysis failed')
         : h('span', {}, h('b', { class: c.suspects ? 'count bad' : 'count ok' }, String(c.suspects)), c.top_suspect ? h('div', { class: 'sub' }, c.top_suspect) : null);
       return h('tr', { 'data-id': c.id },
-        h('td', {}, h('a', { href: `#/c/${c.id}/overview`, class: 'capture-link' }, c.id), c.capture_id && c.capture_id !== c.id ? h('div', { class: 'sub' }, c.capture_id) : null),
+        h('td', {}, h('a', { href: `#/c/${c.id}/overview`, class: 'capture-link' }, c.id),
+          c.preliminary ? h('span', { class: 'chip preliminary', title: 'The node agent\'s first answer, from the capture\'s first dump and the history before it; the final capture replaces it under this id.' }, 'preliminary') : null,
+          c.capture_id && c.capture_id !== c.id ? h('div', { class: 'sub' }, c.capture_id) : null),
         h('td', {}, c.node || '–'),
         h('td', {}, proc || '–', c.process.go_version ? h('div', { class: 'sub' }, c.process.go_version) : null),
         h('td', {}, fmtTime(c.start), h('div', { class: 'sub' }, dur ? `${dur} · until ${fmtTime(c.end)}` : '')),

@@ -49,13 +49,47 @@ export function windowGaps(windows) {
   };
 }
 
+// HISTORY_FILL shades the node agent's history, before the capture.
+export const HISTORY_FILL = 'rgba(255, 167, 38, 0.18)';
+
+// historyBand returns the span (seconds) the chart shades as history: from
+// the first history snapshot to the capture's start (the API's
+// capture.history), or null when the capture has none.
+export function historyBand(history) {
+  if (!history || !(history.snapshots || []).length) return null;
+  const from = new Date(history.start).getTime() / 1000;
+  const to = Math.max(new Date(history.capture_start).getTime() / 1000, new Date(history.end).getTime() / 1000);
+  return { from, to, snapshots: history.snapshots.length };
+}
+
+// drawHistory is a drawClear hook shading band under everything else,
+// with its name at the top.
+function drawHistory(band) {
+  return (u) => {
+    const { ctx, bbox } = u;
+    const a = Math.max(bbox.left, u.valToPos(band.from, 'x', true));
+    const b = Math.min(bbox.left + bbox.width, u.valToPos(band.to, 'x', true));
+    if (b <= a) return;
+    ctx.save();
+    ctx.fillStyle = HISTORY_FILL;
+    ctx.fillRect(a, bbox.top, b - a, bbox.height);
+    ctx.fillStyle = '#8d5b00';
+    ctx.font = `${Math.round(11 * devicePixelRatio)}px sans-serif`;
+    ctx.textBaseline = 'top';
+    ctx.fillText('history (before the trigger)', a + 4 * devicePixelRatio, bbox.top + 3 * devicePixelRatio, Math.max(0, b - a - 8 * devicePixelRatio));
+    ctx.restore();
+  };
+}
+
 // seriesChart draws the report's series into el and returns the uPlot.
-// opts.onSelect(fromSec, toSec) is called when a range is dragged.
+// opts.onSelect(fromSec, toSec) is called when a range is dragged;
+// opts.history (the capture's history span) is shaded apart.
 export function seriesChart(el, series, opts = {}) {
   const fromTrace = series.heap_live_from === 'trace';
   const data = align([series.goroutines, fromTrace ? series.heap_live : [], series.heap_inuse, series.gc]);
   const width = Math.max(300, el.clientWidth || 900);
   const windowed = { spanGaps: false, gaps: windowGaps(series.windows) };
+  const band = historyBand(opts.history);
   const u = new uPlot({
     width,
     height: opts.height || 240,
@@ -82,14 +116,12 @@ export function seriesChart(el, series, opts = {}) {
       { scale: 'heap', side: 1, label: 'heap', values: (u, vals) => vals.map(fmtBytes), grid: { show: false }, size: 80 },
       { scale: 'gc', side: 1, label: 'GC', incrs: COUNT_STEPS, values: (u, vals) => vals.map(fmtNum), grid: { show: false }, size: 50 },
     ],
-    hooks: opts.onSelect ? {
-      setSelect: [(u) => {
-        if (u.select.width < 2) return;
-        opts.onSelect(u.posToVal(u.select.left, 'x'), u.posToVal(u.select.left + u.select.width, 'x'));
-      }],
-    } : {},
+    hooks: chartHooks(opts, band),
   }, data, el);
   el.dataset.windows = String((series.windows || []).length);
+  // The history band, in seconds, for the browser test.
+  el.historyBand = band;
+  el.dataset.history = String(band ? band.snapshots : 0);
   // The browser test maps times to canvas pixels through it to check what
   // is drawn where (a line inside a window, nothing in a gap).
   el.uplot = u;
@@ -97,6 +129,19 @@ export function seriesChart(el, series, opts = {}) {
   ro.observe(el);
   u.disconnect = () => ro.disconnect();
   return u;
+}
+
+// chartHooks are the uPlot hooks: range selection, history shading.
+function chartHooks(opts, band) {
+  const hooks = {};
+  if (opts.onSelect) {
+    hooks.setSelect = [(u) => {
+      if (u.select.width < 2) return;
+      opts.onSelect(u.posToVal(u.select.left, 'x'), u.posToVal(u.select.left + u.select.width, 'x'));
+    }];
+  }
+  if (band) hooks.drawClear = [drawHistory(band)];
+  return hooks;
 }
 
 // utcTick formats an axis tick (seconds) as UTC time of day, with the date

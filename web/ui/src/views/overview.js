@@ -7,8 +7,15 @@ import { lanesPanel } from './lanes.js';
 // Every figure is the API's, as the analysis formatted it (display).
 const shown = (s) => s.display || {};
 
+// historyNote says what the chart's shaded band is.
+function historyNote(hist) {
+  return h('p', { class: 'sub history-note', id: 'history-note' },
+    h('span', { class: 'swatch history' }), ` Shaded: ${hist.snapshots.length} history snapshots the node agent recorded before the trigger, `,
+    `${fmtTime(hist.start)} to ${fmtTime(hist.end)}; the capture began at ${fmtTime(hist.capture_start)}.`);
+}
+
 export async function overviewView(main, ctx) {
-  const rep = await api(`/api/captures/${ctx.id}/report`);
+  const [rep, detail] = await Promise.all([api(`/api/captures/${ctx.id}/report`), ctx.detail().catch(() => null)]);
   const b = rep.bundle;
   const chartEl = h('div', { class: 'chart', id: 'overview-chart' });
   const detailEl = h('div', { id: 'suspect-detail' });
@@ -36,6 +43,8 @@ export async function overviewView(main, ctx) {
         fact('peak goroutines', fmtNum(b.peak_goroutines), 'peak-goroutines'),
         fact('suspects', String(rep.suspects.length), 'suspect-total'),
         fact('sources', (b.sources || []).join(', ') || '–')),
+      detail && detail.preliminary ? h('p', { class: 'preliminary-note', id: 'preliminary-note' }, h('span', { class: 'chip preliminary' }, 'preliminary'),
+        ' The node agent\'s first answer, sent after the capture\'s first dump: stuck verdicts from that dump, growth from the history before it. The final capture replaces it here when the capture ends.') : null,
       (rep.warnings || []).length ? h('ul', { class: 'warnings' }, rep.warnings.map((w) => h('li', {}, w))) : null),
     h('section', { class: 'panel' }, h('h2', {}, 'Goroutines, live heap and GC'), chartEl),
     h('section', { class: 'panel' }, h('h2', {}, 'Leak suspects'),
@@ -48,7 +57,8 @@ export async function overviewView(main, ctx) {
 
   const hasSeries = ['goroutines', 'heap_live', 'heap_inuse', 'gc'].some((k) => (rep.series[k] || []).length);
   let chart = null;
-  if (hasSeries) chart = seriesChart(chartEl, rep.series);
+  if (hasSeries) chart = seriesChart(chartEl, rep.series, { history: detail && detail.history });
+  if (detail && detail.history) chartEl.after(historyNote(detail.history));
   else chartEl.append(h('p', { class: 'empty' }, 'This capture has no time series (a single snapshot).'));
 
   const sel = ctx.params.get('suspect');

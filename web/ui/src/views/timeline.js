@@ -67,7 +67,7 @@ export async function timelineView(main, ctx) {
     wrap, chartEl, info, stackEl));
 
   const hasSeries = ['goroutines', 'heap_live', 'heap_inuse', 'gc'].some((k) => (data.series[k] || []).length);
-  const chart = hasSeries ? seriesChart(chartEl, data.series, { height: 180, onSelect: (a, b) => { view.a = a * 1000; view.b = b * 1000; changed(); } }) : null;
+  const chart = hasSeries ? seriesChart(chartEl, data.series, { height: 180, history: detail.history, onSelect: (a, b) => { view.a = a * 1000; view.b = b * 1000; changed(); } }) : null;
   const dpr = window.devicePixelRatio || 1;
   const plotBox = () => {
     const w = wrap.clientWidth || 900;
