@@ -115,12 +115,15 @@ func readBatches(r io.Reader, size int64, path string, want *arrow.Schema, mem m
 	}
 	defer rd.Release()
 	var rm remover
+	var dc *deltaCodec
 	if want != nil {
-		if err := checkSchema(rd.Schema(), want); err != nil {
+		var got *arrow.Schema
+		dc, got = newDecoder(rd.Schema(), schema.TableOf(want))
+		if err := checkSchema(got, want); err != nil {
 			msgs.corrupt = err
 			return fail(fmt.Errorf("columns are not the table's: %w", err))
 		}
-		rm = newRemover(rd.Schema(), schema.TableOf(want))
+		rm = newRemover(got, schema.TableOf(want))
 	}
 	for rd.Next() {
 		rec := rd.Record()
@@ -128,7 +131,7 @@ func readBatches(r io.Reader, size int64, path string, want *arrow.Schema, mem m
 			msgs.corrupt = err
 			return fail(fmt.Errorf("batch %d: %w", batches+1, err))
 		}
-		if err := rm.call(rec, fn); err != nil {
+		if err := callDecoded(dc, rm, rec, fn); err != nil {
 			return err
 		}
 		batches++
@@ -138,6 +141,17 @@ func readBatches(r io.Reader, size int64, path string, want *arrow.Schema, mem m
 		return fail(err)
 	}
 	return nil
+}
+
+// callDecoded calls fn with rec decoded by dc (when not nil) and less
+// the columns rm removes.
+func callDecoded(dc *deltaCodec, rm remover, rec arrow.Record, fn func(arrow.Record) error) error {
+	if dc == nil {
+		return rm.call(rec, fn)
+	}
+	dec := dc.decode(rec)
+	defer dec.Release()
+	return rm.call(dec, fn)
 }
 
 // TableInfo summarises one table file.

@@ -18,6 +18,22 @@ import (
 // before the once-a-second flush.
 const batchRows = 64 * 1024
 
+// wideBatchRows is batchRows for tables whose rows are wide: a goroutines
+// row holds the argument text of every frame (a few hundred bytes), and
+// at 64 K rows a batch of a 1M-goroutine dump held ~12 MB in builders and
+// ~40 MB more while the IPC writer compressed it, half the ingest's peak
+// heap.
+var wideBatchRows = map[string]int{schema.TableGoroutines: 16 * 1024}
+
+// batchRowsOf is the number of buffered rows of table that triggers a
+// batch write.
+func batchRowsOf(table string) int {
+	if n, ok := wideBatchRows[table]; ok {
+		return n
+	}
+	return batchRows
+}
+
 // tableWriter appends rows of one table to TABLE.arrow of the bundle (a
 // new bundle written in place), or to TABLE.arrow of a transaction's
 // staging directory, which starts as a copy of the bundle's table and
@@ -30,21 +46,24 @@ type tableWriter struct {
 	w       *ipc.Writer
 	b       *array.RecordBuilder
 	pending int
+	limit   int // pending rows that trigger a batch write
 	rows    int64
 	schema  *arrow.Schema
+	enc     *deltaCodec // nil when the table stores its columns as they are
 	mem     memory.Allocator
 }
 
 func tablePath(dir, table string) string { return filepath.Join(dir, table+".arrow") }
 
 // lz4Tables are compressed with LZ4, every other table with zstd. They
-// are the tables trace ingest writes by the million rows while it reads:
-// Arrow Go's IPC writer sets up a new zstd encoder, with a 16 MB history
-// and its own tables, for every record batch it compresses, so with zstd
-// these two cost ingest about 20 % more CPU and 60 MB more peak memory
-// than with LZ4, for tables 2.5 times smaller (docs/DESIGN.md, "Speed and
-// memory"). Readers handle both codecs.
-var lz4Tables = map[string]bool{schema.TableTraceGoroutines: true, schema.TableSpans: true}
+// are the tables ingest writes by the million rows while it reads: Arrow
+// Go's IPC writer sets up a new zstd encoder, with a 16 MB history and its
+// own tables, for every record batch it compresses, so with zstd the two
+// trace tables cost trace ingest about 20 % more CPU and 60 MB more peak
+// memory than with LZ4, for tables 2.5 times smaller, and the goroutines
+// table of a 1M-goroutine dump 1.2 s more CPU and 45 MB more peak memory
+// (docs/DESIGN.md, "Speed and memory"). Readers handle both codecs.
+var lz4Tables = map[string]bool{schema.TableTraceGoroutines: true, schema.TableSpans: true, schema.TableGoroutines: true}
 
 // codecOf is the IPC compression of table.
 func codecOf(table string) ipc.Option {
@@ -61,7 +80,7 @@ func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWrite
 	if !ok {
 		return nil, fmt.Errorf("unknown table %q", table)
 	}
-	tw := &tableWriter{name: table, path: tablePath(dir, table), schema: sc, mem: mem}
+	tw := &tableWriter{name: table, path: tablePath(dir, table), schema: sc, enc: newEncoder(table), limit: batchRowsOf(table), mem: mem}
 	orig := tw.path
 	exists := false
 	if stage != "" {
@@ -74,10 +93,10 @@ func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWrite
 		return nil, fmt.Errorf("create table %s: %w", table, err)
 	}
 	tw.f = f
-	tw.w = ipc.NewWriter(f, ipc.WithSchema(sc), codecOf(table), ipc.WithAllocator(writerMem(mem)))
+	tw.w = ipc.NewWriter(f, ipc.WithSchema(schema.StoredSchema(table)), codecOf(table), ipc.WithAllocator(writerMem(mem)))
 	tw.b = array.NewRecordBuilder(mem, sc)
 	if exists {
-		n, err := copyTable(orig, tw.w, sc, mem)
+		n, err := tw.copyTable(orig)
 		tw.rows = n
 		if err != nil && !errors.As(err, new(*PartialError)) {
 			tw.abort()
@@ -87,30 +106,41 @@ func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWrite
 	return tw, nil
 }
 
-// copyTable writes every readable batch of the stream at path to w,
-// widened to the current schema sc when the stream predates columns added
-// since.
-func copyTable(path string, w *ipc.Writer, sc *arrow.Schema, mem memory.Allocator) (int64, error) {
+// copyTable writes every readable batch of the stream at path to the
+// table, widened to the current schema when the stream predates columns
+// added since.
+func (tw *tableWriter) copyTable(path string) (int64, error) {
 	var rows int64
-	err := readStream(path, sc, mem, func(rec arrow.Record) error {
+	err := readStream(path, tw.schema, tw.mem, func(rec arrow.Record) error {
 		rows += rec.NumRows()
-		return writeWidened(w, rec, sc, mem)
+		return tw.writeWidened(rec)
 	})
 	return rows, err
 }
 
-// writeWidened writes rec to w, widened to sc when rec predates columns
-// added since.
-func writeWidened(w *ipc.Writer, rec arrow.Record, sc *arrow.Schema, mem memory.Allocator) error {
+// writeWidened writes rec, widened to the table's schema when rec
+// predates columns added since.
+func (tw *tableWriter) writeWidened(rec arrow.Record) error {
+	sc := tw.schema
 	if int(rec.NumCols()) >= sc.NumFields() && keptFields(rec.Schema(), schema.TableOf(sc)) == nil {
-		return w.Write(rec)
+		return tw.write(rec)
 	}
-	wide, err := widen(rec, sc, mem)
+	wide, err := widen(rec, sc, tw.mem)
 	if err != nil {
 		return err
 	}
 	defer wide.Release()
-	return w.Write(wide)
+	return tw.write(wide)
+}
+
+// write writes rec, of the table's schema, in the form its file stores.
+func (tw *tableWriter) write(rec arrow.Record) error {
+	if tw.enc == nil {
+		return tw.w.Write(rec)
+	}
+	enc := tw.enc.encode(rec)
+	defer enc.Release()
+	return tw.w.Write(enc)
 }
 
 // widen returns rec without the columns its table no longer has and with
@@ -151,7 +181,7 @@ func (tw *tableWriter) flush() error {
 	rec := tw.b.NewRecord()
 	defer rec.Release()
 	tw.pending = 0
-	if err := tw.w.Write(rec); err != nil {
+	if err := tw.write(rec); err != nil {
 		return fmt.Errorf("write table %s: %w", tw.name, err)
 	}
 	killpoint.At("bundle:batch")

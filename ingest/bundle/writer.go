@@ -239,7 +239,7 @@ func (w *Writer) appendLocked(r schema.Row) error {
 	}
 	tw.append(r)
 	w.dirty = true
-	if tw.pending >= batchRows {
+	if tw.pending >= tw.limit {
 		w.err = w.flushLocked()
 	}
 	return w.err
@@ -558,5 +558,5 @@ func (w *Writer) WriteRecord(table string, rec arrow.Record) error {
 		return err
 	}
 	tw.rows += rec.NumRows()
-	return writeWidened(tw.w, rec, tw.schema, tw.mem)
+	return tw.writeWidened(rec)
 }

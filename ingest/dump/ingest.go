@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -46,9 +48,17 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 	if !a.Time.IsZero() {
 		ts = a.Time.UnixNano()
 	}
-	in := ingester{w: w, ts: ts, source: a.Name, pending: map[int64]schema.Goroutine{}}
+	in := ingester{w: w, ts: ts, source: a.Name, pending: map[int64]schema.Goroutine{}, cols: newGoroutineCols(memory.DefaultAllocator)}
+	defer in.cols.release()
+	in.bw = newBatchWriter(w, in.cols)
 	rd := NewReader(r)
 	err := in.run(rd)
+	if ferr := in.flushCols(); err == nil {
+		err = ferr
+	}
+	if cerr := in.bw.close(); err == nil {
+		err = cerr
+	}
 	a.Rows = in.rows
 	if a.Size == 0 {
 		a.Size = rd.Bytes()
@@ -109,7 +119,7 @@ func (in *ingester) stack(frames []Frame) (int64, error) {
 	for _, f := range frames {
 		in.frames = append(in.frames, bundle.StackFrame{Function: f.Function, File: f.File, Line: f.Line, Inlined: f.Inlined})
 	}
-	return in.w.StackID(in.frames)
+	return in.stacks.id(in.w, in.frames)
 }
 
 type ingester struct {
@@ -120,6 +130,9 @@ type ingester struct {
 	frames  []bundle.StackFrame
 	args    []string // FrameArgs of the row being built, reused
 	pending map[int64]schema.Goroutine
+	stacks  stackCache
+	cols    *goroutineCols // the batch being filled
+	bw      *batchWriter
 }
 
 func (in *ingester) run(rd *Reader) error {
@@ -143,7 +156,7 @@ func (in *ingester) run(rd *Reader) error {
 			continue
 		}
 		delete(in.pending, g.ID)
-		if err := in.append(row); err != nil {
+		if err := in.append(&row); err != nil {
 			return err
 		}
 	}
@@ -153,19 +166,34 @@ func (in *ingester) run(rd *Reader) error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if err := in.append(in.pending[id]); err != nil {
+		row := in.pending[id]
+		if err := in.append(&row); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (in *ingester) append(row schema.Goroutine) error {
-	if err := in.w.Append(row); err != nil {
-		return fmt.Errorf("append goroutine %d: %w", row.Goid, err)
-	}
+// append adds row to the batch of goroutines rows, written once full.
+func (in *ingester) append(row *schema.Goroutine) error {
+	in.cols.append(row)
 	in.rows++
+	if in.cols.len() >= colBatchRows || in.cols.textFull() {
+		if err := in.flushCols(); err != nil {
+			return fmt.Errorf("append goroutine %d: %w", row.Goid, err)
+		}
+	}
 	return nil
+}
+
+// flushCols hands the batch of goroutines rows to the batch writer.
+func (in *ingester) flushCols() error {
+	if in.cols.len() == 0 {
+		return nil
+	}
+	var err error
+	in.cols, err = in.bw.send(in.cols)
+	return err
 }
 
 // row builds the goroutines row of g, interning its stacks.
@@ -190,13 +218,13 @@ func (in *ingester) row(g *Goroutine) (schema.Goroutine, error) {
 		row.FrameArgs = in.args
 	}
 	var err error
-	if row.StackID, err = in.w.StackID(in.frames); err != nil {
+	if row.StackID, err = in.stacks.id(in.w, in.frames); err != nil {
 		return row, fmt.Errorf("goroutine %d at line %d: %w", g.ID, g.Line, err)
 	}
 	if c := g.CreatedBy; c != nil {
 		row.CreatorFunction = c.Function
 		in.frames = append(in.frames[:0], bundle.StackFrame{Function: c.Function, File: c.File, Line: c.Line})
-		if row.CreatorStackID, err = in.w.StackID(in.frames); err != nil {
+		if row.CreatorStackID, err = in.stacks.id(in.w, in.frames); err != nil {
 			return row, fmt.Errorf("goroutine %d at line %d: %w", g.ID, g.Line, err)
 		}
 	}

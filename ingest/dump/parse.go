@@ -197,7 +197,7 @@ func parseFunc(line []byte) (name, args []byte, ok bool) {
 	if len(line) < 3 || line[len(line)-1] != ')' || line[0] == '\t' || line[0] == ' ' {
 		return nil, nil, false
 	}
-	i := bytes.LastIndexByte(line, '(')
+	i := lastIndexByte(line, '(')
 	if i <= 0 {
 		return nil, nil, false
 	}
@@ -233,8 +233,16 @@ func parseFileLine(line []byte, fl *fileLine) bool {
 	}
 	// The line number follows the last ':' that is followed by digits and
 	// then the end or a space; file names may hold ':' and spaces.
-	for end := len(s); end > 0; {
-		i := bytes.LastIndexByte(s[:end], ':')
+	for end, first := len(s), true; end > 0; first = false {
+		// The first search runs forward (see lastIndexByte); the rare
+		// later ones backward, so that a line of many ':' costs its length
+		// once, not once per ':'.
+		var i int
+		if first {
+			i = lastIndexByte(s, ':')
+		} else {
+			i = bytes.LastIndexByte(s[:end], ':')
+		}
 		if i <= 0 {
 			return false
 		}
@@ -518,4 +526,20 @@ func cgoFrame(line []byte) bool {
 func looksLikeFrame(line []byte) bool {
 	var fl fileLine
 	return len(line) > 1 && line[0] == '\t' && parseFileLine(line, &fl) && fl.hasOffset
+}
+
+// lastIndexByte is bytes.LastIndexByte, found with forward searches: the
+// standard one compares byte by byte from the end, and the lines it is
+// used on end in long runs without c (" +0x1d fp=0x... sp=0x... pc=0x..."
+// in crash tracebacks), which a vectorized forward search skips.
+func lastIndexByte(b []byte, c byte) int {
+	last := -1
+	for off := 0; ; {
+		i := bytes.IndexByte(b[off:], c)
+		if i < 0 {
+			return last
+		}
+		last = off + i
+		off = last + 1
+	}
 }

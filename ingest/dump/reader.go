@@ -25,6 +25,7 @@ type Reader struct {
 	lr      *lineReader
 	streams [numStreams]*blocks
 	names   map[string]string
+	recent  [1 << recentBits]string // see intern
 	err     error
 	done    bool // the input has ended
 	fin     int  // next stream to finish at the end
@@ -149,16 +150,39 @@ func (r *Reader) Notes() string {
 	return strings.Join(notes, "; ")
 }
 
+// intern returns b as a string, the same string for the same bytes while
+// the table of names has room. Names repeat from goroutine to goroutine,
+// mostly in the same order: a small table indexed by a hash of b's length
+// and last bytes finds most of them with one comparison, before the map.
 func (r *Reader) intern(b []byte) string {
-	if s, ok := r.names[string(b)]; ok {
+	slot := recentSlot(b)
+	if s := r.recent[slot]; s == string(b) && s != "" {
 		return s
 	}
-	s := string(b)
-	if len(r.names) < maxInterned {
-		r.names[s] = s
+	s, ok := r.names[string(b)]
+	if !ok {
+		s = string(b)
+		if len(r.names) < maxInterned {
+			r.names[s] = s
+		}
 	}
+	r.recent[slot] = s
 	return s
 }
+
+// recentSlot is the slot of b in Reader.recent.
+func recentSlot(b []byte) int {
+	h := uint32(len(b)) * 0x9e3779b1
+	if n := len(b); n >= 4 {
+		h ^= uint32(b[n-1]) | uint32(b[n-2])<<8 | uint32(b[n-3])<<16 | uint32(b[n-4])<<24
+		h ^= uint32(b[n/2]) << 5
+	}
+	h *= 0x85ebca6b
+	return int(h >> (32 - recentBits))
+}
+
+// recentBits sizes Reader.recent.
+const recentBits = 10
 
 // cut records that the input ended inside g's block, which is dropped.
 func (r *Reader) cut(g *Goroutine, why string) {

@@ -128,7 +128,10 @@ func schemaOf(table string, fields ...arrow.Field) *arrow.Schema {
 	return arrow.NewSchema(fields, &md)
 }
 
-// SchemaVersion is bumped whenever a column is removed or changes type.
-// Adding a column keeps the version: columns are only added at the end of
-// a table, marked [Added], and readers look columns up by name.
-const SchemaVersion = "2"
+// SchemaVersion is bumped whenever a column is removed, changes type or
+// changes how it is stored. Adding a column keeps the version: columns
+// are only added at the end of a table, marked [Added], and readers look
+// columns up by name. Schema 3 stores some columns of spans and
+// trace_goroutines as deltas ([Encodings]); bundles of schema 2 hold them
+// as they are, and readers take both.
+const SchemaVersion = "3"

@@ -69,6 +69,7 @@ func run() error {
 	start := time.Now()
 	var count int64
 	var status string
+	var tableMB float64
 	switch *mode {
 	case "parse":
 		rd := dump.NewReader(f)
@@ -105,6 +106,9 @@ func run() error {
 			return err
 		}
 		count, status = a.Rows, a.Status
+		if st, err := os.Stat(filepath.Join(dir, "b.lsb", "goroutines.arrow")); err == nil {
+			tableMB = float64(st.Size()) / 1e6
+		}
 	default:
 		return fmt.Errorf("unknown -mode %q", *mode)
 	}
@@ -117,5 +121,8 @@ func run() error {
 	fmt.Printf("  wall %.2fs: %.1f MB/s, %.0f goroutines/s\n", el.Seconds(), mb/el.Seconds(), float64(count)/el.Seconds())
 	fmt.Printf("  cpu  %.2fs: %.1f MB/s, %.0f goroutines/s (per CPU-second; wall time suffers on a loaded machine)\n", cpu.Seconds(), mb/cpu.Seconds(), float64(count)/cpu.Seconds())
 	fmt.Printf("  peak RSS %.1f MB\n", float64(ru.Maxrss)/1024)
+	if tableMB > 0 {
+		fmt.Printf("  goroutines table %.1f MB (%.3f of the dump)\n", tableMB, tableMB/mb)
+	}
 	return nil
 }

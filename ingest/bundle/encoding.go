@@ -1,0 +1,186 @@
+package bundle
+
+import (
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// deltaCodec turns the records of a table between the columns readers see
+// and the delta-encoded columns its file stores ([schema.Encodings]).
+type deltaCodec struct {
+	cols    []int         // indexes of the encoded columns, the same in both forms
+	bases   []int         // index of each one's Base column, -1 for deltas
+	out     *arrow.Schema // the schema of the records it returns
+	types   []arrow.DataType
+	scratch [][]int64 // encode's output buffers, reused once a record is written
+}
+
+// newEncoder returns the codec that encodes records of table for its file,
+// nil when the table stores every column as it is.
+func newEncoder(table string) *deltaCodec {
+	encs := schema.Encodings(table)
+	if len(encs) == 0 {
+		return nil
+	}
+	sc := schema.Schemas[table]
+	c := &deltaCodec{out: schema.StoredSchema(table), scratch: make([][]int64, len(encs))}
+	for _, e := range encs {
+		c.cols = append(c.cols, sc.FieldIndices(e.Column)[0])
+		c.bases = append(c.bases, baseIndex(sc, e))
+		c.types = append(c.types, arrow.PrimitiveTypes.Int64)
+	}
+	return c
+}
+
+// newDecoder returns the codec that decodes the records of a file of
+// table whose schema is got, and the schema readers see; a nil codec
+// when got stores every column as it is (schema 2 and before, or a table
+// without encodings).
+func newDecoder(got *arrow.Schema, table string) (*deltaCodec, *arrow.Schema) {
+	var c *deltaCodec
+	fields := got.Fields()
+	for _, e := range schema.Encodings(table) {
+		idx := got.FieldIndices(e.Stored)
+		if len(idx) != 1 || !arrow.TypeEqual(fields[idx[0]].Type, arrow.PrimitiveTypes.Int64) {
+			continue
+		}
+		want := schema.Schemas[table].Field(schema.Schemas[table].FieldIndices(e.Column)[0])
+		if c == nil {
+			c = &deltaCodec{}
+		}
+		i := idx[0]
+		c.cols = append(c.cols, i)
+		c.bases = append(c.bases, baseIndex(got, e))
+		c.types = append(c.types, want.Type)
+		fields[i] = arrow.Field{Name: want.Name, Type: want.Type, Nullable: fields[i].Nullable, Metadata: want.Metadata}
+	}
+	if c == nil {
+		return nil, got
+	}
+	md := got.Metadata()
+	c.out = arrow.NewSchema(fields, &md)
+	return c, c.out
+}
+
+// baseIndex is the index in sc of e's Base column (-1 for deltas, or when
+// sc lacks it, as a schema-2 table has no encoded column to decode). A
+// Base that is itself encoded is found under its stored name.
+func baseIndex(sc *arrow.Schema, e schema.Encoding) int {
+	if e.Base == "" {
+		return -1
+	}
+	names := []string{e.Base}
+	for _, o := range schema.Encodings(schema.TableOf(sc)) {
+		if o.Column == e.Base {
+			names = append(names, o.Stored)
+		}
+	}
+	for _, n := range names {
+		if idx := sc.FieldIndices(n); len(idx) == 1 {
+			return idx[0]
+		}
+	}
+	return -1
+}
+
+// int64Values returns the value buffer of a, an int64-wide array, and
+// the part of it that holds a's values.
+func int64Values(a arrow.Array) (buf, vals []int64) {
+	d := a.Data()
+	if b := d.Buffers()[1]; b != nil {
+		buf = arrow.Int64Traits.CastFromBytes(b.Bytes())
+	}
+	return buf, buf[d.Offset() : d.Offset()+d.Len()]
+}
+
+// withValues returns a's data as an array of type t over the value buffer
+// vals (with a's offset and validity).
+func withValues(a arrow.Array, t arrow.DataType, vals []int64) arrow.Array {
+	d := a.Data()
+	bufs := []*memory.Buffer{d.Buffers()[0], memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(vals))}
+	nd := array.NewData(t, d.Len(), bufs, nil, d.NullN(), d.Offset())
+	defer nd.Release()
+	return array.MakeFromData(nd)
+}
+
+// encode returns rec with the encoded columns as deltas, in buffers the
+// codec reuses: the result is valid until the next call. The caller
+// releases it.
+func (c *deltaCodec) encode(rec arrow.Record) arrow.Record {
+	cols := append([]arrow.Array(nil), rec.Columns()...)
+	var made []arrow.Array
+	for k, i := range c.cols {
+		a := rec.Column(i)
+		_, vals := int64Values(a)
+		off := a.Data().Offset()
+		s := c.scratch[k]
+		if cap(s) < off+len(vals) {
+			s = make([]int64, off+len(vals))
+		}
+		s = s[:off+len(vals)]
+		c.scratch[k] = s
+		if b := c.bases[k]; b >= 0 {
+			_, base := int64Values(rec.Column(b))
+			for j, v := range vals {
+				if a.IsValid(j) {
+					s[off+j] = v - base[j]
+				} else {
+					s[off+j] = 0
+				}
+			}
+		} else {
+			var prev int64
+			for j, v := range vals {
+				s[off+j], prev = v-prev, v
+			}
+		}
+		enc := withValues(a, c.types[k], s)
+		made = append(made, enc)
+		cols[i] = enc
+	}
+	out := array.NewRecord(c.out, cols, rec.NumRows())
+	for _, a := range made {
+		a.Release()
+	}
+	return out
+}
+
+// decode returns rec with the stored deltas summed back into the
+// columns' values, in place: rec's buffers are the reader's own. The
+// caller releases the result.
+func (c *deltaCodec) decode(rec arrow.Record) arrow.Record {
+	cols := append([]arrow.Array(nil), rec.Columns()...)
+	var made []arrow.Array
+	for k, i := range c.cols {
+		a := rec.Column(i)
+		buf, vals := int64Values(a)
+		if b := c.bases[k]; b >= 0 {
+			// The base column comes earlier in the encodings: it is
+			// decoded already, in place.
+			_, base := int64Values(rec.Column(b))
+			for j, v := range vals {
+				if a.IsValid(j) {
+					vals[j] = v + base[j]
+				} else {
+					vals[j] = 0
+				}
+			}
+		} else {
+			var sum int64
+			for j, v := range vals {
+				sum += v
+				vals[j] = sum
+			}
+		}
+		dec := withValues(a, c.types[k], buf)
+		made = append(made, dec)
+		cols[i] = dec
+	}
+	out := array.NewRecord(c.out, cols, rec.NumRows())
+	for _, a := range made {
+		a.Release()
+	}
+	return out
+}
