@@ -49,13 +49,16 @@ func markedLine(t testing.TB, text string) int {
 // TestStmtCases: each case of the statement a goroutine waits at is
 // classified from the syntax tree, and a timer anywhere else in the
 // function does not make the statement a timer wait.
-func TestStmtCases(t *testing.T) {
-	for _, c := range []struct {
-		name, kind, text string
-		want             []string // the statement's kind, then its cases' kinds
-		timer            tri
-	}{
-		{"time.After case", "select", `func f(ch chan int) {
+// stmtCase is a function's text, the wait kind of the goroutine at its
+// marked line, and what [TestStmtCases] must read there.
+type stmtCase struct {
+	name, kind, text string
+	want             []string // the statement's kind, then its cases' kinds
+	timer            tri
+}
+
+var stmtCases = []stmtCase{
+	{"time.After case", "select", `func f(ch chan int) {
 	for {
 		select { // here
 		case <-ch:
@@ -63,7 +66,7 @@ func TestStmtCases(t *testing.T) {
 		}
 	}
 }`, []string{"select", "channel", "timer"}, triYes},
-		{"time.After elsewhere", "select", `func f(a, b chan int) {
+	{"time.After elsewhere", "select", `func f(a, b chan int) {
 	select { // here
 	case <-a:
 	case v := <-b:
@@ -73,7 +76,7 @@ func TestStmtCases(t *testing.T) {
 	t := time.NewTicker(time.Second)
 	_ = t.C
 }`, []string{"select", "channel", "channel"}, triNo},
-		{"ticker and ctx", "select", `func f(ctx context.Context, d time.Duration) {
+	{"ticker and ctx", "select", `func f(ctx context.Context, d time.Duration) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -84,43 +87,46 @@ func TestStmtCases(t *testing.T) {
 		}
 	}
 }`, []string{"select", "done", "ticker"}, triYes},
-		{"timer variable", "chan receive", `func f(d time.Duration) {
+	{"timer variable", "chan receive", `func f(d time.Duration) {
 	var timeout = time.After(d)
 	<-timeout // here
 }`, []string{"receive", "timer"}, triYes},
-		{"typed field", "chan receive", `func (s *server) f(t *time.Timer) {
+	{"typed field", "chan receive", `func (s *server) f(t *time.Timer) {
 	<-t.C // here
 }`, []string{"receive", "timer"}, triYes},
-		{"unresolved C", "chan receive", `func (s *server) f() {
+	{"unresolved C", "chan receive", `func (s *server) f() {
 	<-s.clock.C // here
 }`, []string{"receive", "maybe-timer"}, triMaybe},
-		{"stopped timer", "chan receive", `func (r *retrier) f() {
+	{"stopped timer", "chan receive", `func (r *retrier) f() {
 	if !r.timer.Stop() {
 		<-r.timer.C // here
 	}
 	r.timer.Reset(r.backoff)
 }`, []string{"receive", "stopped-timer"}, triNo},
-		{"receive after reset", "chan receive", `func (r *retrier) f() {
+	{"receive after reset", "chan receive", `func (r *retrier) f() {
 	r.timer.Stop()
 	r.timer.Reset(r.backoff)
 	<-r.timer.C // here
 }`, []string{"receive", "timer"}, triYes},
-		{"signal", "chan receive", `func f() {
+	{"signal", "chan receive", `func f() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
 	<-sigs // here
 }`, []string{"receive", "signal"}, triNo},
-		{"closure send", "chan send", `func f(out chan int) {
+	{"closure send", "chan send", `func f(out chan int) {
 	go func() {
 		out <- 1 // here
 	}()
 }`, []string{"send", "send"}, triNo},
-		{"ticker range", "chan receive", `func f() {
+	{"ticker range", "chan receive", `func f() {
 	t := time.NewTicker(90 * time.Second)
 	for range t.C { // here
 	}
 }`, []string{"range", "ticker"}, triYes},
-	} {
+}
+
+func TestStmtCases(t *testing.T) {
+	for _, c := range stmtCases {
 		w := keptStmt(t, c.text, c.kind)
 		got := []string{w.kind}
 		for _, k := range w.cases {
