@@ -15,7 +15,7 @@ import (
 // fields are the optional ones); TestReadmeJSONFields fails when it is
 // stale, and LEAKSCOPE_README_UPDATE=1 rewrites it.
 const (
-	fieldsBegin = "<!-- json-fields:begin (generated from analysis/api.go by TestReadmeJSONFields) -->"
+	fieldsBegin = "<!-- json-fields:begin (generated from analysis/api_*.go by TestReadmeJSONFields) -->"
 	fieldsEnd   = "<!-- json-fields:end -->"
 )
 

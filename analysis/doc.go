@@ -11,27 +11,57 @@
 //
 // # The pipeline
 //
-// [Analyze] is a pipeline read top-down (analyze.go), one stage per file,
-// each entered by one short function:
+// [Analyze] (entry.go) runs a pipeline read top-down (analyze.go): load →
+// evidence → verdicts → attribution → assembly. Each stage is entered by
+// one short function in the file named after it, and its helpers live in
+// files with the stage's prefix.
 //
-//   - load (load.go: load): the tables → one population. Stacks and frames
-//     (stacks.go), dump rows folded into groups (groups.go), profile samples
-//     (samples.go), metrics, trace and eBPF goroutines (trace.go,
-//     ancestry.go), spans; the goroutine sites from the richest source
-//     (sites.go, tracegroups.go) on the bundle's snapshot times.
+//   - load (load.go: load): the tables → one population.
+//     load_stacks.go frames and stacks; load_columns.go column lookup by
+//     name; load_groups.go dump rows folded into groups; load_detail.go
+//     the latest snapshot goroutine by goroutine (state, wait, words,
+//     since when); load_args.go argument words; load_dumping.go the
+//     goroutine taking the dump; load_samples.go profile samples;
+//     load_metrics.go runtime metrics; load_trace.go trace and eBPF
+//     goroutines; load_coverage.go eBPF probe windows; load_spans.go
+//     spans; load_sites.go goroutine sites; load_tracegroups.go trace
+//     goroutines by creator; load_history.go the agent's earlier profiles;
+//     load_source.go the kept source; load_code.go the user's code;
+//     load_races.go race reports; load_inputs.go what the inputs allow.
 //   - evidence (evidence.go: gatherEvidence): what each source says about
-//     each site: its leak pattern (rules.go), the runtime's goroutineleak
-//     profile (leakprofile.go), the trace windows, and the heap trends of
-//     the profiles (heap.go).
-//   - verdicts (verdict.go: judge): one scoring function over the evidence
-//     (score.go), heap growth attributed to the goroutine groups that
-//     allocated it, and the cut at [Options.MinScore].
-//   - attribution (attribution.go: attribute): where a reported group comes
-//     from: creator file and line, creator chain, trace span.
-//   - report assembly (assemble.go: assemble, suspects.go): suspects with
-//     ids, heap section, leak-profile cross-check, spans, series, bundle
-//     summary and timeline (timeline.go). Assembly decides nothing: every
-//     number comes from the stages before it.
+//     each site. evidence_rules.go leak patterns; evidence_leakprofile.go
+//     the runtime's goroutineleak profile; evidence_heap.go heap trends;
+//     evidence_waitfor.go the wait-for graph; evidence_holders.go possible
+//     holders; evidence_progress.go the runtime's counters (Cond tickets,
+//     wait minutes); evidence_stuck.go the graph summed up by site;
+//     evidence_asleep.go the runtime's all-asleep crash; the kept source
+//     read as Go: evidence_source.go (parsing), evidence_stmt.go (the
+//     statement at a frame), evidence_resolve.go (values by name),
+//     evidence_timer.go (timer cases), evidence_lock.go (locks held by
+//     the waiter, loops with no way out), evidence_alloc.go (what a line
+//     allocates), evidence_params.go (parameter names).
+//   - verdicts (verdict.go: judge): verdict_score.go the one scoring
+//     function; verdict_weights.go the stuck channel's weights;
+//     verdict_fit.go series fits.
+//   - attribution (attribute.go: attribute): where a reported group comes
+//     from. attribute_callers.go origins on other stacks;
+//     attribute_onset.go when it began; attribute_release.go,
+//     attribute_releaseuser.go, attribute_libsource.go and
+//     attribute_libincident.go the library object leaked per call and its
+//     release.
+//   - assembly (assemble.go: assemble): the report. assemble_suspects.go
+//     suspects; assemble_incidents.go root causes; assemble_heapcall.go
+//     heap per call; assemble_source.go source coverage;
+//     assemble_timeline.go the leak-cause timeline. Assembly decides
+//     nothing: every number comes from the stages before it.
+//
+// The views served beside the report: view_lifetimes.go and
+// view_lifegroups.go ([Lifetimes]), view_lanes.go (state lanes),
+// view_members.go (a suspect's members, by query), view_ancestry.go
+// ([Ancestry]), view_transitions.go (state changes from the raw trace).
+// The types of the report and views: api_report.go, api_suspect.go,
+// api_views.go. Shared leaves: common_order.go (a total order, so output
+// never depends on map order), common_words.go (counts in words).
 //
 // Leak patterns come from rules (see [Rule]): a built-in set embedded from
 // rules/default.json, extended by a user file named in LEAKSCOPE_RULES or

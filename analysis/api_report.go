@@ -1,0 +1,232 @@
+package analysis
+
+import (
+	"time"
+
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// Suspect kinds.
+const (
+	KindGoroutine = "goroutine"
+	KindHeap      = "heap"
+	// KindIncident is the kind of rules naming an [Incident]'s shape.
+	KindIncident = "incident"
+)
+
+// Options tunes [Analyze]. The zero value is ready to use.
+type Options struct {
+	// MinScore drops suspects scoring below it (0 keeps the default
+	// threshold, [DefaultMinScore]; a negative value keeps every group
+	// with any evidence at all, that is a score above 0).
+	MinScore float64
+	// Rules classify parked goroutines into patterns. Nil means the
+	// built-in rules plus the file named by LEAKSCOPE_RULES.
+	Rules []Rule
+	// Now is when the report is written; it is copied to
+	// [Report.GeneratedAt] (zero leaves it out, keeping output
+	// reproducible).
+	Now time.Time
+	// MaxGoids bounds the sample of member goids kept per suspect
+	// (0 means 20).
+	MaxGoids int
+	// UserCode lists prefixes of code the user owns besides package main
+	// and the main module of the build info: import paths
+	// ("github.com/acme/platform") or, starting with "/", source
+	// directories. Empty means $LEAKSCOPE_USER_CODE (comma-separated).
+	UserCode []string
+	// Source holds source_code rows read at report time (srclines
+	// ForBundle, `report --source-root`): each stands in for a function
+	// the bundle holds no readable source of. The analysis itself reads
+	// no file.
+	Source []schema.SourceCode
+}
+
+// DefaultMinScore is the score below which a group is not reported.
+const DefaultMinScore = 25
+
+// Report is the result of [Analyze]. Its JSON form is the stable contract
+// of `leakscope report --format json` described in docs/DESIGN.md.
+type Report struct {
+	Bundle   BundleSummary `json:"bundle"`
+	Suspects []Suspect     `json:"suspects"` // highest score first
+	// Incidents group suspects that share their origin in the user's
+	// code and grow together; each suspect names its incident.
+	Incidents []Incident      `json:"incidents"` // highest score first
+	Timeline  []TimelineEvent `json:"timeline"`  // by time
+	Series    Series          `json:"series"`
+	Heap      HeapGrowth      `json:"heap"`
+	Spans     SpanSummary     `json:"spans"`
+	// LeakProfile compares the suspects with the runtime's goroutineleak
+	// profile when the bundle holds one.
+	LeakProfile *LeakProfileCheck `json:"goroutineleak,omitempty"`
+	// Races are the race detector's reports found in dumps and logs.
+	Races    []Race   `json:"races,omitempty"`
+	Warnings []string `json:"warnings"`
+	// LookAlikes are parked goroutine groups that look stuck but are not
+	// reported, with why: idle pools their owner can still feed, workers
+	// a goroutine that can run holds the object of. Most members first.
+	LookAlikes []LookAlike `json:"look_alikes,omitempty"`
+	// Inputs says what the bundle's goroutine inputs allowed the verdicts
+	// to use and what one more input would add.
+	Inputs *InputSummary `json:"inputs,omitempty"`
+	// Source says how much of the code the goroutines wait in the bundle
+	// holds the source of, and what the missing part cost.
+	Source *SourceCoverage `json:"source_coverage,omitempty"`
+	// GeneratedAt is [Options.Now].
+	GeneratedAt time.Time `json:"generated_at,omitzero"`
+}
+
+// BundleSummary is the part of the manifest a report repeats, plus what
+// the analysis saw.
+type BundleSummary struct {
+	CaptureID string    `json:"capture_id"`
+	Node      string    `json:"node,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	URL       string    `json:"url,omitempty"`
+	Exe       string    `json:"exe,omitempty"`
+	GoVersion string    `json:"go_version,omitempty"`
+	Module    string    `json:"module,omitempty"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Sources   []string  `json:"sources"` // "dump (complete)", "trace (truncated: …)"
+	// GoroutineSnapshots and HeapSnapshots count the distinct snapshot
+	// times seen in the goroutines table and heap profile samples.
+	GoroutineSnapshots int   `json:"goroutine_snapshots"`
+	HeapSnapshots      int   `json:"heap_snapshots"`
+	GoroutineRows      int64 `json:"goroutine_rows"`
+	// PeakGoroutines is the largest goroutine count of any snapshot.
+	PeakGoroutines int64 `json:"peak_goroutines"`
+}
+
+// TimelineEvent is one dated entry of the leak-cause timeline.
+type TimelineEvent struct {
+	TS      time.Time `json:"ts"`
+	Event   string    `json:"event"`
+	Suspect string    `json:"suspect,omitempty"`
+	Kind    string    `json:"kind,omitempty"` // "capture", "suspect", "span", "gc", "heap"
+}
+
+// Series holds the time series a report charts.
+type Series struct {
+	Goroutines []Point `json:"goroutines"` // total per snapshot or metric
+	HeapLive   []Point `json:"heap_live"`  // heap_live_bytes metric, else heap profile total
+	HeapInuse  []Point `json:"heap_inuse"` // heap profile inuse_space total per snapshot
+	GC         []Point `json:"gc"`         // gc_cycle metric
+	// Suspects maps suspect id to its count series.
+	Suspects map[string][]Point `json:"suspects"`
+	// HeapLiveFrom says where HeapLive comes from: "trace" (the trace
+	// windows' live heap metric: no points between windows) or
+	// "heap_profiles" (the heap profiles' in-use totals, as HeapInuse).
+	HeapLiveFrom string `json:"heap_live_from,omitempty"`
+	// Windows are the trace windows the heap_live and gc metrics were
+	// sampled in, by start: those series have no points between two
+	// windows, so a chart draws a gap there, not a line.
+	Windows []Window `json:"windows"`
+}
+
+// Window is a span of time one source sampled: a trace window.
+type Window struct {
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Source string    `json:"source"` // the raw artifact, as the metrics table names it
+}
+
+// HeapGrowth is the heap part of a report.
+type HeapGrowth struct {
+	Snapshots []time.Time  `json:"snapshots"`
+	Growers   []HeapGrower `json:"growers"` // top growing allocation sites
+	// GrowthBytes is total inuse growth from the first to the last
+	// snapshot; AttributedBytes the part on sites attributed to
+	// goroutine suspects.
+	GrowthBytes     int64 `json:"growth_bytes"`
+	AttributedBytes int64 `json:"attributed_bytes"`
+	// Diff is first versus last snapshot (see [HeapDiff] for any two),
+	// without the capture's own allocations in the target (profile and
+	// trace writers, [flame.Own]); OwnDeltaBytes is how much those
+	// changed by.
+	Diff          []HeapDiffEntry `json:"diff,omitempty"`
+	OwnDeltaBytes int64           `json:"own_delta_bytes,omitempty"`
+}
+
+// HeapGrower is one allocation site whose in-use heap grows.
+type HeapGrower struct {
+	StackID       int64   `json:"stack_id"`
+	Location      string  `json:"location"`
+	File          string  `json:"file"`
+	Line          int     `json:"line"`
+	Stack         []Frame `json:"stack"`
+	InuseBytes    int64   `json:"inuse_bytes"`
+	InuseObjects  int64   `json:"inuse_objects"`
+	BytesPerMin   float64 `json:"bytes_per_min"`
+	ObjectsPerMin float64 `json:"objects_per_min"`
+	Fit           Fit     `json:"fit"`
+	Series        []Point `json:"series"`
+	Suspect       string  `json:"suspect,omitempty"` // goroutine suspect it is attributed to
+	Pattern       string  `json:"pattern,omitempty"`
+	// CountAt, Range, Object and StackIDs are as in [Suspect]: a grower
+	// is one allocating line (all call paths to it) for one suspect or
+	// none, and a heap suspect shows exactly its grower's figures.
+	CountAt  time.Time `json:"count_at,omitzero"`
+	Range    *Range    `json:"range,omitempty"`
+	Object   string    `json:"object,omitempty"`
+	StackIDs []int64   `json:"stack_ids,omitempty"`
+	// HeapSuspect is the heap suspect this grower is reported as.
+	HeapSuspect string `json:"heap_suspect,omitempty"`
+}
+
+// HeapDiffEntry is one allocation site's change between two snapshots.
+type HeapDiffEntry struct {
+	StackID      int64   `json:"stack_id"`
+	Location     string  `json:"location"`
+	Stack        []Frame `json:"stack,omitempty"`
+	BaseBytes    int64   `json:"base_bytes"`
+	Bytes        int64   `json:"bytes"`
+	DeltaBytes   int64   `json:"delta_bytes"`
+	DeltaObjects int64   `json:"delta_objects"`
+}
+
+// SpanSummary is the span-lifetime part of a report.
+type SpanSummary struct {
+	Tasks      int       `json:"tasks"`
+	Regions    int       `json:"regions"`
+	NeverEnded []SpanRef `json:"never_ended"`
+	// Outliving lists goroutines still alive after the span that was open
+	// on their creator when they were created had ended.
+	Outliving []Outliving `json:"outliving"`
+}
+
+// SpanRef identifies one span.
+type SpanRef struct {
+	ID    int64     `json:"id"`
+	Kind  string    `json:"kind"`
+	Name  string    `json:"name"`
+	Goid  int64     `json:"goid,omitempty"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end,omitzero"`
+}
+
+// Outliving is a set of goroutines that outlived the span creating them,
+// grouped by span name and goroutine start function.
+type Outliving struct {
+	Span     string  `json:"span"`
+	Function string  `json:"function"`
+	Count    int     `json:"count"`
+	Goids    []int64 `json:"goids"`
+	Suspect  string  `json:"suspect,omitempty"`
+}
+
+// LeakProfileCheck compares the analysis with the runtime's goroutineleak
+// profile.
+type LeakProfileCheck struct {
+	Snapshots int `json:"snapshots"`
+	// Leaked is the goroutine count the last profile reported, and
+	// LeakedAt when that profile was taken.
+	Leaked   int64     `json:"leaked"`
+	LeakedAt time.Time `json:"leaked_at"`
+	// Agree lists suspects the profile confirms; OnlyAnalysis suspects it
+	// does not list; OnlyProfile locations it lists that no suspect covers.
+	Agree        []string `json:"agree"`
+	OnlyAnalysis []string `json:"only_analysis"`
+	OnlyProfile  []string `json:"only_profile"`
+}
