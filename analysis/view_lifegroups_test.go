@@ -53,6 +53,14 @@ func TestLifetimeGroups(t *testing.T) {
 			t.Fatalf("bar %s verdict %q without suspects", bar.ID, bar.Verdict)
 		}
 	}
+	checkMarkedSuspects(t, b, mem, lv)
+}
+
+// checkMarkedSuspects marks a view's bars with the suspects' members and
+// checks that every member in view is drawn as a suspect and counted in
+// its group, whose summary says so.
+func checkMarkedSuspects(t *testing.T, b *bundle.Bundle, mem memory.Allocator, lv *LifetimeView) {
+	t.Helper()
 	rep, err := Analyze(b, mem, Options{})
 	if err != nil {
 		t.Fatal(err)
