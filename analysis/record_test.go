@@ -137,6 +137,16 @@ func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, tr
 		}
 		time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))
 	}
+	rec.dir = bundleOf(t, dir, p, got)
+	return rec
+}
+
+
+// bundleOf ingests the fetched files of sample dir's process p into a
+// bundle as a capture would, the kept source included, and returns its
+// path.
+func bundleOf(t testing.TB, dir string, p *samples.Process, got []fetched) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), filepath.Base(dir)+".lsb")
 	m := bundle.NewManifest(filepath.Base(dir), "analysis-test")
 	m.Target.URL = p.URL
@@ -177,6 +187,5 @@ func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, tr
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec.dir = out
-	return rec
+	return out
 }
