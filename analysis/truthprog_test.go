@@ -115,106 +115,124 @@ func TestKnownProgram(t *testing.T) {
 		}
 	}
 
-	t.Run("rate", func(t *testing.T) {
-		// The count at a snapshot is rate·(t−t0) less at most rate·lag+1;
-		// a least-squares slope over T minutes then errs by at most about
-		// 3·(rate·lag+1)/T.
-		span := g.Range.To.Sub(g.Range.From).Minutes()
-		e := r.rate*r.lag.Seconds() + 1
-		want, allowed := 60*r.rate, 3*e/span
-		if math.Abs(g.GrowthPerMin-want) > allowed {
-			t.Errorf("dump growth %.1f/min, want %.0f ± %.1f", g.GrowthPerMin, want, allowed)
-		}
-		// The trace evidence counts creations inside the windows over the
-		// time they cover: off by at most rate·lag+1 per window.
-		var tr string
-		for _, ev := range g.Evidence {
-			if ev.Kind == "trace" {
-				tr = ev.Detail
-			}
-		}
-		if strings.HasPrefix(tr, "trace:") {
-			t.Errorf("trace evidence repeats its kind: %q", tr)
-		}
-		m := regexp.MustCompile(`created at ([0-9.]+)/min over the ([0-9.a-zµ]+) the (\d+) trace windows cover`).FindStringSubmatch(tr)
-		if m == nil {
-			t.Fatalf("trace evidence %q has no creation rate", tr)
-		}
-		got, _ := strconv.ParseFloat(m[1], 64)
-		covered, _ := time.ParseDuration(m[2])
-		windows, _ := strconv.Atoi(m[3])
-		allowedTrace := float64(windows) * e / covered.Minutes()
-		if math.Abs(got-want) > allowedTrace {
-			t.Errorf("trace creation rate %.1f/min (%s), want %.0f ± %.1f", got, tr, want, allowedTrace)
-		}
-	})
+	t.Run("rate", func(t *testing.T) { knownRate(t, r, g) })
 
-	t.Run("creator chain", func(t *testing.T) {
-		// main → go ticker() → dispatch → go fetchQuote: every hop.
-		if want := "main.dispatch ← main.ticker ← main.main"; g.Creator != "main.dispatch" || strings.Join(g.Ancestry, " ← ") != want {
-			t.Errorf("creator %s, chain %v; want %s", g.Creator, g.Ancestry, want)
-		}
-	})
+	t.Run("creator chain", func(t *testing.T) { knownChain(t, r, g) })
 
-	t.Run("cache", func(t *testing.T) {
-		// 4 KiB every 50 ms at MemProfileRate=4096 is a suspect: the floor
-		// follows the sampling rate, not a fixed 1 MiB.
-		h := r.suspect(t, analysis.KindHeap, "main.filler")
-		if h.Line != r.lineOf(t, "buf := make([]byte, 4096)") {
-			t.Errorf("heap suspect at line %d", h.Line)
-		}
-		if h.Range == nil || h.Range.Rise < h.Range.Floor || !strings.Contains(h.Range.FloorBasis, "4.0 KiB") || h.Range.Floor > 256<<10 {
-			t.Errorf("range %+v: want a rise above a floor set by MemProfileRate 4 KiB", h.Range)
-		}
-		// Sampling error of a heap profile value v is about √(v·rate):
-		// the slope errs by about 3·(2√(peak·rate) + bytes lagged)/T.
-		span := h.Range.To.Sub(h.Range.From).Minutes()
-		peak := float64(h.Count)
-		want := 4096.0 * 20 * 60
-		allowed := 3 * (2*math.Sqrt(peak*4096) + 4096*20*r.lag.Seconds() + 4096) / span
-		if math.Abs(h.GrowthPerMin-want) > allowed {
-			t.Errorf("cache growth %s/min, want %s/min ± %s", analysis.FormatBytes(h.GrowthPerMin), analysis.FormatBytes(want), analysis.FormatBytes(allowed))
-		}
-		// Which object grows: the map the buffers are put in.
-		if mapAt := ":" + strconv.Itoa(r.lineOf(t, "cache[n] = buf")); !strings.HasPrefix(h.Object, "map written at ") || !strings.Contains(h.Object, mapAt) {
-			t.Errorf("object %q, want the map written at line %s", h.Object, mapAt)
-		}
-		if h.Source == nil || h.Source.Status != analysis.SourceOK || !hasLine(h.Source, h.Line, "buf := make([]byte, 4096)") {
-			t.Errorf("source %+v", h.Source)
-		}
-	})
+	t.Run("cache", func(t *testing.T) { knownCache(t, r, g) })
 
-	t.Run("onset", func(t *testing.T) {
-		start := r.b.Manifest.Target.ProcessStart
-		if start.IsZero() {
-			t.Fatal("no process start in the manifest")
-		}
-		// The first goroutine leaks delay + 1/rate after the start, later
-		// by at most the pacing lag; the process start is known to 10 ms
-		// and btime to a second.
-		lo := start.Add(r.delay + time.Duration(float64(time.Second)/r.rate)).Add(-time.Second - 10*time.Millisecond)
-		hi := start.Add(r.delay + time.Duration(float64(time.Second)/r.rate) + r.lag).Add(time.Second + 10*time.Millisecond)
-		o := g.Onset
-		if o == nil || o.Latest.Before(lo) || !o.Earliest.IsZero() && o.Earliest.After(hi) {
-			t.Fatalf("onset %+v does not bound the true onset in [%v, %v]", o, lo, hi)
-		}
-		if o.At.Before(lo) || o.At.After(hi) || !o.At.Before(g.FirstSeen.Add(time.Nanosecond)) {
-			t.Errorf("onset %v (%s: %s), true onset in [%v, %v], first seen %v", o.At, o.Basis, o.Detail, lo, hi, g.FirstSeen)
-		}
-	})
+	t.Run("onset", func(t *testing.T) { knownOnset(t, r, g) })
 
-	t.Run("source", func(t *testing.T) {
-		if g.Source == nil || g.Source.Status != analysis.SourceOK || !hasLine(g.Source, g.Line, "<-never") {
-			t.Errorf("source %+v", g.Source)
-		}
-	})
+	t.Run("source", func(t *testing.T) { knownSource(t, r, g) })
 
-	t.Run("members", func(t *testing.T) {
-		sel, err := r.rep.Select(r.b, memory.DefaultAllocator, g.ID)
-		if err != nil || int64(len(sel.Goids)) != g.Count || !sel.Snapshot.Equal(g.CountAt) {
-			t.Errorf("selection of %d goroutines at %v (%v), suspect %d at %v", len(sel.Goids), sel.Snapshot, err, g.Count, g.CountAt)
+	t.Run("members", func(t *testing.T) { knownMembers(t, r, g) })
+}
+
+// knownRate: the dump growth and the trace's creation rate are the program's own, within what its pacing lag allows.
+func knownRate(t *testing.T, r truthRun, g analysis.Suspect) {
+	// The count at a snapshot is rate·(t−t0) less at most rate·lag+1;
+	// a least-squares slope over T minutes then errs by at most about
+	// 3·(rate·lag+1)/T.
+	span := g.Range.To.Sub(g.Range.From).Minutes()
+	e := r.rate*r.lag.Seconds() + 1
+	want, allowed := 60*r.rate, 3*e/span
+	if math.Abs(g.GrowthPerMin-want) > allowed {
+		t.Errorf("dump growth %.1f/min, want %.0f ± %.1f", g.GrowthPerMin, want, allowed)
+	}
+	// The trace evidence counts creations inside the windows over the
+	// time they cover: off by at most rate·lag+1 per window.
+	var tr string
+	for _, ev := range g.Evidence {
+		if ev.Kind == "trace" {
+			tr = ev.Detail
 		}
-	})
+	}
+	if strings.HasPrefix(tr, "trace:") {
+		t.Errorf("trace evidence repeats its kind: %q", tr)
+	}
+	m := regexp.MustCompile(`created at ([0-9.]+)/min over the ([0-9.a-zµ]+) the (\d+) trace windows cover`).FindStringSubmatch(tr)
+	if m == nil {
+		t.Fatalf("trace evidence %q has no creation rate", tr)
+	}
+	got, _ := strconv.ParseFloat(m[1], 64)
+	covered, _ := time.ParseDuration(m[2])
+	windows, _ := strconv.Atoi(m[3])
+	allowedTrace := float64(windows) * e / covered.Minutes()
+	if math.Abs(got-want) > allowedTrace {
+		t.Errorf("trace creation rate %.1f/min (%s), want %.0f ± %.1f", got, tr, want, allowedTrace)
+	}
+}
+
+// knownChain: every hop of the creator chain is named.
+func knownChain(t *testing.T, r truthRun, g analysis.Suspect) {
+	// main → go ticker() → dispatch → go fetchQuote: every hop.
+	if want := "main.dispatch ← main.ticker ← main.main"; g.Creator != "main.dispatch" || strings.Join(g.Ancestry, " ← ") != want {
+		t.Errorf("creator %s, chain %v; want %s", g.Creator, g.Ancestry, want)
+	}
+}
+
+// knownCache: the cache's heap growth is a suspect at its line, with its object and rate.
+func knownCache(t *testing.T, r truthRun, g analysis.Suspect) {
+	// 4 KiB every 50 ms at MemProfileRate=4096 is a suspect: the floor
+	// follows the sampling rate, not a fixed 1 MiB.
+	h := r.suspect(t, analysis.KindHeap, "main.filler")
+	if h.Line != r.lineOf(t, "buf := make([]byte, 4096)") {
+		t.Errorf("heap suspect at line %d", h.Line)
+	}
+	if h.Range == nil || h.Range.Rise < h.Range.Floor || !strings.Contains(h.Range.FloorBasis, "4.0 KiB") || h.Range.Floor > 256<<10 {
+		t.Errorf("range %+v: want a rise above a floor set by MemProfileRate 4 KiB", h.Range)
+	}
+	// Sampling error of a heap profile value v is about √(v·rate):
+	// the slope errs by about 3·(2√(peak·rate) + bytes lagged)/T.
+	span := h.Range.To.Sub(h.Range.From).Minutes()
+	peak := float64(h.Count)
+	want := 4096.0 * 20 * 60
+	allowed := 3 * (2*math.Sqrt(peak*4096) + 4096*20*r.lag.Seconds() + 4096) / span
+	if math.Abs(h.GrowthPerMin-want) > allowed {
+		t.Errorf("cache growth %s/min, want %s/min ± %s", analysis.FormatBytes(h.GrowthPerMin), analysis.FormatBytes(want), analysis.FormatBytes(allowed))
+	}
+	// Which object grows: the map the buffers are put in.
+	if mapAt := ":" + strconv.Itoa(r.lineOf(t, "cache[n] = buf")); !strings.HasPrefix(h.Object, "map written at ") || !strings.Contains(h.Object, mapAt) {
+		t.Errorf("object %q, want the map written at line %s", h.Object, mapAt)
+	}
+	if h.Source == nil || h.Source.Status != analysis.SourceOK || !hasLine(h.Source, h.Line, "buf := make([]byte, 4096)") {
+		t.Errorf("source %+v", h.Source)
+	}
+}
+
+// knownOnset: the onset bounds the true one, from the process start.
+func knownOnset(t *testing.T, r truthRun, g analysis.Suspect) {
+	start := r.b.Manifest.Target.ProcessStart
+	if start.IsZero() {
+		t.Fatal("no process start in the manifest")
+	}
+	// The first goroutine leaks delay + 1/rate after the start, later
+	// by at most the pacing lag; the process start is known to 10 ms
+	// and btime to a second.
+	lo := start.Add(r.delay + time.Duration(float64(time.Second)/r.rate)).Add(-time.Second - 10*time.Millisecond)
+	hi := start.Add(r.delay + time.Duration(float64(time.Second)/r.rate) + r.lag).Add(time.Second + 10*time.Millisecond)
+	o := g.Onset
+	if o == nil || o.Latest.Before(lo) || !o.Earliest.IsZero() && o.Earliest.After(hi) {
+		t.Fatalf("onset %+v does not bound the true onset in [%v, %v]", o, lo, hi)
+	}
+	if o.At.Before(lo) || o.At.After(hi) || !o.At.Before(g.FirstSeen.Add(time.Nanosecond)) {
+		t.Errorf("onset %v (%s: %s), true onset in [%v, %v], first seen %v", o.At, o.Basis, o.Detail, lo, hi, g.FirstSeen)
+	}
+}
+
+// knownSource: the blocked line is quoted from the kept source.
+func knownSource(t *testing.T, r truthRun, g analysis.Suspect) {
+	if g.Source == nil || g.Source.Status != analysis.SourceOK || !hasLine(g.Source, g.Line, "<-never") {
+		t.Errorf("source %+v", g.Source)
+	}
+}
+
+// knownMembers: the members query selects the suspect's count at its snapshot.
+func knownMembers(t *testing.T, r truthRun, g analysis.Suspect) {
+	sel, err := r.rep.Select(r.b, memory.DefaultAllocator, g.ID)
+	if err != nil || int64(len(sel.Goids)) != g.Count || !sel.Snapshot.Equal(g.CountAt) {
+		t.Errorf("selection of %d goroutines at %v (%v), suspect %d at %v", len(sel.Goids), sel.Snapshot, err, g.Count, g.CountAt)
+	}
 }
 
 func hasLine(q *analysis.SourceQuote, line int, text string) bool {
