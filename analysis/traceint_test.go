@@ -30,6 +30,36 @@ func TestRealTraceAndDumps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := recordTickerLeak(t, root)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	checkTickerAncestry(t, b, mem)
+	checkTickerLifetimes(t, b, mem)
+	rep, err := analysis.Analyze(b, mem, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Suspects) == 0 || rep.Suspects[0].Location != "main.(*StatusPoller).poll" {
+		t.Fatalf("suspects %+v", rep.Suspects)
+	}
+	s := rep.Suspects[0]
+	var traceEv bool
+	for _, e := range s.Evidence {
+		traceEv = traceEv || e.Kind == "trace"
+	}
+	if !traceEv || len(s.Ancestry) < 2 || rep.Spans.Regions == 0 {
+		t.Errorf("suspect %s: evidence %+v ancestry %v regions %d", s.ID, s.Evidence, s.Ancestry, rep.Spans.Regions)
+	}
+	// (A 4 s window may hold no GC cycle, so only the heap is checked.)
+	if len(rep.Series.HeapLive) < 10 {
+		t.Errorf("trace heap metric missing from the series: %d points", len(rep.Series.HeapLive))
+	}
+}
+
+// recordTickerLeak runs the ticker-leak sample and records a dump, a 4 s
+// trace and another dump into a bundle.
+func recordTickerLeak(t *testing.T, root string) *bundle.Bundle {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p, err := samples.Start(ctx, filepath.Join(root, "ticker-leak"))
@@ -49,10 +79,8 @@ func TestRealTraceAndDumps(t *testing.T) {
 		}
 		return data
 	}
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
 	dir := filepath.Join(t.TempDir(), "t.lsb")
-	w, err := bundle.Create(dir, bundle.NewManifest("trace-int", "test"), mem)
+	w, err := bundle.Create(dir, bundle.NewManifest("trace-int", "test"), memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +108,13 @@ func TestRealTraceAndDumps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
 
+// checkTickerAncestry: the pollers hang under their creator, from the
+// dumps and the trace together.
+func checkTickerAncestry(t *testing.T, b *bundle.Bundle, mem memory.Allocator) {
+	t.Helper()
 	tree, err := analysis.Ancestry(b, mem)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +136,12 @@ func TestRealTraceAndDumps(t *testing.T) {
 	if strings.Join(tree.Sources, ",") != "goroutines,trace_goroutines" {
 		t.Errorf("ancestry sources %v", tree.Sources)
 	}
+}
 
+// checkTickerLifetimes: the timeline holds the trace's regions and
+// goroutines that ended.
+func checkTickerLifetimes(t *testing.T, b *bundle.Bundle, mem memory.Allocator) {
+	t.Helper()
 	v, err := analysis.Lifetimes(b, mem, time.Time{}, time.Time{}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -118,25 +157,5 @@ func TestRealTraceAndDumps(t *testing.T) {
 	}
 	if regions == 0 || ended == 0 {
 		t.Errorf("lifetimes: %d fetch-status regions, %d ended goroutines of %d bars", regions, ended, len(v.Bars))
-	}
-
-	rep, err := analysis.Analyze(b, mem, analysis.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Suspects) == 0 || rep.Suspects[0].Location != "main.(*StatusPoller).poll" {
-		t.Fatalf("suspects %+v", rep.Suspects)
-	}
-	s := rep.Suspects[0]
-	var traceEv bool
-	for _, e := range s.Evidence {
-		traceEv = traceEv || e.Kind == "trace"
-	}
-	if !traceEv || len(s.Ancestry) < 2 || rep.Spans.Regions == 0 {
-		t.Errorf("suspect %s: evidence %+v ancestry %v regions %d", s.ID, s.Evidence, s.Ancestry, rep.Spans.Regions)
-	}
-	// (A 4 s window may hold no GC cycle, so only the heap is checked.)
-	if len(rep.Series.HeapLive) < 10 {
-		t.Errorf("trace heap metric missing from the series: %d points", len(rep.Series.HeapLive))
 	}
 }
