@@ -494,14 +494,16 @@ type HeapGrowth struct {
 
 // HeapGrower is one allocation site whose in-use heap grows.
 type HeapGrower struct {
-	StackID       int64   `json:"stack_id"`
-	Location      string  `json:"location"`
-	File          string  `json:"file"`
-	Line          int     `json:"line"`
-	Stack         []Frame `json:"stack"`
-	InuseBytes    int64   `json:"inuse_bytes"`
-	InuseObjects  int64   `json:"inuse_objects"`
-	BytesPerMin   float64 `json:"bytes_per_min"`
+	StackID      int64   `json:"stack_id"`
+	Location     string  `json:"location"`
+	File         string  `json:"file"`
+	Line         int     `json:"line"`
+	Stack        []Frame `json:"stack"`
+	InuseBytes   int64   `json:"inuse_bytes"`
+	InuseObjects int64   `json:"inuse_objects"`
+	// BytesPerMin is the fitted growth; absent when the site rose in a
+	// single step (Range.Trend "step"): a level, not a rate.
+	BytesPerMin   float64 `json:"bytes_per_min,omitempty"`
 	ObjectsPerMin float64 `json:"objects_per_min"`
 	Fit           Fit     `json:"fit"`
 	Series        []Point `json:"series"`
