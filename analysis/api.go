@@ -184,6 +184,11 @@ type Suspect struct {
 	// StackIDs are the allocation stacks a heap suspect sums (one
 	// allocating line reached by several call paths).
 	StackIDs []int64 `json:"stack_ids,omitempty"`
+	// Paths name, for a heap suspect of several stacks, where each
+	// stack's call path parts from the others (the frame above those all
+	// share), largest first: what the suspect covers, as its flame graph
+	// shows it.
+	Paths []string `json:"paths,omitempty"`
 
 	// Display holds the suspect's figures formatted once, as every view
 	// (Markdown, HTML, the workbench) prints them.
@@ -509,13 +514,14 @@ type HeapGrower struct {
 	Series        []Point `json:"series"`
 	Suspect       string  `json:"suspect,omitempty"` // goroutine suspect it is attributed to
 	Pattern       string  `json:"pattern,omitempty"`
-	// CountAt, Range, Object and StackIDs are as in [Suspect]: a grower
+	// CountAt, Range, Object, StackIDs and Paths are as in [Suspect]: a grower
 	// is one allocating line (all call paths to it) for one suspect or
 	// none, and a heap suspect shows exactly its grower's figures.
 	CountAt  time.Time `json:"count_at,omitzero"`
 	Range    *Range    `json:"range,omitempty"`
 	Object   string    `json:"object,omitempty"`
 	StackIDs []int64   `json:"stack_ids,omitempty"`
+	Paths    []string  `json:"paths,omitempty"`
 	// HeapSuspect is the heap suspect this grower is reported as.
 	HeapSuspect string `json:"heap_suspect,omitempty"`
 }

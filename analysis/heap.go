@@ -198,6 +198,7 @@ func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *so
 		InuseBytes: int64(bytes[n-1]), InuseObjects: int64(objs[n-1]),
 		BytesPerMin: perMin, ObjectsPerMin: round(fitSeries(ts, objs).Slope, 2), Fit: f,
 		CountAt: tsTime(ts[n-1]), Range: &rng, Object: heapObject(rep.frames, src, loc), StackIDs: ids,
+		Paths: callPaths(stacks),
 	}
 	for i, t := range ts {
 		hs.grower.Series = append(hs.grower.Series, Point{TS: time.Unix(0, t).UTC(), Value: bytes[i]})

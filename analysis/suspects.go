@@ -171,7 +171,7 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	rule := classify(rules, KindHeap, "", h.funcs, st)
 	sus := &Suspect{Kind: KindHeap, Pattern: "heap-growth", Location: g.Location, File: g.File, Line: g.Line,
 		Count: g.InuseBytes, GrowthPerMin: g.BytesPerMin, Fit: g.Fit, Score: h.score, StackID: g.StackID, Stack: g.Stack,
-		Ancestry: []string{}, Counts: g.Series, CountAt: g.CountAt, Range: g.Range, Object: g.Object, StackIDs: g.StackIDs}
+		Ancestry: []string{}, Counts: g.Series, CountAt: g.CountAt, Range: g.Range, Object: g.Object, StackIDs: g.StackIDs, Paths: g.Paths}
 	if sus.Stack == nil {
 		sus.Stack = []Frame{}
 	}
@@ -192,7 +192,11 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	sus.Onset = heapOnset(in, g)
 	paths := ""
 	if len(g.StackIDs) > 1 {
-		paths = fmt.Sprintf(" (%d call paths)", len(g.StackIDs))
+		paths = fmt.Sprintf(" (%d call paths", len(g.StackIDs))
+		if len(g.Paths) > 1 {
+			paths += ", parting at " + strings.Join(g.Paths, ", ")
+		}
+		paths += ")"
 	}
 	r := g.Range
 	sus.Evidence = []Evidence{{Kind: "heap",

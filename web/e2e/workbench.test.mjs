@@ -491,7 +491,9 @@ test('ancestry: a heap suspect marks the goroutines that run its allocation path
   const rep = await getJSON(`/api/captures/${sid}/report`);
   const heap = rep.suspects.find((s) => s.kind === 'heap');
   assert.ok(heap, 'the sample has a heap suspect');
-  const path = new Set(heap.stack.map((f) => f.function));
+  // Its stack, and where its other stacks part (paths): what its flame
+  // graph shows.
+  const path = new Set([...heap.stack.map((f) => f.function), ...(heap.paths || []).map((p) => p.replace(/:\d+$/, ''))]);
   await page.goto(`${base}/#/c/${sid}/ancestry?suspect=${encodeURIComponent(heap.id)}`);
   await page.waitForSelector('#ancestry-tree');
   await page.waitForFunction(() => /allocation path/.test(document.querySelector('#ancestry-status').textContent));
@@ -499,7 +501,11 @@ test('ancestry: a heap suspect marks the goroutines that run its allocation path
   assert.ok(marked.length > 0, 'the view is not empty: some goroutines run the path');
   for (const fn of marked) assert.ok(path.has(fn), `${fn} is on ${heap.id}'s allocation stack`);
   assert.match(await page.locator('#ancestry-status').innerText(), new RegExp(`^${marked.length} nodes? run this allocation path`));
-  assert.ok((await page.locator('#ancestry-suspect').innerText()).includes(heap.location));
+  const chip = await page.locator('#ancestry-suspect').innerText();
+  assert.ok(chip.includes(heap.location));
+  // The chip names every stack the suspect covers, from the report's paths.
+  for (const p of heap.paths || []) assert.ok(chip.includes(p), `chip ${JSON.stringify(chip)} names ${p}`);
+  if ((heap.stack_ids || []).length > 1 && (heap.paths || []).length) assert.ok(chip.includes(`${heap.stack_ids.length} stacks`), chip);
 });
 
 test('downloads: raw artifacts and reports', async () => {
