@@ -6,10 +6,11 @@ import (
 )
 
 // callPaths names, for an allocating line reached by several stacks,
-// where each stack's call path parts from the others: the frame of each
-// stack just above the frames (from the leaf) all of them share, largest
-// stack first, each name once. A single stack has no paths to tell
-// apart: nil.
+// where each stack's call path parts from the others: the frame at which
+// it parts from the stack nearest it (the one sharing the most frames
+// from the leaf), with its line when both have the same function there;
+// largest stack first, each name once. A single stack has no paths to
+// tell apart: nil.
 func callPaths(stacks []*heapStack) []string {
 	if len(stacks) < 2 {
 		return nil
@@ -21,18 +22,10 @@ func callPaths(stacks []*heapStack) []string {
 		}
 		return byBytes[i].id < byBytes[j].id
 	})
-	shared := sharedLeafFrames(byBytes)
 	var out []string
 	seen := map[string]bool{}
 	for _, h := range byBytes {
-		name := "(the allocating frame itself)"
-		if shared < len(h.frames) {
-			f := h.frames[shared]
-			name = f.Function
-			if sharedFunctions(byBytes, shared) {
-				name = fmt.Sprintf("%s:%d", f.Function, f.Line) // the paths part at a line
-			}
-		}
+		name := partingFrame(h, byBytes)
 		if !seen[name] {
 			seen[name] = true
 			out = append(out, name)
@@ -41,26 +34,34 @@ func callPaths(stacks []*heapStack) []string {
 	return out
 }
 
-// sharedLeafFrames is how many frames, from the leaf, every stack has
-// alike (function and line).
-func sharedLeafFrames(stacks []*heapStack) int {
-	n := 0
-	for ; ; n++ {
-		for _, h := range stacks {
-			if n >= len(h.frames) || h.frames[n] != stacks[0].frames[n] {
-				return n
-			}
+// partingFrame names the frame of h at which it parts from the stack of
+// others nearest it.
+func partingFrame(h *heapStack, others []*heapStack) string {
+	at, near := -1, h
+	for _, g := range others {
+		if g == h {
+			continue
+		}
+		if n := sharedFrames(h.frames, g.frames); n > at {
+			at, near = n, g
 		}
 	}
+	if at >= len(h.frames) {
+		return "(the allocating frame itself)"
+	}
+	f := h.frames[at]
+	if at < len(near.frames) && near.frames[at].Function == f.Function {
+		return fmt.Sprintf("%s:%d", f.Function, f.Line) // the paths part at a line
+	}
+	return f.Function
 }
 
-// sharedFunctions reports whether every stack has the same function at
-// frame i (the paths part only by line there).
-func sharedFunctions(stacks []*heapStack, i int) bool {
-	for _, h := range stacks {
-		if i >= len(h.frames) || h.frames[i].Function != stacks[0].frames[i].Function {
-			return false
-		}
+// sharedFrames is how many frames, from the leaf, a and b have alike
+// (function, file and line).
+func sharedFrames(a, b []Frame) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n].Function == b[n].Function && a[n].File == b[n].File && a[n].Line == b[n].Line {
+		n++
 	}
-	return true
+	return n
 }

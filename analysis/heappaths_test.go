@@ -6,8 +6,9 @@ import (
 )
 
 // TestCallPaths: an allocating line reached from three callers names the
-// three, largest first; paths that part only by line name the lines; a
-// single stack names none.
+// three, largest first; paths that part only by line name the lines;
+// stacks through one caller are told apart where they part; a single
+// stack names none.
 func TestCallPaths(t *testing.T) {
 	fr := func(fns ...string) []Frame {
 		out := make([]Frame, len(fns))
@@ -31,6 +32,16 @@ func TestCallPaths(t *testing.T) {
 	b[1].Line = 99
 	if got, want := callPaths([]*heapStack{st(1, 5, a), st(2, 5, b)}), []string{"main.handle:11", "main.handle:99"}; !slices.Equal(got, want) {
 		t.Errorf("two lines of one caller: %v, want %v", got, want)
+	}
+	// Two stacks through one caller part further up: each is named by
+	// the frame where it leaves the other.
+	deep := []*heapStack{
+		st(1, 30, fr("main.put", "main.a", "main.run")),
+		st(2, 20, fr("main.put", "main.a", "main.other")),
+		st(3, 10, fr("main.put", "main.b", "main.run")),
+	}
+	if got, want := callPaths(deep), []string{"main.run", "main.other", "main.b"}; !slices.Equal(got, want) {
+		t.Errorf("two stacks through one caller: %v, want %v", got, want)
 	}
 	if got := callPaths(three[:1]); got != nil {
 		t.Errorf("one stack: %v, want none", got)

@@ -49,6 +49,7 @@ func TestCrossView(t *testing.T) {
 			}
 			var svc fleet.Service
 			getJSON(t, base+"/api/fleet?service="+url.QueryEscape(b.Manifest.Target.Service()), &svc)
+			checkAlive(t, base+"/api/captures/"+id, web)
 			docs := map[string]string{"CLI Markdown": cli.md, "CLI HTML": cli.html, "workbench Markdown": webMD, "workbench HTML": webHTML}
 			for i, s := range cli.rep.Suspects {
 				ws := web.Suspects[i]
@@ -215,6 +216,30 @@ func checkViews(t *testing.T, capBase string, s analysis.Suspect) {
 			t.Errorf("%s: lanes show goroutine %d as a member; the members answer says not", s.ID, l.Goid)
 		}
 	}
+}
+
+// checkAlive compares the timeline's goroutines alive at its alive_at
+// (the last dump) with the goroutine count the report charts at that
+// dump: one created after the last dump was not alive at it.
+func checkAlive(t *testing.T, capBase string, rep analysis.Report) {
+	t.Helper()
+	var tl struct {
+		Lifetimes analysis.LifetimeView `json:"lifetimes"`
+	}
+	getJSON(t, capBase+"/timeline?limit=1", &tl)
+	at := tl.Lifetimes.AliveAt
+	if at.IsZero() {
+		return
+	}
+	for _, p := range rep.Series.Goroutines {
+		if p.TS.Equal(at) {
+			if float64(tl.Lifetimes.Alive) != p.Value {
+				t.Errorf("timeline: %d goroutines alive at %v, the report's goroutine count there %v", tl.Lifetimes.Alive, at, p.Value)
+			}
+			return
+		}
+	}
+	t.Errorf("timeline: alive at %v, a time the report's goroutine series does not have", at)
 }
 
 // checkMetric finds the suspect's gauges in /metrics, labelled with the
