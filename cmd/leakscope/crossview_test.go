@@ -226,10 +226,20 @@ func checkAlive(t *testing.T, capBase string, rep analysis.Report) {
 	var tl struct {
 		Lifetimes analysis.LifetimeView `json:"lifetimes"`
 	}
-	getJSON(t, capBase+"/timeline?limit=1", &tl)
+	getJSON(t, capBase+"/timeline?limit=1000000", &tl)
 	at := tl.Lifetimes.AliveAt
 	if at.IsZero() {
 		return
+	}
+	// The group rows count alive at the last dump as the toolbar does.
+	sum := 0
+	for _, g := range tl.Lifetimes.Groups {
+		if g.Kind == "goroutine" && g.AliveAtDump != nil {
+			sum += *g.AliveAtDump
+		}
+	}
+	if tl.Lifetimes.Omitted == 0 && sum != tl.Lifetimes.Alive {
+		t.Errorf("timeline: its group rows count %d alive at the last dump, its toolbar %d", sum, tl.Lifetimes.Alive)
 	}
 	for _, p := range rep.Series.Goroutines {
 		if p.TS.Equal(at) {
