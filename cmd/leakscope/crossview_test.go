@@ -50,6 +50,13 @@ func TestCrossView(t *testing.T) {
 			var svc fleet.Service
 			getJSON(t, base+"/api/fleet?service="+url.QueryEscape(b.Manifest.Target.Service()), &svc)
 			checkAlive(t, base+"/api/captures/"+id, web)
+			// The timeline's heap event names the series it measures.
+			basis := map[string]string{"trace": "(trace windows)", "heap_profiles": "(heap profiles)"}[web.Series.HeapLiveFrom]
+			for _, e := range web.Timeline {
+				if e.Kind == "heap" && (basis == "" || !strings.Contains(e.Event, basis)) {
+					t.Errorf("timeline event %q does not name its heap series %q", e.Event, web.Series.HeapLiveFrom)
+				}
+			}
 			docs := map[string]string{"CLI Markdown": cli.md, "CLI HTML": cli.html, "workbench Markdown": webMD, "workbench HTML": webHTML}
 			for i, s := range cli.rep.Suspects {
 				ws := web.Suspects[i]
