@@ -22,10 +22,11 @@
 //   - evidence (evidence.go: gatherEvidence): what each source says about
 //     each site: its leak pattern (rules.go), the runtime's goroutineleak
 //     profile (leakprofile.go), the trace windows, and the heap trends of
-//     the profiles (heap.go).
+//     the profiles (heap.go; heappaths.go names where a site's stacks
+//     part).
 //   - verdicts (verdict.go: judge): one scoring function over the evidence
-//     (score.go), heap growth attributed to the goroutine groups that
-//     allocated it, and the cut at [Options.MinScore].
+//     (score.go), heap growth attributed to the goroutine groups whose
+//     goroutines hold it (heaphold.go), and the cut at [Options.MinScore].
 //   - attribution (attribution.go: attribute): where a reported group comes
 //     from: creator file and line, creator chain, trace span.
 //   - report assembly (assemble.go: assemble, suspects.go): suspects with

@@ -34,24 +34,24 @@ func callPaths(stacks []*heapStack) []string {
 	return out
 }
 
-// partingFrame names the frame of h at which it parts from the stack of
-// others nearest it.
+// partingFrame names the frame of h at which it parts from the stacks of
+// others nearest it; with its line when one of the nearest has the same
+// function there.
 func partingFrame(h *heapStack, others []*heapStack) string {
-	at, near := -1, h
+	at := -1
 	for _, g := range others {
-		if g == h {
-			continue
-		}
-		if n := sharedFrames(h.frames, g.frames); n > at {
-			at, near = n, g
+		if g != h {
+			at = max(at, sharedFrames(h.frames, g.frames))
 		}
 	}
 	if at >= len(h.frames) {
 		return "(the allocating frame itself)"
 	}
 	f := h.frames[at]
-	if at < len(near.frames) && near.frames[at].Function == f.Function {
-		return fmt.Sprintf("%s:%d", f.Function, f.Line) // the paths part at a line
+	for _, g := range others {
+		if g != h && sharedFrames(h.frames, g.frames) == at && at < len(g.frames) && g.frames[at].Function == f.Function {
+			return fmt.Sprintf("%s:%d", f.Function, f.Line) // the paths part at a line
+		}
 	}
 	return f.Function
 }

@@ -43,6 +43,14 @@ func TestCallPaths(t *testing.T) {
 	if got, want := callPaths(deep), []string{"main.run", "main.other", "main.b"}; !slices.Equal(got, want) {
 		t.Errorf("two stacks through one caller: %v, want %v", got, want)
 	}
+	// Two lines of one caller beside another caller: both lines named,
+	// whichever sibling comes first.
+	x, y := fr("main.put", "main.svc", "main.run"), fr("main.put", "main.svc", "main.run")
+	y[1].Line = 77
+	tie := []*heapStack{st(1, 30, x), st(2, 20, fr("main.put", "main.dep", "main.run")), st(3, 10, y)}
+	if got, want := callPaths(tie), []string{"main.svc:11", "main.dep", "main.svc:77"}; !slices.Equal(got, want) {
+		t.Errorf("two lines of one caller beside another: %v, want %v", got, want)
+	}
 	if got := callPaths(three[:1]); got != nil {
 		t.Errorf("one stack: %v, want none", got)
 	}
