@@ -200,8 +200,8 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	}
 	r := g.Range
 	sus.Evidence = []Evidence{{Kind: "heap",
-		Detail: fmt.Sprintf("in-use bytes at this line%s rose by %s to %s from %s to %s (%d heap snapshots): %s, R²=%.2f, %.0f%% of steps non-decreasing; objects %+.0f/min; growth floor %s (%s)",
-			paths, FormatBytes(r.Rise), FormatBytes(float64(g.InuseBytes)), clockTime(r.From), clockTime(r.To), r.Points, heapRateText(g), g.Fit.R2, 100*g.Fit.Monotone, g.ObjectsPerMin, FormatBytes(r.Floor), r.FloorBasis),
+		Detail: fmt.Sprintf("in-use bytes at this line%s rose by %s to %s from %s to %s (%d heap snapshots): %s, R²=%.2f, %.0f%% of steps non-decreasing; objects %s; growth floor %s (%s)",
+			paths, FormatBytes(r.Rise), FormatBytes(float64(g.InuseBytes)), clockTime(r.From), clockTime(r.To), r.Points, heapRateText(g), g.Fit.R2, 100*g.Fit.Monotone, format.Rate(g.ObjectsPerMin), FormatBytes(r.Floor), r.FloorBasis),
 		Value: g.BytesPerMin}}
 	if g.Object != "" {
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "object", Detail: objectText(g)})
