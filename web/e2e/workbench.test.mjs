@@ -466,9 +466,14 @@ test('overview chart: trace-window series drawn window by window with nothing in
       const hit = pts.filter((p) => [-1, 0, 1].some((d) => columnRed(px(p.ts) + d))).length;
       return { points: pts.length, hit };
     });
-    return { gaps, inside, gMin: u.scales.g.min, heapMin: u.scales.heap.min };
+    // The heap axis's ticks (uPlot's splits of axis 2) at its step.
+    const ticks = u.axes[2]._splits || [];
+    return { gaps, inside, gMin: u.scales.g.min, heapMin: u.scales.heap.min, ticks, step: ticks.length > 1 ? ticks[1] - ticks[0] : 0 };
   }, [windows, live]);
   assert.equal(drawn.gMin, 0, 'the goroutine axis starts at zero');
+  // Its ticks are binary sizes, as every byte figure is written: a power
+  // of two of bytes apart ("4.0 MiB", "8.0 MiB"), never "4.8 MiB".
+  assert.ok(drawn.ticks.length > 1 && Number.isInteger(Math.log2(drawn.step)), `heap axis ticks ${JSON.stringify(drawn.ticks)}`);
   assert.equal(drawn.heapMin, 0, 'the heap axis starts at zero');
   for (const g of drawn.gaps) assert.equal(g.red, 0, `live heap drawn across the gap ${g.from} … ${g.to} (${g.red} of ${g.columns} columns)`);
   assert.ok(drawn.gaps.some((g) => g.columns > 5), `some gap wide enough to see: ${JSON.stringify(drawn.gaps)}`);
