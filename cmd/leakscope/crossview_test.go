@@ -248,6 +248,28 @@ func checkAlive(t *testing.T, capBase string, rep analysis.Report) {
 	if tl.Lifetimes.Omitted == 0 && sum != tl.Lifetimes.Alive {
 		t.Errorf("timeline: its group rows count %d alive at the last dump, its toolbar %d", sum, tl.Lifetimes.Alive)
 	}
+	// Each goroutine group row and the ancestry nodes of its function
+	// count the same goroutines alive at that dump.
+	var anc analysis.AncestryTree
+	getJSON(t, capBase+"/ancestry", &anc)
+	byFn := map[string]int{}
+	var walk func(n *analysis.AncestryNode)
+	walk = func(n *analysis.AncestryNode) {
+		if n.Function != "" {
+			byFn[n.Function] += int(n.Alive)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	for _, r := range anc.Roots {
+		walk(r)
+	}
+	for _, g := range tl.Lifetimes.Groups {
+		if g.Kind == "goroutine" && g.Name != "" && g.AliveAtDump != nil && tl.Lifetimes.Omitted == 0 && anc.AliveAt.Equal(at) && *g.AliveAtDump != byFn[g.Name] {
+			t.Errorf("timeline row %q: %d alive at the last dump, the ancestry tree %d", g.Label, *g.AliveAtDump, byFn[g.Name])
+		}
+	}
 	for _, p := range rep.Series.Goroutines {
 		if p.TS.Equal(at) {
 			if float64(tl.Lifetimes.Alive) != p.Value {
