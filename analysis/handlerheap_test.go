@@ -23,8 +23,9 @@ var handlerHeapProg = &testProg{name: "handlerheap"}
 // TestHandlerHeapOwnSuspect captures testdata/handlerheap, whose handler
 // both appends 4 KiB per request to a package-level slice and leaks a
 // goroutine per request, and checks that the slice's site is a heap
-// suspect of its own, credited to no goroutine group: the leaked
-// goroutines hold their channel, not the handler's slice.
+// suspect of its own, credited to no goroutine group nor to its
+// incident: the leaked goroutines hold their channel, not the handler's
+// slice.
 func TestHandlerHeapOwnSuspect(t *testing.T) {
 	bin := handlerHeapProg.build(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -70,6 +71,11 @@ func TestHandlerHeapOwnSuspect(t *testing.T) {
 	// one request's buffer per snapshot interval it was seen growing.
 	if h.Count < 4096*int64(h.Range.Points-1) {
 		t.Errorf("heap suspect holds %d B over %d snapshots, less than one 4 KiB buffer per snapshot", h.Count, h.Range.Points)
+	}
+	// Two bugs of one function, two incidents: the goroutines' incident
+	// is not credited with the slice they do not hold.
+	if h.Incident == "" || h.Incident == g.Incident {
+		t.Errorf("heap suspect %s is in incident %q with goroutine suspect %s (%q)", h.ID, h.Incident, g.ID, g.Incident)
 	}
 	for _, gr := range rep.Heap.Growers {
 		if gr.Location == "main.handle" && gr.Line == appendLine && gr.Suspect != "" {
