@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -284,6 +285,11 @@ func TestAlertTriggersCapture(t *testing.T) {
 	e := uploadedEntry(st)
 	if !strings.Contains(e.Trigger, "GoroutineGrowthFast") || e.PID != p.PID {
 		t.Errorf("entry %+v", e)
+	}
+	// The top suspect's count is worded as every view words it, unit
+	// and all: "(60 goroutines)", never a raw "(60)".
+	if !regexp.MustCompile(`\(\d[\d,]* goroutines?\)$`).MatchString(e.Top) {
+		t.Errorf("entry's top suspect %q: count not worded as the reports word it", e.Top)
 	}
 	for _, f := range []string{reportFile, postmortemFile} {
 		data, err := os.ReadFile(filepath.Join(a.cfg.SpoolDir, e.Name, f))

@@ -62,14 +62,15 @@ func WriteFirstAnswer(dir, file string, opts analysis.Options) (*analysis.Report
 	return rep, nil
 }
 
-// TopSuspect names a report's top suspect ("pattern location (count)"),
-// or "no suspects".
+// TopSuspect names a report's top suspect ("pattern location (count)",
+// the count worded as every view words it: "(60 goroutines)", "(1.4
+// MiB)"), or "no suspects".
 func TopSuspect(rep *analysis.Report) string {
 	if len(rep.Suspects) == 0 {
 		return "no suspects"
 	}
 	s := rep.Suspects[0]
-	return fmt.Sprintf("%s %s (%d)", s.Pattern, s.Location, s.Count)
+	return fmt.Sprintf("%s %s (%s)", s.Pattern, s.Location, analysis.CountText(s))
 }
 
 // firstAnswer returns the capture's FirstDump callback for entry e: the

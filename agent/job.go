@@ -117,8 +117,7 @@ func (a *Agent) writeReports(e *Entry) error {
 	}
 	e.Suspects = len(rep.Suspects)
 	if len(rep.Suspects) > 0 {
-		s := rep.Suspects[0]
-		e.Top = fmt.Sprintf("%s %s (%d)", s.Pattern, s.Location, s.Count)
+		e.Top = TopSuspect(rep)
 	}
 	for _, f := range []struct {
 		name       string

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -332,7 +333,7 @@ func (s *Spool) Enforce() ([]string, error) {
 		if e.State == StateUploaded {
 			what = "uploaded as " + e.UploadID
 		}
-		s.logf("spool: full (%d bytes, limit %d): dropping the oldest entry %s (%d bytes, %s)", total, s.MaxBytes, e.Name, sizes[e.Name], what)
+		s.logf("spool: full (%s, limit %s): dropping the oldest entry %s (%s, %s)", format.Bytes(float64(total)), format.Bytes(float64(s.MaxBytes)), e.Name, format.Bytes(float64(sizes[e.Name])), what)
 		if err := os.RemoveAll(filepath.Join(s.Dir, e.Name)); err != nil {
 			return dropped, fmt.Errorf("spool: drop %s: %w", e.Name, err)
 		}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"github.com/leakscope/leakscope/internal/format"
 	"net/http"
 	"time"
 
@@ -66,7 +67,7 @@ func (a *Agent) uploadPending(ctx context.Context) {
 		if err == nil {
 			killpoint.At("agent:uploaded")
 			a.m.uploads.WithLabelValues("ok").Inc()
-			a.logf("%s: uploaded to %s as capture %s (%d bytes)%s", e.Name, a.cfg.UploadTo, res.ID, res.Bytes, replacedNote(e, res.ID))
+			a.logf("%s: uploaded to %s as capture %s (%s)%s", e.Name, a.cfg.UploadTo, res.ID, format.Bytes(float64(res.Bytes)), replacedNote(e, res.ID))
 			if err := a.spool.MarkUploaded(e, res.ID); err != nil {
 				a.logf("%v", err)
 			}

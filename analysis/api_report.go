@@ -151,26 +151,29 @@ type HeapGrowth struct {
 
 // HeapGrower is one allocation site whose in-use heap grows.
 type HeapGrower struct {
-	StackID       int64   `json:"stack_id"`
-	Location      string  `json:"location"`
-	File          string  `json:"file"`
-	Line          int     `json:"line"`
-	Stack         []Frame `json:"stack"`
-	InuseBytes    int64   `json:"inuse_bytes"`
-	InuseObjects  int64   `json:"inuse_objects"`
-	BytesPerMin   float64 `json:"bytes_per_min"`
+	StackID      int64   `json:"stack_id"`
+	Location     string  `json:"location"`
+	File         string  `json:"file"`
+	Line         int     `json:"line"`
+	Stack        []Frame `json:"stack"`
+	InuseBytes   int64   `json:"inuse_bytes"`
+	InuseObjects int64   `json:"inuse_objects"`
+	// BytesPerMin is the fitted growth; absent when the site rose in a
+	// single step (Range.Trend "step"): a level, not a rate.
+	BytesPerMin   float64 `json:"bytes_per_min,omitempty"`
 	ObjectsPerMin float64 `json:"objects_per_min"`
 	Fit           Fit     `json:"fit"`
 	Series        []Point `json:"series"`
 	Suspect       string  `json:"suspect,omitempty"` // goroutine suspect it is attributed to
 	Pattern       string  `json:"pattern,omitempty"`
-	// CountAt, Range, Object and StackIDs are as in [Suspect]: a grower
+	// CountAt, Range, Object, StackIDs and Paths are as in [Suspect]: a grower
 	// is one allocating line (all call paths to it) for one suspect or
 	// none, and a heap suspect shows exactly its grower's figures.
 	CountAt  time.Time `json:"count_at,omitzero"`
 	Range    *Range    `json:"range,omitempty"`
 	Object   string    `json:"object,omitempty"`
 	StackIDs []int64   `json:"stack_ids,omitempty"`
+	Paths    []string  `json:"paths,omitempty"`
 	// HeapSuspect is the heap suspect this grower is reported as.
 	HeapSuspect string `json:"heap_suspect,omitempty"`
 }

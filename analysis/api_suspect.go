@@ -89,6 +89,11 @@ type Suspect struct {
 	// StackIDs are the allocation stacks a heap suspect sums (one
 	// allocating line reached by several call paths).
 	StackIDs []int64 `json:"stack_ids,omitempty"`
+	// Paths name, for a heap suspect of several stacks, where each
+	// stack's call path parts from the others (the frame above those all
+	// share), largest first: what the suspect covers, as its flame graph
+	// shows it.
+	Paths []string `json:"paths,omitempty"`
 
 	// Display holds the suspect's figures formatted once, as every view
 	// (Markdown, HTML, the workbench) prints them.

@@ -227,19 +227,26 @@ func grewTogether(a, b Suspect) bool {
 }
 
 // heapOwner returns the group whose origin function is on a heap
-// suspect's allocation stack, or whose member goroutines made it (its
+// suspect's allocation stack below a library that allocated it (the
+// library the origin called makes what its goroutines hold: an informer
+// factory and its informers), or whose member goroutines made it (its
 // entry or location is on that stack), or whose members were started by
 // the code that allocated it (their creator is on that stack below its
 // entry: net/http's dialConn allocates a connection's buffers and starts
-// the readLoop and writeLoop that hold them); -1 for none.
+// the readLoop and writeLoop that hold them); -1 for none. The first
+// and the last need a library to have allocated it: heap the user's own
+// code allocates beside the goroutines it leaks (a handler appending to
+// a package-level slice) is not theirs, since attribution found none of
+// them holding it, so it is an incident of its own.
 func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
-	for gi, g := range groups {
-		top := sus[g[0]]
-		if top.Kind != KindGoroutine {
-			continue
-		}
-		if top.Origin != nil && containsFn(h.Stack, top.Origin.Function) {
-			return gi
+	loc, i := locationFrame(h.Stack)
+	library := i < 0 || !isUser(loc)
+	if library {
+		for gi, g := range groups {
+			top := sus[g[0]]
+			if top.Kind == KindGoroutine && top.Origin != nil && containsFn(h.Stack, top.Origin.Function) {
+				return gi
+			}
 		}
 	}
 	entry := entryFunction(h.Stack)
@@ -252,7 +259,7 @@ func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
 			if containsFn(h.Stack, m.Location) || containsFn(h.Stack, entryFunction(m.Stack)) {
 				return gi
 			}
-			if m.Creator != "" && m.Creator != entry && containsFn(h.Stack, m.Creator) {
+			if library && m.Creator != "" && m.Creator != entry && containsFn(h.Stack, m.Creator) {
 				return gi
 			}
 		}

@@ -185,7 +185,7 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	rule := classify(rules, KindHeap, "", h.funcs, st)
 	sus := &Suspect{Kind: KindHeap, Pattern: "heap-growth", Location: g.Location, File: g.File, Line: g.Line,
 		Count: g.InuseBytes, GrowthPerMin: g.BytesPerMin, Fit: g.Fit, Score: h.score, StackID: g.StackID, Stack: g.Stack,
-		Ancestry: []string{}, Counts: g.Series, CountAt: g.CountAt, Range: g.Range, Object: g.Object, StackIDs: g.StackIDs}
+		Ancestry: []string{}, Counts: g.Series, CountAt: g.CountAt, Range: g.Range, Object: g.Object, StackIDs: g.StackIDs, Paths: g.Paths}
 	if sus.Stack == nil {
 		sus.Stack = []Frame{}
 	}
@@ -206,12 +206,16 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	sus.Onset = heapOnset(in, g)
 	paths := ""
 	if len(g.StackIDs) > 1 {
-		paths = fmt.Sprintf(" (%d call paths)", len(g.StackIDs))
+		paths = fmt.Sprintf(" (%d call paths", len(g.StackIDs))
+		if len(g.Paths) > 1 {
+			paths += ", parting at " + strings.Join(g.Paths, ", ")
+		}
+		paths += ")"
 	}
 	r := g.Range
 	sus.Evidence = []Evidence{{Kind: "heap",
-		Detail: fmt.Sprintf("in-use bytes at this line%s rose by %s to %s from %s to %s (%d heap snapshots): %s, R²=%.2f, %.0f%% of steps non-decreasing; objects %+.0f/min; growth floor %s (%s)",
-			paths, FormatBytes(r.Rise), FormatBytes(float64(g.InuseBytes)), clockTime(r.From), clockTime(r.To), r.Points, heapRateText(g), g.Fit.R2, 100*g.Fit.Monotone, g.ObjectsPerMin, FormatBytes(r.Floor), r.FloorBasis),
+		Detail: fmt.Sprintf("in-use bytes at this line%s rose by %s to %s from %s to %s (%d heap snapshots): %s, R²=%.2f, %.0f%% of steps non-decreasing; objects %s; growth floor %s (%s)",
+			paths, FormatBytes(r.Rise), FormatBytes(float64(g.InuseBytes)), clockTime(r.From), clockTime(r.To), r.Points, heapRateText(g), g.Fit.R2, 100*g.Fit.Monotone, format.Rate(g.ObjectsPerMin), FormatBytes(r.Floor), r.FloorBasis),
 		Value: g.BytesPerMin}}
 	if g.Object != "" {
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "object", Detail: objectText(g)})

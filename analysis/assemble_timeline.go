@@ -20,10 +20,6 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		ev = append(ev, TimelineEvent{TS: t, Event: "capture ended", Kind: "capture"})
 	}
 	for _, s := range rep.Suspects {
-		unit := "goroutines"
-		if s.Kind == KindHeap {
-			unit = "bytes"
-		}
 		rate := RateText(s)
 		cause := ""
 		if s.Creator != "" {
@@ -43,7 +39,7 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		// begins: one event says both.
 		merged := firstIdx > 0 && s.Range != nil && s.Range.Rise > 0
 		if !s.FirstSeen.IsZero() {
-			what := fmt.Sprintf("%s first seen: %.0f %s at %s (%s)", s.ID, first, unit, s.Location, s.Pattern)
+			what := fmt.Sprintf("%s first seen: %s at %s (%s)", s.ID, format.Count(int64(first), "goroutine"), s.Location, s.Pattern)
 			if s.Kind == KindHeap {
 				what = fmt.Sprintf("%s first seen: %s in use at %s (%s)", s.ID, FormatBytes(first), s.Location, s.Pattern)
 			}
@@ -63,7 +59,7 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		}
 		if n := len(s.Counts); n > 1 {
 			last := s.Counts[n-1]
-			what := fmt.Sprintf("%s reaches %.0f %s", s.ID, last.Value, unit)
+			what := fmt.Sprintf("%s reaches %s", s.ID, format.Count(int64(last.Value), "goroutine"))
 			if s.Kind == KindHeap {
 				what = fmt.Sprintf("%s reaches %s", s.ID, FormatBytes(last.Value))
 			}
@@ -72,11 +68,11 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 	}
 	if h := rep.Series.HeapLive; len(h) >= 2 {
 		ev = append(ev, TimelineEvent{TS: h[len(h)-1].TS, Kind: "heap",
-			Event: fmt.Sprintf("heap %s → %s over the capture", FormatBytes(h[0].Value), FormatBytes(h[len(h)-1].Value))})
+			Event: fmt.Sprintf("%s %s → %s over the capture", heapBasis(rep.Series.HeapLiveFrom), FormatBytes(h[0].Value), FormatBytes(h[len(h)-1].Value))})
 	}
 	if gc := rep.Series.GC; len(gc) >= 2 {
 		ev = append(ev, TimelineEvent{TS: gc[len(gc)-1].TS, Kind: "gc",
-			Event: fmt.Sprintf("%.0f GC cycles during the capture", gc[len(gc)-1].Value-gc[0].Value)})
+			Event: format.Count(int64(gc[len(gc)-1].Value-gc[0].Value), "GC cycle") + " during the capture"})
 	}
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TS.Before(ev[j].TS) })
 	if ev == nil {
@@ -88,3 +84,13 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 
 // perMinute formats a rate for humans.
 func perMinute(v float64) string { return format.Number(v) + "/min" }
+
+// heapBasis names the heap a series measures, as every view names it:
+// the trace's live heap (inside its windows), or the heap profiles' in
+// use.
+func heapBasis(from string) string {
+	if from == "trace" {
+		return "live heap (trace windows)"
+	}
+	return "heap in use (heap profiles)"
+}

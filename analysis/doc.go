@@ -30,7 +30,8 @@
 //     load_races.go race reports; load_inputs.go what the inputs allow.
 //   - evidence (evidence.go: gatherEvidence): what each source says about
 //     each site. evidence_rules.go leak patterns; evidence_leakprofile.go
-//     the runtime's goroutineleak profile; evidence_heap.go heap trends;
+//     the runtime's goroutineleak profile; evidence_heap.go heap trends
+//     (evidence_heappaths.go: where a site's stacks part);
 //     evidence_waitfor.go the wait-for graph; evidence_holders.go possible
 //     holders; evidence_progress.go the runtime's counters (Cond tickets,
 //     wait minutes); evidence_stuck.go the graph summed up by site;
@@ -42,7 +43,8 @@
 //     allocates), evidence_params.go (parameter names).
 //   - verdicts (verdict.go: judge): verdict_score.go the one scoring
 //     function; verdict_weights.go the stuck channel's weights;
-//     verdict_fit.go series fits.
+//     verdict_fit.go series fits; verdict_heaphold.go heap credited to
+//     the goroutine groups whose goroutines hold it.
 //   - attribution (attribute.go: attribute): where a reported group comes
 //     from. attribute_callers.go origins on other stacks;
 //     attribute_onset.go when it began; attribute_release.go,

@@ -38,7 +38,9 @@ type heapStack struct {
 func (h *heapStack) last() int64 { return int64(h.bytes[len(h.bytes)-1]) }
 
 // heapStacks reads every heap stack's series, leaving out the capture's
-// own allocations (net/http/pprof).
+// own allocations in the target ([ownStack]: profile and trace writers,
+// their compressors, the pprof handlers), as the flame graph and the
+// heap diff leave them out.
 func heapStacks(p *profileData, st *stackTable) []*heapStack {
 	ts := p.heapTS
 	if len(ts) < 2 {
@@ -52,7 +54,7 @@ func heapStacks(p *profileData, st *stackTable) []*heapStack {
 	for stack, m := range p.heap {
 		frames := st.framesOf(stack)
 		funcs := functions(frames)
-		if observerStack(funcs) {
+		if ownStack(frames) {
 			continue
 		}
 		h := &heapStack{id: stack, frames: frames, funcs: funcs, loc: heapLocation(frames),
@@ -196,6 +198,7 @@ func (hs *heapSite) build(ts []int64, stacks []*heapStack, period int64, src *so
 		InuseBytes: int64(bytes[n-1]), InuseObjects: int64(objs[n-1]),
 		BytesPerMin: perMin, ObjectsPerMin: round(fitSeries(ts, objs).Slope, 2), Fit: f,
 		CountAt: tsTime(ts[n-1]), Range: &rng, Object: heapObject(rep.frames, src, loc), StackIDs: ids,
+		Paths: callPaths(stacks),
 	}
 	for i, t := range ts {
 		hs.grower.Series = append(hs.grower.Series, Point{TS: time.Unix(0, t).UTC(), Value: bytes[i]})
@@ -377,20 +380,6 @@ func heapObject(frames []Frame, src *sourceCode, loc Frame) string {
 		}
 	}
 	return src.allocObject(loc)
-}
-
-// observerStack reports whether an allocation was made by the profiling
-// endpoints a capture calls (net/http/pprof: trace buffers, profile
-// encoding). Growth there is the capture's own footprint, not a leak of the
-// service. Code that merely runs under pprof.Do or trace.WithRegion is the
-// service's own and is kept.
-func observerStack(funcs []string) bool {
-	for _, f := range funcs {
-		if strings.HasPrefix(f, "net/http/pprof.") {
-			return true
-		}
-	}
-	return false
 }
 
 // heapTotals sums inuse bytes per heap snapshot.

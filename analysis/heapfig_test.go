@@ -210,3 +210,39 @@ func TestHeapHolderFromSource(t *testing.T) {
 		t.Fatalf("suspects %+v", rep.Suspects)
 	}
 }
+
+// TestSingleHeapSampleHoldsNothing: one runtime.malg sample (512 KiB at
+// the default rate) seen in the last heap snapshot only is credited to no
+// goroutine group, though a group keeps adding goroutines: the planted
+// leak retains its own 12 MiB and not a byte more, and no grower row
+// names it.
+func TestSingleHeapSampleHoldsNothing(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	var malg int64
+	b := leakyServiceWith(t, mem, func(s *synth, snap int, at int64) {
+		if malg == 0 {
+			malg = s.stack("runtime.malg", "proc.go", 1, "runtime.newproc1", "proc.go", 2, "runtime.systemstack", "asm.s", 3)
+		}
+		if snap == 5 {
+			row := schema.Sample{SnapshotTS: at, Profile: schema.ProfileHeap, StackID: malg, Source: "h"}
+			row.Set(schema.ColInuseSpace, 512<<10)
+			row.Set(schema.ColInuseObjects, 1)
+			s.add(row)
+		}
+	})
+	rep, err := analysis.Analyze(b, mem, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rep.Suspects {
+		if s.Kind == analysis.KindGoroutine && s.Location == "main.leak" && s.RetainedBytes != 12<<20 {
+			t.Errorf("%s retains %d B, want its own 12 MiB: one runtime.malg sample is credited to it", s.ID, s.RetainedBytes)
+		}
+	}
+	for _, g := range rep.Heap.Growers {
+		if g.Location == "runtime.malg" && g.Suspect != "" {
+			t.Errorf("the single runtime.malg sample is attributed to %s", g.Suspect)
+		}
+	}
+}

@@ -80,6 +80,12 @@ func ts(min int) int64 { return t0.Add(time.Duration(min) * time.Minute).UnixNan
 //   - heap: a steadily growing cache, a sawtooth buffer pool, and the
 //     leak's own allocations (attributed to it).
 func leakyService(t testing.TB, mem memory.Allocator) *bundle.Bundle {
+	return leakyServiceWith(t, mem, nil)
+}
+
+// leakyServiceWith is leakyService with more rows: more is called once
+// per snapshot (0 to 5, at its time) before the bundle is opened.
+func leakyServiceWith(t testing.TB, mem memory.Allocator, more func(s *synth, snap int, at int64)) *bundle.Bundle {
 	s := newSynth(t, mem)
 	leakStack := s.stack("runtime.gopark", "proc.go", 1, "runtime.chansend1", "chan.go", 2, "main.leak", "/src/main.go", 40, "runtime.goexit", "asm.s", 3)
 	poolStack := s.stack("runtime.gopark", "proc.go", 1, "runtime.chanrecv1", "chan.go", 3, "main.worker", "/src/main.go", 60, "runtime.goexit", "asm.s", 3)
@@ -122,6 +128,9 @@ func leakyService(t testing.TB, mem memory.Allocator) *bundle.Bundle {
 		s.add(grow, saw, leak)
 		s.add(schema.Metric{TS: at, Name: schema.MetricHeapLive, Value: float64(snap+10) * 1e6, Source: "m"},
 			schema.Metric{TS: at, Name: schema.MetricGCCycle, Value: float64(snap * 3), Source: "m"})
+		if more != nil {
+			more(s, snap, at)
+		}
 	}
 	return s.open()
 }

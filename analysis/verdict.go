@@ -31,7 +31,9 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 	for _, x := range ev.candidates {
 		x.sc = scoreSite(x, in.tsOf(x.s))
 	}
-	owner := attributeHeap(ev.candidates, growingStacks(ev.heap), minScore)
+	growing := growingStacks(ev.heap)
+	held := heldStacks(in.prof.heapTS, growing, samplingPeriod(in.prof.heapTS, in.periods))
+	owner := attributeHeap(ev.candidates, growing, held, in.src, minScore)
 	for _, x := range ev.candidates {
 		if x.retained > 0 {
 			x.sc = scoreSite(x, in.tsOf(x.s))
@@ -207,15 +209,19 @@ func reported(score, minScore float64) bool {
 	return score >= minScore && score != 0
 }
 
-// attributeHeap gives each growing allocation stack to the best-scoring
-// goroutine group that allocated it, and records on each group what it
-// retains.
-func attributeHeap(all []*candidate, growing []*heapStack, minScore float64) map[*heapStack]*candidate {
+// attributeHeap gives each growing allocation stack a goroutine group
+// holds (see heaphold.go) to the best-scoring such group, and records on
+// each group what it retains. A stack that is not held stays with no
+// group: its site is judged on its own.
+func attributeHeap(all []*candidate, growing []*heapStack, held map[*heapStack]bool, src *sourceCode, minScore float64) map[*heapStack]*candidate {
 	attributed := map[*heapStack]*candidate{}
 	half := math.Max(minScore, 1) / 2
 	for _, h := range growing {
+		if !held[h] {
+			continue
+		}
 		for _, x := range all {
-			if x.sc.conf == 0 || x.sc.score < half || !allocatedBy(h.frames, x.s) {
+			if x.sc.conf == 0 || x.sc.score < half || !allocatedBy(h.frames, x.s, src) {
 				continue
 			}
 			if cur := attributed[h]; cur == nil || x.sc.score > cur.sc.score {
@@ -233,7 +239,7 @@ func attributeHeap(all []*candidate, growing []*heapStack, minScore float64) map
 		}
 	}
 	for _, h := range growing {
-		if attributed[h] == nil && fastest != nil && runtimeOnly(h.funcs) && goroutineCreation(h.funcs) {
+		if held[h] && attributed[h] == nil && fastest != nil && runtimeOnly(h.funcs) && goroutineCreation(h.funcs) {
 			attributed[h] = fastest
 		}
 	}
@@ -243,12 +249,14 @@ func attributeHeap(all []*candidate, growing []*heapStack, minScore float64) map
 	return attributed
 }
 
-// allocatedBy reports whether an allocation stack belongs to a goroutine
-// group: it runs through the group's own location or entry function, or
-// its first frame outside the standard library is the creator, or it is the
+// allocatedBy reports whether the goroutines of a group hold what an
+// allocation stack allocates: it runs through the group's own location
+// or entry function; or its first frame outside the standard library is
+// the creator, at a line the kept source shows handing the allocation to
+// a goroutine it starts ([sourceCode.handedToGoroutine]); or it is the
 // group's goroutines being created (g structures allocated under
 // runtime.newproc1 from the creator).
-func allocatedBy(alloc []Frame, s *site) bool {
+func allocatedBy(alloc []Frame, s *site, src *sourceCode) bool {
 	first := true
 	for _, f := range alloc {
 		if isStd(f) {
@@ -257,8 +265,8 @@ func allocatedBy(alloc []Frame, s *site) bool {
 		fn := f.Function
 		// The group's own code, or its creator itself (not a callee)
 		// setting up what the new goroutines hold: channels, buffers,
-		// closures.
-		if fn == s.loc.Function || fn == s.entry || first && fn == s.creator {
+		// closures. What the creator keeps for itself is not theirs.
+		if fn == s.loc.Function || fn == s.entry || first && fn == s.creator && src.handedToGoroutine(f) {
 			return true
 		}
 		first = false

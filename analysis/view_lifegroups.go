@@ -29,11 +29,14 @@ type LifetimeGroup struct {
 	// is known of it ("entry unknown · created in time.goFunc").
 	Label string `json:"label"`
 	Count int    `json:"count"`
-	// Alive counts bars without an end; Suspect bars in a suspect, and
-	// Suspects names the suspects they belong to.
-	Alive    int      `json:"alive"`
-	Members  int      `json:"members"`
-	Suspects []string `json:"suspects"`
+	// Alive counts bars without an end (alive when the view ends);
+	// AliveAtDump, when the view has an AliveAt (the last dump), those
+	// alive then, as the view's Alive counts them. Members counts bars in
+	// a suspect, and Suspects names the suspects they belong to.
+	Alive       int      `json:"alive"`
+	AliveAtDump *int     `json:"alive_at_dump,omitempty"`
+	Members     int      `json:"members"`
+	Suspects    []string `json:"suspects"`
 	// Summary says the counts in words ("236 goroutines, 12 alive, 12 in
 	// G1"; "6 tasks, 1 open").
 	Summary string `json:"summary"`
@@ -120,12 +123,18 @@ func (v *LifetimeView) MarkVerdicts(members map[string][]int64) {
 		}
 	}
 	for i := range v.Groups {
-		v.Groups[i].Members, v.Groups[i].Suspects = 0, []string{}
+		v.Groups[i].Members, v.Groups[i].Suspects, v.Groups[i].AliveAtDump = 0, []string{}, nil
+		if !v.AliveAt.IsZero() && v.Groups[i].Kind == "goroutine" {
+			v.Groups[i].AliveAtDump = new(int)
+		}
 	}
 	for i := range v.Bars {
 		b := &v.Bars[i]
 		if b.Kind != "goroutine" {
 			continue
+		}
+		if b.Group < len(v.Groups) && v.Groups[b.Group].AliveAtDump != nil && v.alive[b.Goid] {
+			*v.Groups[b.Group].AliveAtDump++
 		}
 		switch id := of[b.Goid]; {
 		case id != "":
@@ -160,6 +169,11 @@ func groupSummary(g LifetimeGroup) string {
 		return s
 	}
 	s := Plural(float64(g.Count), "goroutine") + ", " + format.Int(int64(g.Alive)) + " alive"
+	if n := g.AliveAtDump; n != nil && *n != g.Alive {
+		// Some began after the last dump (or it lists goroutines the
+		// view's traces saw end): say both, as the toolbar counts at it.
+		s = Plural(float64(g.Count), "goroutine") + ", " + format.Int(int64(g.Alive)) + " alive at the end (" + format.Int(int64(*n)) + " at the last dump)"
+	}
 	if g.Members > 0 {
 		s += ", " + format.Int(int64(g.Members)) + " in " + strings.Join(g.Suspects, ", ")
 	}

@@ -194,6 +194,11 @@ func (ls *lives) settle(d *dumpData, truncated bool) (int64, map[int64]bool) {
 		if l.end == 0 && l.lost != 0 {
 			l.end, l.endUnknown = l.lost, true
 		}
+		// Alive at the last dump: begun by then (one created after it is
+		// not yet in any dump) and not ended before it.
+		if aliveAt != 0 && l.start > aliveAt {
+			continue
+		}
 		if l.end == 0 || aliveAt != 0 && l.end > aliveAt {
 			alive[goid] = true
 		}

@@ -169,7 +169,7 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 		count := func(result string) { m.uploads.WithLabelValues(result, client).Inc() }
 		if r.ContentLength > maxBytes {
 			count("too_large")
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload of %d bytes exceeds the limit of %d bytes", r.ContentLength, maxBytes))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload of %s exceeds the limit of %s", sizeText(r.ContentLength), sizeText(maxBytes)))
 			return
 		}
 		if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
@@ -189,7 +189,7 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				count("too_large")
-				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload exceeds the limit of %d bytes", maxBytes))
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload exceeds the limit of %s", sizeText(maxBytes)))
 				return
 			}
 			status := statusOf(err)

@@ -273,7 +273,7 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 		if i == 10 {
 			break
 		}
-		rows = append(rows, []string{code(shortFn(e.Location)), format.Bytes(float64(e.BaseBytes)), format.Bytes(float64(e.Bytes)), format.Bytes(float64(e.DeltaBytes)), fmt.Sprintf("%+d", e.DeltaObjects)})
+		rows = append(rows, []string{code(shortFn(e.Location)), format.Bytes(float64(e.BaseBytes)), format.Bytes(float64(e.Bytes)), format.Bytes(float64(e.DeltaBytes)), signedInt(e.DeltaObjects)})
 	}
 	if len(rows) > 0 {
 		intro := "First versus last heap snapshot:"
@@ -408,9 +408,18 @@ func bundleLine(rep *analysis.Report) string {
 		parts = append(parts, lit(b.GoVersion))
 	}
 	parts = append(parts, window(rep))
-	parts = append(parts, fmt.Sprintf("%d goroutine snapshots (%d rows), %d heap snapshots", b.GoroutineSnapshots, b.GoroutineRows, b.HeapSnapshots))
+	parts = append(parts, fmt.Sprintf("%d goroutine snapshots (%s rows), %d heap snapshots", b.GoroutineSnapshots, format.Int(b.GoroutineRows), b.HeapSnapshots))
 	if len(b.Sources) > 0 {
 		parts = append(parts, "sources: "+strings.Join(b.Sources, ", "))
 	}
 	return strings.Join(parts, "; ") + "."
+}
+
+// signedInt writes a change of a count with its sign and thousands
+// separators: "+1,204", "-3", "+0".
+func signedInt(n int64) string {
+	if n < 0 {
+		return format.Int(n)
+	}
+	return "+" + format.Int(n)
 }

@@ -107,8 +107,8 @@ func incidentsSection(d *document, rep *analysis.Report, level int) {
 		}
 		if inc.RetainedBytes > 0 {
 			// A rate of zero is one the analysis did not measure (JSON
-			// leaves bytes_per_min out): say so rather than "+0 B/min".
-			growth := "no growth rate measured for it"
+			// leaves bytes_per_min out): say why rather than "+0 B/min".
+			growth := "no growth rate: it rose in a single step between two heap snapshots (a level, not a rate)"
 			if inc.BytesPerMin != 0 {
 				growth = rate(inc.BytesPerMin, "bytes")
 			}

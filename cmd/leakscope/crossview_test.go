@@ -49,6 +49,14 @@ func TestCrossView(t *testing.T) {
 			}
 			var svc fleet.Service
 			getJSON(t, base+"/api/fleet?service="+url.QueryEscape(b.Manifest.Target.Service()), &svc)
+			checkAlive(t, base+"/api/captures/"+id, web)
+			// The timeline's heap event names the series it measures.
+			basis := map[string]string{"trace": "(trace windows)", "heap_profiles": "(heap profiles)"}[web.Series.HeapLiveFrom]
+			for _, e := range web.Timeline {
+				if e.Kind == "heap" && (basis == "" || !strings.Contains(e.Event, basis)) {
+					t.Errorf("timeline event %q does not name its heap series %q", e.Event, web.Series.HeapLiveFrom)
+				}
+			}
 			docs := map[string]string{"CLI Markdown": cli.md, "CLI HTML": cli.html, "workbench Markdown": webMD, "workbench HTML": webHTML}
 			for i, s := range cli.rep.Suspects {
 				ws := web.Suspects[i]
@@ -215,6 +223,62 @@ func checkViews(t *testing.T, capBase string, s analysis.Suspect) {
 			t.Errorf("%s: lanes show goroutine %d as a member; the members answer says not", s.ID, l.Goid)
 		}
 	}
+}
+
+// checkAlive compares the timeline's goroutines alive at its alive_at
+// (the last dump) with the goroutine count the report charts at that
+// dump: one created after the last dump was not alive at it.
+func checkAlive(t *testing.T, capBase string, rep analysis.Report) {
+	t.Helper()
+	var tl struct {
+		Lifetimes analysis.LifetimeView `json:"lifetimes"`
+	}
+	getJSON(t, capBase+"/timeline?limit=1000000", &tl)
+	at := tl.Lifetimes.AliveAt
+	if at.IsZero() {
+		return
+	}
+	// The group rows count alive at the last dump as the toolbar does.
+	sum := 0
+	for _, g := range tl.Lifetimes.Groups {
+		if g.Kind == "goroutine" && g.AliveAtDump != nil {
+			sum += *g.AliveAtDump
+		}
+	}
+	if tl.Lifetimes.Omitted == 0 && sum != tl.Lifetimes.Alive {
+		t.Errorf("timeline: its group rows count %d alive at the last dump, its toolbar %d", sum, tl.Lifetimes.Alive)
+	}
+	// Each goroutine group row and the ancestry nodes of its function
+	// count the same goroutines alive at that dump.
+	var anc analysis.AncestryTree
+	getJSON(t, capBase+"/ancestry", &anc)
+	byFn := map[string]int{}
+	var walk func(n *analysis.AncestryNode)
+	walk = func(n *analysis.AncestryNode) {
+		if n.Function != "" {
+			byFn[n.Function] += int(n.Alive)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	for _, r := range anc.Roots {
+		walk(r)
+	}
+	for _, g := range tl.Lifetimes.Groups {
+		if g.Kind == "goroutine" && g.Name != "" && g.AliveAtDump != nil && tl.Lifetimes.Omitted == 0 && anc.AliveAt.Equal(at) && *g.AliveAtDump != byFn[g.Name] {
+			t.Errorf("timeline row %q: %d alive at the last dump, the ancestry tree %d", g.Label, *g.AliveAtDump, byFn[g.Name])
+		}
+	}
+	for _, p := range rep.Series.Goroutines {
+		if p.TS.Equal(at) {
+			if float64(tl.Lifetimes.Alive) != p.Value {
+				t.Errorf("timeline: %d goroutines alive at %v, the report's goroutine count there %v", tl.Lifetimes.Alive, at, p.Value)
+			}
+			return
+		}
+	}
+	t.Errorf("timeline: alive at %v, a time the report's goroutine series does not have", at)
 }
 
 // checkMetric finds the suspect's gauges in /metrics, labelled with the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -57,9 +58,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stdout, line)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\ttable\trows\tbatches\tbytes\t")
+	fmt.Fprintln(tw, "\ttable\trows\tbatches\tsize\t")
 	for _, t := range tables {
-		fmt.Fprintf(tw, "\t%s\t%d\t%d\t%d\t%s\n", t.Name, t.Rows, t.Batches, t.Bytes, truncNote(t.Truncated))
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\n", t.Name, format.Int(t.Rows), format.Int(int64(t.Batches)), format.Bytes(float64(t.Bytes)), truncNote(t.Truncated))
 	}
 	tw.Flush()
 	if len(m.Artifacts) > 0 {

@@ -466,9 +466,14 @@ test('overview chart: trace-window series drawn window by window with nothing in
       const hit = pts.filter((p) => [-1, 0, 1].some((d) => columnRed(px(p.ts) + d))).length;
       return { points: pts.length, hit };
     });
-    return { gaps, inside, gMin: u.scales.g.min, heapMin: u.scales.heap.min };
+    // The heap axis's ticks (uPlot's splits of axis 2) at its step.
+    const ticks = u.axes[2]._splits || [];
+    return { gaps, inside, gMin: u.scales.g.min, heapMin: u.scales.heap.min, ticks, step: ticks.length > 1 ? ticks[1] - ticks[0] : 0 };
   }, [windows, live]);
   assert.equal(drawn.gMin, 0, 'the goroutine axis starts at zero');
+  // Its ticks are binary sizes, as every byte figure is written: a power
+  // of two of bytes apart ("4.0 MiB", "8.0 MiB"), never "4.8 MiB".
+  assert.ok(drawn.ticks.length > 1 && Number.isInteger(Math.log2(drawn.step)), `heap axis ticks ${JSON.stringify(drawn.ticks)}`);
   assert.equal(drawn.heapMin, 0, 'the heap axis starts at zero');
   for (const g of drawn.gaps) assert.equal(g.red, 0, `live heap drawn across the gap ${g.from} … ${g.to} (${g.red} of ${g.columns} columns)`);
   assert.ok(drawn.gaps.some((g) => g.columns > 5), `some gap wide enough to see: ${JSON.stringify(drawn.gaps)}`);
@@ -491,7 +496,9 @@ test('ancestry: a heap suspect marks the goroutines that run its allocation path
   const rep = await getJSON(`/api/captures/${sid}/report`);
   const heap = rep.suspects.find((s) => s.kind === 'heap');
   assert.ok(heap, 'the sample has a heap suspect');
-  const path = new Set(heap.stack.map((f) => f.function));
+  // Its stack, and where its other stacks part (paths): what its flame
+  // graph shows.
+  const path = new Set([...heap.stack.map((f) => f.function), ...(heap.paths || []).map((p) => p.replace(/:\d+$/, ''))]);
   await page.goto(`${base}/#/c/${sid}/ancestry?suspect=${encodeURIComponent(heap.id)}`);
   await page.waitForSelector('#ancestry-tree');
   await page.waitForFunction(() => /allocation path/.test(document.querySelector('#ancestry-status').textContent));
@@ -499,7 +506,11 @@ test('ancestry: a heap suspect marks the goroutines that run its allocation path
   assert.ok(marked.length > 0, 'the view is not empty: some goroutines run the path');
   for (const fn of marked) assert.ok(path.has(fn), `${fn} is on ${heap.id}'s allocation stack`);
   assert.match(await page.locator('#ancestry-status').innerText(), new RegExp(`^${marked.length} nodes? run this allocation path`));
-  assert.ok((await page.locator('#ancestry-suspect').innerText()).includes(heap.location));
+  const chip = await page.locator('#ancestry-suspect').innerText();
+  assert.ok(chip.includes(heap.location));
+  // The chip names every stack the suspect covers, from the report's paths.
+  for (const p of heap.paths || []) assert.ok(chip.includes(p), `chip ${JSON.stringify(chip)} names ${p}`);
+  if ((heap.stack_ids || []).length > 1 && (heap.paths || []).length) assert.ok(chip.includes(`${heap.stack_ids.length} stacks`), chip);
 });
 
 test('downloads: raw artifacts and reports', async () => {

@@ -98,12 +98,18 @@ export function plural(n, noun, nouns) {
   return `${fmtNum(n)} ${n === 1 ? noun : nouns || noun + 's'}`;
 }
 
+// fmtBytes writes bytes as internal/format.Bytes does, rule for rule:
+// whole bytes below a KiB, one decimal above ("512 B", "1.5 MiB"), and
+// "1.0 MiB" rather than "1024.0 KiB".
 export function fmtBytes(n) {
   if (n === null || n === undefined) return '–';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  if (!Number.isFinite(n)) return '? B';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   let v = Math.abs(n), i = 0;
   while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return (n < 0 ? '-' : '') + (i ? v.toFixed(1) : v) + ' ' + units[i];
+  let s = i ? `${v.toFixed(1)} ${units[i]}` : `${Math.round(v)} B`;
+  if (s.startsWith('1024.0 ') && i < units.length - 1) s = `1.0 ${units[i + 1]}`;
+  return n < 0 && s !== '0 B' ? '-' + s : s;
 }
 
 export function fmtValue(n, unit) {

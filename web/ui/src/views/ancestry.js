@@ -26,7 +26,7 @@ export async function ancestryView(main, ctx) {
       search, status,
       h('button', { type: 'button', onclick: () => setAll(true) }, 'expand all'),
       h('button', { type: 'button', onclick: () => setAll(false) }, 'collapse all')),
-    suspect && suspect.kind === 'heap' ? h('p', { class: 'chip active', id: 'ancestry-suspect' }, `goroutines running the allocation path of ${suspect.id}: `, allocPath(suspect).join(' ← ')) : null,
+    suspect && suspect.kind === 'heap' ? h('p', { class: 'chip active', id: 'ancestry-suspect', 'data-paths': String(coveredPaths(suspect).length) }, `goroutines running the allocation path of ${suspect.id}: `, coversText(suspect)) : null,
     suspect && suspect.kind !== 'heap' ? h('p', { class: 'chip active', id: 'ancestry-suspect' }, `chain of suspect ${suspect.id}: `, [...new Set([suspect.location, suspect.creator, ...(suspect.ancestry || [])].filter(Boolean))].join(' ← '),
       members ? h('span', { id: 'ancestry-members', 'data-alive': String(members.alive) }, ` · ${fmtNum(members.alive)} of its goroutines alive at ${fmtTime(members.alive_at)}`) : null) : null,
     root));
@@ -139,7 +139,24 @@ export async function ancestryView(main, ctx) {
 }
 
 // allocPath lists the functions of a heap suspect's allocation stack,
-// innermost first, each once.
+// innermost first, each once, and where its other stacks part from it
+// (paths): every function its flame graph shows on the way.
 function allocPath(s) {
-  return [...new Set((s.stack || []).map((f) => f.function).filter(Boolean))];
+  return [...new Set([...(s.stack || []).map((f) => f.function), ...coveredPaths(s).map((p) => p.replace(/:\d+$/, ''))].filter(Boolean))];
+}
+
+// coveredPaths are the report's paths of a heap suspect: where its
+// stacks part, one per stack (none for a single stack).
+function coveredPaths(s) {
+  return s.paths || [];
+}
+
+// coversText says what a heap suspect covers: its one stack, or its
+// stacks (as many as stack_ids) and where they part, as the flame graph
+// of the suspect draws them.
+function coversText(s) {
+  const paths = coveredPaths(s);
+  const n = (s.stack_ids || []).length;
+  if (n > 1 && paths.length) return `${n} stacks to ${s.location}, through ${paths.join(', ')}`;
+  return [...new Set((s.stack || []).map((f) => f.function).filter(Boolean))].join(' ← ');
 }

@@ -10,6 +10,11 @@ import { fmtBytes, fmtNum, fmtTime } from '../util.js';
 // (goroutines, GC cycles): never 1.25 of a cycle.
 const COUNT_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2.5e3, 5e3, 1e4, 2e4, 2.5e4, 5e4, 1e5, 2e5, 2.5e5, 5e5, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7, 1e8];
 
+// BYTE_STEPS are the tick steps of the heap axis: binary sizes (1, 2, 4
+// … 512 of B, KiB, MiB, GiB), so its ticks read "4.0 MiB", "8.0 MiB" as
+// every byte figure is written, never "4.8 MiB, 9.5 MiB".
+const BYTE_STEPS = [0, 1, 2, 3].flatMap((k) => [1, 2, 4, 8, 16, 32, 64, 128, 256, 512].map((m) => m * 1024 ** k));
+
 // align merges series of {ts, value} points onto one sorted x axis
 // (seconds), with nulls where a series has no point.
 export function align(seriesList) {
@@ -113,7 +118,7 @@ export function seriesChart(el, series, opts = {}) {
     axes: [
       { values: (u, vals) => vals.map((v, i) => utcTick(v, i === 0)), label: 'UTC', labelSize: 14 },
       { scale: 'g', label: 'goroutines', incrs: COUNT_STEPS, values: (u, vals) => vals.map(fmtNum), size: 60 },
-      { scale: 'heap', side: 1, label: 'heap', values: (u, vals) => vals.map(fmtBytes), grid: { show: false }, size: 80 },
+      { scale: 'heap', side: 1, label: 'heap', incrs: BYTE_STEPS, values: (u, vals) => vals.map(fmtBytes), grid: { show: false }, size: 80 },
       { scale: 'gc', side: 1, label: 'GC', incrs: COUNT_STEPS, values: (u, vals) => vals.map(fmtNum), grid: { show: false }, size: 50 },
     ],
     hooks: chartHooks(opts, band),

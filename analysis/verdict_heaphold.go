@@ -1,0 +1,209 @@
+package analysis
+
+import (
+	"go/ast"
+	"go/token"
+)
+
+// What a goroutine group holds of the heap. A group is credited with an
+// allocation site only when its goroutines hold what the site allocates:
+// their own frames allocate it, they are the goroutines being made
+// (runtime.malg under newproc1), or their creator allocates it into a
+// value the go statement hands them, as the kept source shows. A site
+// the creator fills for itself (a handler appending to a package-level
+// slice beside the goroutine it leaks) grows on its own and is judged
+// as a heap site of its own. A site one heap sample shows, or one
+// snapshot, is held by nothing the profiles can show.
+
+// minHeldSamples is how many heap samples a site's in-use bytes must
+// stand for, at the last snapshot, before any goroutine group is said to
+// hold it: one sample is one allocation seen once.
+const minHeldSamples = 2
+
+// heldStacks returns the growing stacks whose allocating line more than
+// one heap snapshot shows, with bytes at the last snapshot standing for
+// at least minHeldSamples heap samples (summed over the line's growing
+// stacks, as its site is).
+func heldStacks(ts []int64, growing []*heapStack, period int64) map[*heapStack]bool {
+	byLine := map[string][]*heapStack{}
+	for _, h := range growing {
+		k := heapLineKey(h.loc)
+		byLine[k] = append(byLine[k], h)
+	}
+	out := map[*heapStack]bool{}
+	for _, hs := range byLine {
+		n := len(ts)
+		bytes, objs := make([]float64, n), make([]float64, n)
+		for _, h := range hs {
+			for i := range ts {
+				bytes[i] += h.bytes[i]
+				objs[i] += h.objs[i]
+			}
+		}
+		if !held(bytes, sampleWeight(objectSize(bytes, objs), period)) {
+			continue
+		}
+		for _, h := range hs {
+			out[h] = true
+		}
+	}
+	return out
+}
+
+// held reports whether a site's series shows it held: more than one
+// snapshot has bytes there, and the last stands for at least
+// minHeldSamples samples of weight (half a sample of slack for mixed
+// object sizes).
+func held(bytes []float64, weight float64) bool {
+	shown := 0
+	for _, v := range bytes {
+		if v > 0 {
+			shown++
+		}
+	}
+	if shown < 2 || len(bytes) == 0 {
+		return false
+	}
+	return bytes[len(bytes)-1] >= (minHeldSamples-0.5)*weight
+}
+
+// handedToGoroutine reports whether the kept source shows the statement
+// at frame f (an allocating line of a creator) giving what it allocates
+// to a goroutine the function starts: the line is part of a go
+// statement (its arguments, its closure), or the statement assigns a
+// local variable that a go statement of the function passes or
+// captures. Without readable source nothing is shown, and it is false.
+func (c *sourceCode) handedToGoroutine(f Frame) bool {
+	p, _ := c.funcAt(f)
+	if p == nil || p.decl == nil {
+		return false
+	}
+	var gos []*ast.GoStmt
+	var at ast.Stmt
+	ast.Inspect(p.decl.Body, func(n ast.Node) bool {
+		switch s := n.(type) {
+		case *ast.GoStmt:
+			gos = append(gos, s)
+		case *ast.AssignStmt, *ast.DeclStmt, *ast.ExprStmt, *ast.IncDecStmt, *ast.SendStmt, *ast.ReturnStmt:
+			st := s.(ast.Stmt)
+			if p.line(st.Pos()) <= f.Line && f.Line <= p.line(st.End()) && (at == nil || st.Pos() >= at.Pos()) {
+				at = st
+			}
+		}
+		return true
+	})
+	for _, g := range gos {
+		if p.line(g.Pos()) <= f.Line && f.Line <= p.line(g.End()) {
+			return true
+		}
+	}
+	names := assignedLocals(p.decl, at)
+	for _, g := range gos {
+		if mentionsAny(g.Call, names) {
+			return true
+		}
+	}
+	return false
+}
+
+// assignedLocals are the names a statement assigns that the function
+// declares (parameters, results, the receiver, := and var): the base
+// name of each assigned expression (buf for buf, s.buf or buf[i]).
+func assignedLocals(d *ast.FuncDecl, st ast.Stmt) map[string]bool {
+	out := map[string]bool{}
+	if st == nil {
+		return out
+	}
+	locals := declaredNames(d)
+	add := func(e ast.Expr) {
+		if n := rootName(e); n != "" && n != "_" && locals[n] {
+			out[n] = true
+		}
+	}
+	switch s := st.(type) {
+	case *ast.AssignStmt:
+		for _, l := range s.Lhs {
+			add(l)
+		}
+	case *ast.DeclStmt:
+		if g, ok := s.Decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			for _, sp := range g.Specs {
+				for _, n := range sp.(*ast.ValueSpec).Names {
+					add(n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rootName is the variable at the root of an assigned expression: x for
+// x, x.f, x[i], *x; "" for anything else.
+func rootName(e ast.Expr) string {
+	for {
+		switch x := unparen(e).(type) {
+		case *ast.Ident:
+			return x.Name
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		default:
+			return ""
+		}
+	}
+}
+
+// declaredNames are the names a function declares: receiver, parameters,
+// results, and every := or var inside it.
+func declaredNames(d *ast.FuncDecl) map[string]bool {
+	out := map[string]bool{}
+	fields := func(fl *ast.FieldList) {
+		if fl == nil {
+			return
+		}
+		for _, f := range fl.List {
+			for _, n := range f.Names {
+				out[n.Name] = true
+			}
+		}
+	}
+	fields(d.Recv)
+	fields(d.Type.Params)
+	fields(d.Type.Results)
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch s := n.(type) {
+		case *ast.AssignStmt:
+			if s.Tok == token.DEFINE {
+				for _, l := range s.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						out[id.Name] = true
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for _, id := range s.Names {
+				out[id.Name] = true
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// mentionsAny reports whether n refers to one of names.
+func mentionsAny(n ast.Node, names map[string]bool) bool {
+	if len(names) == 0 {
+		return false
+	}
+	found := false
+	ast.Inspect(n, func(x ast.Node) bool {
+		if id, ok := x.(*ast.Ident); ok && names[id.Name] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
