@@ -88,6 +88,21 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 	if _, err := os.Stat("node_modules/hyparquet"); err != nil {
 		t.Fatal("hyparquet for node is not installed: run `make deps` (npm ci in internal/parquetjs)")
 	}
+	bs := append(sampleBundles(t), badNameBundle(t))
+	want, wantNulls := exportAll(t, bs, t.TempDir())
+	var paths []string
+	for p := range want {
+		paths = append(paths, p)
+	}
+	checkHyparquetReads(t, readJS(t, paths), want, wantNulls)
+	if len(paths) < 5*len(bs) {
+		t.Errorf("only %d files for %d bundles", len(paths), len(bs))
+	}
+	fmt.Fprintf(os.Stderr, "hyparquet read %d files of %d bundles\n", len(paths), len(bs))
+}
+
+// sampleBundles opens a copy of every committed sample bundle.
+func sampleBundles(t *testing.T) []*bundle.Bundle {
 	var bs []*bundle.Bundle
 	entries, err := fs.ReadDir(bundles.FS, ".")
 	if err != nil {
@@ -108,10 +123,14 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 		}
 		bs = append(bs, b)
 	}
-	bs = append(bs, badNameBundle(t))
-	out := t.TempDir()
-	want := map[string]int64{}
-	wantNulls := map[string]int{} // suspects.parquet path → suspects without retained bytes
+	return bs
+}
+
+// exportAll exports every bundle of bs to out and returns the rows each
+// exported file must hold, by path, and for each suspects file the
+// suspects without retained bytes (null there).
+func exportAll(t *testing.T, bs []*bundle.Bundle, out string) (want map[string]int64, wantNulls map[string]int) {
+	want, wantNulls = map[string]int64{}, map[string]int{}
 	for _, b := range bs {
 		c, err := export.Parquet(b, out, export.Options{})
 		if err != nil {
@@ -140,12 +159,13 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 			want[tb.Path] = r
 		}
 	}
-	var paths []string
+	return want, wantNulls
+}
+
+// checkHyparquetReads checks what hyparquet read of every file against
+// the rows and nulls it must hold.
+func checkHyparquetReads(t *testing.T, got map[string]jsFile, want map[string]int64, wantNulls map[string]int) {
 	for p := range want {
-		paths = append(paths, p)
-	}
-	got := readJS(t, paths)
-	for _, p := range paths {
 		g, ok := got[p]
 		switch {
 		case !ok:
@@ -161,8 +181,4 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 			t.Errorf("%s: hyparquet reads %d null retained_bytes, the report leaves %d out", p, g.Nulls["retained_bytes"], n)
 		}
 	}
-	if len(paths) < 5*len(bs) {
-		t.Errorf("only %d files for %d bundles", len(paths), len(bs))
-	}
-	fmt.Fprintf(os.Stderr, "hyparquet read %d files of %d bundles\n", len(paths), len(bs))
 }
