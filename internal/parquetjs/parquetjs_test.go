@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/export"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/samples/bundles"
 )
@@ -52,36 +53,23 @@ func readJS(t *testing.T, paths []string) map[string]jsFile {
 func badNameBundle(t *testing.T) *bundle.Bundle {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bad.lsb")
-	w, err := bundle.Create(dir, bundle.NewManifest("bad-utf8", "test"), memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid, err := w.StackID([]bundle.StackFrame{
-		{Function: "main.leak\xff\xfe", File: "/src/ma\xc3in.go", Line: 7},
-		{Function: "main.main", File: "/src/main.go", Line: 3},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := bundletest.New(t, dir, bundle.NewManifest("bad-utf8", "test"), memory.DefaultAllocator)
+	sid := w.Stack(
+		bundle.StackFrame{Function: "main.leak\xff\xfe", File: "/src/ma\xc3in.go", Line: 7},
+		bundle.StackFrame{Function: "main.main", File: "/src/main.go", Line: 3},
+	)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	goid := int64(1)
 	for snap := range 3 {
 		ts := start + int64(snap)*int64(time.Minute)
 		for range 10 * (snap + 1) {
 			goid++
-			w.Append(schema.Goroutine{SnapshotTS: ts, Goid: goid, State: "chan send", WaitMinutes: int64(snap), StackID: sid,
+			w.Add(schema.Goroutine{SnapshotTS: ts, Goid: goid, State: "chan send", WaitMinutes: int64(snap), StackID: sid,
 				CreatorGoid: 1, CreatorFunction: "main.spawn\x80", Source: "raw/dump.txt", FrameArgs: []string{"0xc0000\xff", "0x1"}})
 		}
 		w.Flush()
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := bundle.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return w.Open()
 }
 
 func TestHyparquetReadsEveryExport(t *testing.T) {
