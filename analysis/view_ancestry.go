@@ -150,94 +150,118 @@ func topKey(m map[string]int64) string {
 	return best
 }
 
+// ancNode is a node of the creation tree while it is built, with its
+// children keyed by entry function and creator function.
+type ancNode struct {
+	n    *AncestryNode
+	kids map[[2]string]*ancNode
+}
+
+func newAncNode(n *AncestryNode) *ancNode {
+	return &ancNode{n: n, kids: map[[2]string]*ancNode{}}
+}
+
 // tree rolls the population up by entry function along creator links.
 func (p *population) tree() *AncestryTree {
 	t := &AncestryTree{Sources: p.sources, Goroutines: len(p.recs), AliveAt: tsTime(p.aliveAt), chains: map[int64]int64{}, nodeOf: map[int64]*AncestryNode{}, alive: map[int64]bool{}}
-	type nodeX struct {
-		n    *AncestryNode
-		kids map[[2]string]*nodeX
-	}
-	root := &nodeX{kids: map[[2]string]*nodeX{}}
-	memo := map[int64]*nodeX{}
-	var path []int64
 	for goid, r := range p.recs {
 		if r.parent != 0 {
 			t.chains[goid] = r.parent
 		}
-		_ = r
 	}
+	root := newAncNode(nil)
+	placed := map[int64]*ancNode{}
+	var path []int64
 	for goid := range p.recs {
 		// Walk up to a goroutine already placed (or the root), then place
 		// the path top-down.
-		path = path[:0]
-		g := goid
-		for g != 0 && memo[g] == nil && len(path) < 64 {
-			path = append(path, g)
-			r := p.recs[g]
-			if r == nil {
-				break
-			}
-			g = r.parent
-			if p.recs[g] == nil {
+		var top int64
+		path, top = p.pathUp(goid, placed, path[:0])
+		parent := root
+		if top != 0 && placed[top] != nil {
+			parent = placed[top]
+		}
+		p.placeDown(t, path, parent, placed)
+	}
+	t.Roots = root.children()
+	return t
+}
+
+// pathUp appends to path goid and its creators, up to the first one
+// already placed, one outside the population or a cycle, and returns it
+// with the goroutine it stopped at (0 for the root). A path stops at 64
+// goroutines.
+func (p *population) pathUp(goid int64, placed map[int64]*ancNode, path []int64) ([]int64, int64) {
+	g := goid
+	for g != 0 && placed[g] == nil && len(path) < 64 {
+		path = append(path, g)
+		r := p.recs[g]
+		if r == nil {
+			break
+		}
+		g = r.parent
+		if p.recs[g] == nil {
+			g = 0
+		}
+		for _, q := range path {
+			if q == g {
 				g = 0
 			}
-			for _, q := range path {
-				if q == g {
-					g = 0
-				}
-			}
-		}
-		parent := root
-		if g != 0 && memo[g] != nil {
-			parent = memo[g]
-		}
-		for i := len(path) - 1; i >= 0; i-- {
-			r := p.recs[path[i]]
-			if r == nil {
-				break
-			}
-			name := r.entry
-			k := [2]string{name, r.creatorFn}
-			x := parent.kids[k]
-			if x == nil {
-				x = &nodeX{n: &AncestryNode{Function: name, CreatedBy: r.creatorFn, Label: groupLabel("goroutine", name, r.creatorFn)}, kids: map[[2]string]*nodeX{}}
-				parent.kids[k] = x
-			}
-			x.n.Count++
-			if r.alive {
-				x.n.Alive++
-				t.alive[path[i]] = true
-			}
-			memo[path[i]] = x
-			t.nodeOf[path[i]] = x.n
-			parent = x
 		}
 	}
-	var build func(x *nodeX) []*AncestryNode
-	build = func(x *nodeX) []*AncestryNode {
-		out := make([]*AncestryNode, 0, len(x.kids))
-		for _, k := range x.kids {
-			k.n.Children = build(k)
-			k.n.Subtree, k.n.SubtreeAlive = k.n.Count, k.n.Alive
-			for _, c := range k.n.Children {
-				k.n.Subtree += c.Subtree
-				k.n.SubtreeAlive += c.SubtreeAlive
-			}
-			out = append(out, k.n)
+	return path, g
+}
+
+// placeDown places path (leaf first) under parent from its top down,
+// counting each goroutine, and whether it is alive, in the node of its
+// entry and creator functions.
+func (p *population) placeDown(t *AncestryTree, path []int64, parent *ancNode, placed map[int64]*ancNode) {
+	for i := len(path) - 1; i >= 0; i-- {
+		r := p.recs[path[i]]
+		if r == nil {
+			break
 		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].Subtree != out[j].Subtree {
-				return out[i].Subtree > out[j].Subtree
-			}
-			if out[i].Count != out[j].Count {
-				return out[i].Count > out[j].Count
-			}
-			return out[i].Function+out[i].CreatedBy < out[j].Function+out[j].CreatedBy
-		})
-		return out
+		name := r.entry
+		k := [2]string{name, r.creatorFn}
+		x := parent.kids[k]
+		if x == nil {
+			x = newAncNode(&AncestryNode{Function: name, CreatedBy: r.creatorFn, Label: groupLabel("goroutine", name, r.creatorFn)})
+			parent.kids[k] = x
+		}
+		x.n.Count++
+		if r.alive {
+			x.n.Alive++
+			t.alive[path[i]] = true
+		}
+		placed[path[i]] = x
+		t.nodeOf[path[i]] = x.n
+		parent = x
 	}
-	t.Roots = build(root)
-	return t
+}
+
+// children gives x's children with their subtrees summed, the largest
+// subtree first.
+func (x *ancNode) children() []*AncestryNode {
+	out := make([]*AncestryNode, 0, len(x.kids))
+	for _, k := range x.kids {
+		k.n.Children = k.children()
+		k.n.Subtree, k.n.SubtreeAlive = k.n.Count, k.n.Alive
+		for _, c := range k.n.Children {
+			k.n.Subtree += c.Subtree
+			k.n.SubtreeAlive += c.SubtreeAlive
+		}
+		out = append(out, k.n)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Subtree != out[j].Subtree {
+			return out[i].Subtree > out[j].Subtree
+		}
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Function+out[i].CreatedBy < out[j].Function+out[j].CreatedBy
+	})
+	return out
 }
 
 // loadPopulation reads every goroutine source of the bundle.

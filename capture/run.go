@@ -99,10 +99,21 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	if err := c.resolveTarget(ctx); err != nil {
 		return Summary{}, err
 	}
-	m := c.manifest()
-	w, err := bundle.Create(o.Out, m, memory.DefaultAllocator)
+	if err := c.createBundle(); err != nil {
+		return Summary{}, err
+	}
+	c.start = time.Now()
+	c.ingestHistory()
+	reason := c.record(ctx)
+	return c.finish(reason)
+}
+
+// createBundle creates the bundle o.Out with the target's manifest and
+// takes the first clock pair, which dates everything recorded.
+func (c *capturer) createBundle() error {
+	w, err := bundle.Create(c.opts.Out, c.manifest(), memory.DefaultAllocator)
 	if err != nil {
-		return Summary{}, fmt.Errorf("create bundle: %w", err)
+		return fmt.Errorf("create bundle: %w", err)
 	}
 	c.w = w
 	w.RecordFlushes()
@@ -110,11 +121,17 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	p := c.clock.take()
 	w.Update(func(m *bundle.Manifest) {
 		m.Clock = bundle.Clock{Method: "clock_sync", OffsetNS: p.OffsetNS(),
-			Detail: fmt.Sprintf("(CLOCK_MONOTONIC, wall) pairs every %v in clock_sync; ts = mono_ns + offset of the latest pair; trace windows use the offset at their end", o.ClockSyncEvery)}
+			Detail: fmt.Sprintf("(CLOCK_MONOTONIC, wall) pairs every %v in clock_sync; ts = mono_ns + offset of the latest pair; trace windows use the offset at their end", c.opts.ClockSyncEvery)}
 	})
-	c.start = time.Now()
-	c.ingestHistory()
+	return nil
+}
 
+// record runs the capture's loops until the duration passes, ctx is
+// cancelled or the target goes, then lets the windows in flight finish,
+// takes the closing snapshots and stops the loops. It returns why the
+// capture ended.
+func (c *capturer) record(ctx context.Context) error {
+	o := c.opts
 	runCtx, stop := context.WithCancelCause(ctx)
 	c.stop = stop
 	if o.Duration > 0 {
@@ -151,12 +168,19 @@ func Run(ctx context.Context, o Options, progress io.Writer) (Summary, error) {
 	if c.ebpf != nil {
 		c.ebpf.close()
 	}
+	return reason
+}
+
+// finish records the last clock pair and the sources, waits for the
+// first answer, completes the manifest and closes the bundle, and sums up
+// the capture that ended for reason.
+func (c *capturer) finish(reason error) (Summary, error) {
 	c.clock.take()
 	c.snapshotSources()
 	c.first.wg.Wait()
 	c.finishManifest()
 	c.log.Done()
-	closeErr := w.Close()
+	closeErr := c.w.Close()
 	sum := c.summary(reason.Error())
 	if closeErr != nil {
 		return sum, fmt.Errorf("close bundle: %w", closeErr)

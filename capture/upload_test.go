@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -22,24 +23,13 @@ func makeBundle(t *testing.T) (string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "u.lsb")
 	m := bundle.NewManifest("cap-123", "test")
-	w, err := bundle.Create(dir, m, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid, err := w.StackID([]bundle.StackFrame{{Function: "main.leak", File: "main.go", Line: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := bundletest.New(t, dir, m, memory.DefaultAllocator)
+	sid := w.Stack(bundle.StackFrame{Function: "main.leak", File: "main.go", Line: 3})
 	for i := int64(1); i <= 100; i++ {
-		w.Append(schema.Goroutine{SnapshotTS: 1e18, Goid: i, State: "chan send", StackID: sid})
+		w.Add(schema.Goroutine{SnapshotTS: 1e18, Goid: i, State: "chan send", StackID: sid})
 	}
-	if _, _, err := w.CopyRaw("dump.txt", strings.NewReader("goroutine 1 [running]:\n")); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir, m.CaptureID
+	w.Raw("dump.txt", "goroutine 1 [running]:\n")
+	return w.Close(), m.CaptureID
 }
 
 // workbench is a minimal POST /api/captures: it unpacks the body as a

@@ -40,9 +40,56 @@ func TestAlertToPostmortem(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	tmp := t.TempDir()
+	r := &alertRig{t: t, ctx: ctx, tmp: t.TempDir(), bin: bin}
+	r.startService()
+	defer r.svc.Stop()
+	r.startWorkbenchAndAgent()
+	r.startAlertmanager(amBin)
+	r.startPrometheus(promBin)
 
-	// The leaky service.
+	// The alert fires in Prometheus…
+	waitUntil(t, ctx, "GoroutineGrowthFast to fire in Prometheus", func() (bool, string) {
+		found, state := r.promAlert("GoroutineGrowthFast", "instance", r.target)
+		return found && state == "firing", state
+	})
+	// …the capture lands in the workbench…
+	id := r.waitForCapture()
+	// …and its report names the leak.
+	r.checkReport(id)
+	r.checkSpool(id)
+
+	// The workbench's suspect fires LeakSuspectFound, which resolves once
+	// no capture within the (shortened) window shows it.
+	leakAlert := func() (bool, string) { return r.promAlert("LeakSuspectFound", "location", r.leak.Function) }
+	waitUntil(t, ctx, "LeakSuspectFound to fire", leakAlert)
+	waitUntil(t, ctx, "LeakSuspectFound to resolve", func() (bool, string) {
+		firing, state := leakAlert()
+		return !firing, state
+	})
+	r.checkRestartCooldown()
+}
+
+// alertRig is the set of processes of [TestAlertToPostmortem] and where
+// they listen.
+type alertRig struct {
+	t        *testing.T
+	ctx      context.Context
+	tmp, bin string
+
+	svc    *samples.Process
+	leak   samples.Leak
+	target string // the service's HOST:PORT, its alerts' instance label
+
+	serveURL, agentURL string
+	agentArgs          []string
+	stopAgent          func()
+	amAddr, promAddr   string
+}
+
+// startService starts the leaky service, timeout-send at 50 requests a
+// second, and notes the leak it plants.
+func (r *alertRig) startService() {
+	t := r.t
 	root, err := samples.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -52,26 +99,29 @@ func TestAlertToPostmortem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leak := truth.Leaks[0]
-	svc, err := samples.Start(ctx, dir, "-rate", "50")
-	if err != nil {
+	r.leak = truth.Leaks[0]
+	if r.svc, err = samples.Start(r.ctx, dir, "-rate", "50"); err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Stop()
-	target := strings.TrimPrefix(svc.URL, "http://")
+	r.target = strings.TrimPrefix(r.svc.URL, "http://")
+}
 
-	// The workbench and the agent (its own growth rule off: the alert is
-	// the trigger).
-	serveURL, _ := startDaemon(t, ctx, "serve", "leakscope workbench on ", bin,
-		"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
-	agentArgs := []string{"agent", "--pid", fmt.Sprint(svc.PID), "--listen", freeAddr(t), "--spool", filepath.Join(tmp, "spool"),
-		"--to", serveURL, "--goroutine-growth", "0", "--watch-every", "1s",
+// startWorkbenchAndAgent starts the workbench and the agent watching the
+// service (its own growth rule off: the alert is the trigger).
+func (r *alertRig) startWorkbenchAndAgent() {
+	r.serveURL, _ = startDaemon(r.t, r.ctx, "serve", "leakscope workbench on ", r.bin,
+		"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(r.tmp, "data"), "--no-samples")
+	r.agentArgs = []string{"agent", "--pid", fmt.Sprint(r.svc.PID), "--listen", freeAddr(r.t), "--spool", filepath.Join(r.tmp, "spool"),
+		"--to", r.serveURL, "--goroutine-growth", "0", "--watch-every", "1s",
 		"--capture-duration", "8s", "--capture-interval", "2s", "--no-ebpf"}
-	agentURL, stopAgent := startDaemon(t, ctx, "agent", "leakscope agent listening on ", bin, agentArgs...)
+	r.agentURL, r.stopAgent = startDaemon(r.t, r.ctx, "agent", "leakscope agent listening on ", r.bin, r.agentArgs...)
+}
 
-	// Alertmanager: leakscope="capture" alerts to the agent, at once.
-	amAddr := freeAddr(t)
-	writeFile(t, filepath.Join(tmp, "alertmanager.yml"), fmt.Sprintf(`route:
+// startAlertmanager starts Alertmanager routing leakscope="capture"
+// alerts to the agent, at once.
+func (r *alertRig) startAlertmanager(amBin string) {
+	r.amAddr = freeAddr(r.t)
+	writeFile(r.t, filepath.Join(r.tmp, "alertmanager.yml"), fmt.Sprintf(`route:
   receiver: none
   routes:
     - receiver: leakscope-agent
@@ -86,20 +136,24 @@ receivers:
     webhook_configs:
       - url: %s/alerts
         send_resolved: false
-`, strings.TrimSuffix(agentURL, "/")))
-	startProcess(t, ctx, "alertmanager", amBin, "--config.file="+filepath.Join(tmp, "alertmanager.yml"),
-		"--storage.path="+filepath.Join(tmp, "am"), "--web.listen-address="+amAddr, "--cluster.listen-address=")
+`, strings.TrimSuffix(r.agentURL, "/")))
+	startProcess(r.t, r.ctx, "alertmanager", amBin, "--config.file="+filepath.Join(r.tmp, "alertmanager.yml"),
+		"--storage.path="+filepath.Join(r.tmp, "am"), "--web.listen-address="+r.amAddr, "--cluster.listen-address=")
+}
 
-	// Prometheus: the shipped rule with second-scale windows.
-	promAddr := freeAddr(t)
+// startPrometheus starts Prometheus scraping the service and the
+// workbench with the shipped rules at second-scale windows.
+func (r *alertRig) startPrometheus(promBin string) {
+	t := r.t
+	r.promAddr = freeAddr(t)
 	// LeakSuspectFound counts captures that ended within 30 s instead of
 	// 6 h, so it resolves within the test, and any score (an 8 s capture
 	// scores less than 80; promtool tests the threshold).
 	leakRule := shippedRule(t, "LeakSuspectFound", "6 * 3600", "30", "")
 	leakRule["expr"] = strings.Replace(leakRule["expr"].(string), ">= 80", ">= 1", 1)
-	writeFile(t, filepath.Join(tmp, "rules.yml"), rulesYAML(t,
+	writeFile(t, filepath.Join(r.tmp, "rules.yml"), rulesYAML(t,
 		shippedRule(t, "GoroutineGrowthFast", "[5m]", "[20s]", "5s"), leakRule))
-	writeFile(t, filepath.Join(tmp, "prometheus.yml"), fmt.Sprintf(`global:
+	writeFile(t, filepath.Join(r.tmp, "prometheus.yml"), fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
 rule_files: [rules.yml]
@@ -111,35 +165,40 @@ scrape_configs:
     static_configs: [{targets: [%q]}]
   - job_name: workbench
     static_configs: [{targets: [%q]}]
-`, amAddr, target, strings.TrimSuffix(strings.TrimPrefix(serveURL, "http://"), "/")))
-	startProcess(t, ctx, "prometheus", promBin, "--config.file="+filepath.Join(tmp, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(tmp, "tsdb"), "--web.listen-address="+promAddr)
+`, r.amAddr, r.target, strings.TrimSuffix(strings.TrimPrefix(r.serveURL, "http://"), "/")))
+	startProcess(t, r.ctx, "prometheus", promBin, "--config.file="+filepath.Join(r.tmp, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(r.tmp, "tsdb"), "--web.listen-address="+r.promAddr)
+}
 
-	// The alert fires in Prometheus…
-	waitUntil(t, ctx, "GoroutineGrowthFast to fire in Prometheus", func() (bool, string) {
-		var r struct {
-			Data struct {
-				Alerts []struct {
-					Labels map[string]string
-					State  string
-				}
+// promAlert reports whether Prometheus has the alert name with label set
+// to value, and its state; or, when it has not, what it has.
+func (r *alertRig) promAlert(name, label, value string) (bool, string) {
+	var resp struct {
+		Data struct {
+			Alerts []struct {
+				Labels map[string]string
+				State  string
 			}
 		}
-		if err := getJSON("http://"+promAddr+"/api/v1/alerts", &r); err != nil {
-			return false, err.Error()
+	}
+	if err := getJSON("http://"+r.promAddr+"/api/v1/alerts", &resp); err != nil {
+		return false, err.Error()
+	}
+	for _, a := range resp.Data.Alerts {
+		if a.Labels["alertname"] == name && a.Labels[label] == value {
+			return true, a.State
 		}
-		for _, a := range r.Data.Alerts {
-			if a.Labels["alertname"] == "GoroutineGrowthFast" && a.State == "firing" && a.Labels["instance"] == target {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("alerts %+v", r.Data.Alerts)
-	})
-	// …the capture lands in the workbench…
+	}
+	return false, fmt.Sprintf("no %s: alerts %+v", name, resp.Data.Alerts)
+}
+
+// waitForCapture waits for the first capture in the workbench and
+// returns its id.
+func (r *alertRig) waitForCapture() string {
 	var id string
-	waitUntil(t, ctx, "the capture in the workbench", func() (bool, string) {
+	waitUntil(r.t, r.ctx, "the capture in the workbench", func() (bool, string) {
 		var caps []struct{ ID string }
-		if err := getJSON(serveURL+"/api/captures", &caps); err != nil {
+		if err := getJSON(r.serveURL+"/api/captures", &caps); err != nil {
 			return false, err.Error()
 		}
 		if len(caps) > 0 {
@@ -148,75 +207,65 @@ scrape_configs:
 		}
 		return false, "no capture yet"
 	})
-	// …and its report names the leak.
+	return id
+}
+
+// checkReport checks that the workbench's report of capture id is of the
+// service and names the planted leak first.
+func (r *alertRig) checkReport(id string) {
 	var rep struct {
 		Bundle   struct{ PID int }
 		Suspects []struct{ Pattern, Location string }
 	}
-	if err := getJSON(serveURL+"/api/captures/"+id+"/report?format=json", &rep); err != nil {
-		t.Fatal(err)
+	if err := getJSON(r.serveURL+"/api/captures/"+id+"/report?format=json", &rep); err != nil {
+		r.t.Fatal(err)
 	}
-	if rep.Bundle.PID != svc.PID || len(rep.Suspects) == 0 || rep.Suspects[0].Location != leak.Function || rep.Suspects[0].Pattern != leak.Pattern {
-		t.Fatalf("report of capture %s: pid %d, suspects %+v; want pid %d, %s at %s first", id, rep.Bundle.PID, rep.Suspects, svc.PID, leak.Pattern, leak.Function)
+	if rep.Bundle.PID != r.svc.PID || len(rep.Suspects) == 0 || rep.Suspects[0].Location != r.leak.Function || rep.Suspects[0].Pattern != r.leak.Pattern {
+		r.t.Fatalf("report of capture %s: pid %d, suspects %+v; want pid %d, %s at %s first", id, rep.Bundle.PID, rep.Suspects, r.svc.PID, r.leak.Pattern, r.leak.Function)
 	}
-	// The agent says why it captured, and kept the postmortem.
-	var st struct {
-		Spool []struct {
-			Name, Trigger, State string
-			UploadID             string `json:"upload_id"`
-		}
+}
+
+// agentSpool is the spool part of the agent's /status.
+type agentSpool struct {
+	Spool []struct {
+		Name, Trigger, State string
+		UploadID             string `json:"upload_id"`
 	}
-	if err := getJSON(agentURL+"status", &st); err != nil {
+}
+
+// checkSpool checks that the agent says why it captured, uploaded the
+// capture as id, and kept a postmortem naming the leak and the alert.
+func (r *alertRig) checkSpool(id string) {
+	t := r.t
+	var st agentSpool
+	if err := getJSON(r.agentURL+"status", &st); err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Spool) != 1 || !strings.Contains(st.Spool[0].Trigger, "alert GoroutineGrowthFast") || st.Spool[0].UploadID != id {
 		t.Fatalf("agent spool %+v", st.Spool)
 	}
-	pm, err := os.ReadFile(filepath.Join(tmp, "spool", st.Spool[0].Name, "postmortem.md"))
-	if err != nil || !strings.Contains(string(pm), leak.Function) {
-		t.Errorf("postmortem does not name %s (%v)", leak.Function, err)
+	pm, err := os.ReadFile(filepath.Join(r.tmp, "spool", st.Spool[0].Name, "postmortem.md"))
+	if err != nil || !strings.Contains(string(pm), r.leak.Function) {
+		t.Errorf("postmortem does not name %s (%v)", r.leak.Function, err)
 	}
 	// The postmortem names the alert: its name, instance, start and the
 	// Alertmanager that sent it.
-	for _, want := range []string{"## Trigger", `"GoroutineGrowthFast"`, `"instance"="` + target + `"`, "firing since", "alertmanager "} {
+	for _, want := range []string{"## Trigger", `"GoroutineGrowthFast"`, `"instance"="` + r.target + `"`, "firing since", "alertmanager "} {
 		if !strings.Contains(string(pm), want) {
 			t.Errorf("postmortem does not name the alert (%s):\n%s", want, pm)
 		}
 	}
+}
 
-	// The workbench's suspect fires LeakSuspectFound, which resolves once
-	// no capture within the (shortened) window shows it.
-	leakAlert := func() (bool, string) {
-		var r struct {
-			Data struct {
-				Alerts []struct {
-					Labels map[string]string
-					State  string
-				}
-			}
-		}
-		if err := getJSON("http://"+promAddr+"/api/v1/alerts", &r); err != nil {
-			return false, err.Error()
-		}
-		for _, a := range r.Data.Alerts {
-			if a.Labels["alertname"] == "LeakSuspectFound" && a.Labels["location"] == leak.Function {
-				return true, a.State
-			}
-		}
-		return false, "no LeakSuspectFound"
-	}
-	waitUntil(t, ctx, "LeakSuspectFound to fire", leakAlert)
-	waitUntil(t, ctx, "LeakSuspectFound to resolve", func() (bool, string) {
-		firing, state := leakAlert()
-		return !firing, state
-	})
-
-	// Killed and started again within the cooldown, the agent hears the
-	// alert again (Alertmanager repeats it) and does not capture again.
-	stopAgent()
-	agentURL, _ = startDaemon(t, ctx, "agent (restarted)", "leakscope agent listening on ", bin, agentArgs...)
-	waitUntil(t, ctx, "the restarted agent to refuse the repeated alert (cooldown)", func() (bool, string) {
-		resp, err := http.Get(agentURL + "metrics")
+// checkRestartCooldown kills the agent and starts it again within the
+// cooldown: it hears the alert again (Alertmanager repeats it) and does
+// not capture again.
+func (r *alertRig) checkRestartCooldown() {
+	t := r.t
+	r.stopAgent()
+	r.agentURL, _ = startDaemon(t, r.ctx, "agent (restarted)", "leakscope agent listening on ", r.bin, r.agentArgs...)
+	waitUntil(t, r.ctx, "the restarted agent to refuse the repeated alert (cooldown)", func() (bool, string) {
+		resp, err := http.Get(r.agentURL + "metrics")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -224,7 +273,8 @@ scrape_configs:
 		resp.Body.Close()
 		return strings.Contains(string(body), `leakscope_agent_triggers_total{result="cooldown",source="alert"}`), "no cooldown yet"
 	})
-	if err := getJSON(agentURL+"status", &st); err != nil {
+	var st agentSpool
+	if err := getJSON(r.agentURL+"status", &st); err != nil {
 		t.Fatal(err)
 	}
 	if len(st.Spool) != 1 {

@@ -68,13 +68,24 @@ func TestParquetTablesMatchBundle(t *testing.T) {
 	if c.Dir != wantDir {
 		t.Errorf("capture dir %s, want %s", c.Dir, wantDir)
 	}
-	infos, err := b.Tables(memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
 	written := map[string]Table{}
 	for _, tb := range c.Tables {
 		written[tb.Name] = tb
+	}
+	checkTablesExported(t, b, written)
+	checkSuspectsTable(t, b, written[TableSuspects].Path)
+	caps := readParquet(t, written[TableCaptures].Path)
+	if caps.NumRows() != 1 {
+		t.Errorf("captures: %d rows, want 1", caps.NumRows())
+	}
+}
+
+// checkTablesExported checks that every table of b is in written with
+// its rows, plain (not dictionary-encoded) columns and the current schema.
+func checkTablesExported(t *testing.T, b *bundle.Bundle, written map[string]Table) {
+	infos, err := b.Tables(memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, ti := range infos {
 		tb, ok := written[ti.Name]
@@ -104,12 +115,16 @@ func TestParquetTablesMatchBundle(t *testing.T) {
 			t.Errorf("%s columns %q, want %q", ti.Name, got, want)
 		}
 	}
-	// The suspects table holds the report's suspects, in its order.
+}
+
+// checkSuspectsTable checks that the exported suspects table at path
+// holds the report's suspects, in its order, unknown values null.
+func checkSuspectsTable(t *testing.T, b *bundle.Bundle, path string) {
 	rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sus := readParquet(t, written[TableSuspects].Path)
+	sus := readParquet(t, path)
 	if int(sus.NumRows()) != len(rep.Suspects) || len(rep.Suspects) == 0 {
 		t.Fatalf("suspects: %d rows, report has %d", sus.NumRows(), len(rep.Suspects))
 	}
@@ -146,10 +161,6 @@ func TestParquetTablesMatchBundle(t *testing.T) {
 		if inc := col("incident"); inc.IsNull(i) != (s.Incident == "") || (s.Incident != "" && inc.ValueStr(i) != s.Incident) {
 			t.Errorf("row %d: incident %s, report %q", i, inc.ValueStr(i), s.Incident)
 		}
-	}
-	caps := readParquet(t, written[TableCaptures].Path)
-	if caps.NumRows() != 1 {
-		t.Errorf("captures: %d rows, want 1", caps.NumRows())
 	}
 }
 

@@ -103,13 +103,28 @@ func TestAPI(t *testing.T) {
 		t.Fatalf("upload: %d %s", rec.Code, rec.Body)
 	}
 	id := up["id"]
+	checkListAndDetail(t, h, id)
+	checkReportSeries(t, h, id)
+	checkFlameAPI(t, h, f, id)
+	checkViewsAndRaw(t, h, f, id)
 
+	if rec := do(t, h, "DELETE", "/api/captures/"+id, nil, nil); rec.Code != 200 {
+		t.Fatalf("delete: %d %s", rec.Code, rec.Body)
+	}
+	wantError(t, do(t, h, "GET", "/api/captures/"+id+"/report", nil, nil), 404, "no such capture")
+	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 0 {
+		t.Errorf("data dir after delete: %v", entries)
+	}
+}
+
+// checkListAndDetail checks the captures list and capture id's detail:
+// the uploaded fixture, alone, with its four goroutine profiles.
+func checkListAndDetail(t *testing.T, h http.Handler, id string) {
 	var list []captureSummary
 	do(t, h, "GET", "/api/captures", nil, &list)
 	if len(list) != 1 || list[0].ID != id || list[0].Node != "test-node" || list[0].Process.PID != 4242 || list[0].Suspects == nil {
 		t.Fatalf("list %+v", list)
 	}
-
 	var detail struct {
 		Raw      []string            `json:"raw"`
 		Profiles map[string][]string `json:"profiles"`
@@ -119,7 +134,11 @@ func TestAPI(t *testing.T) {
 	if len(detail.Profiles["goroutine"]) != 4 || len(detail.Raw) != 1 {
 		t.Errorf("detail profiles %v raw %v", detail.Profiles, detail.Raw)
 	}
+}
 
+// checkReportSeries checks that the report answers with a goroutine
+// series point per snapshot.
+func checkReportSeries(t *testing.T, h http.Handler, id string) {
 	var rep struct {
 		Suspects []struct {
 			ID, Location string
@@ -135,7 +154,11 @@ func TestAPI(t *testing.T) {
 	if len(rep.Series.Goroutines) != 4 {
 		t.Errorf("report series has %d goroutine points, want 4", len(rep.Series.Goroutines))
 	}
+}
 
+// checkFlameAPI checks the flame graph's total, focus and sandwich, and
+// its answers to a wrong profile or snapshot.
+func checkFlameAPI(t *testing.T, h http.Handler, f fixture, id string) {
 	// The flame graph total is the last profile's total, as go tool pprof
 	// counts it.
 	var tree struct {
@@ -166,7 +189,12 @@ func TestAPI(t *testing.T) {
 	wantError(t, do(t, h, "GET", "/api/captures/"+id+"/flamegraph?profile=nope", nil, nil), 400, "unknown profile")
 	wantError(t, do(t, h, "GET", "/api/captures/"+id+"/flamegraph?snapshot=12", nil, nil), 404, "no such snapshot")
 	wantError(t, do(t, h, "GET", "/api/captures/"+id+"/flamegraph?snapshot=yesterday", nil, nil), 400, "RFC 3339")
+}
 
+// checkViewsAndRaw checks that the other views answer, that a raw
+// artifact downloads as stored and nothing outside raw/ does, and the
+// answers to unknown captures and endpoints.
+func checkViewsAndRaw(t *testing.T, h http.Handler, f fixture, id string) {
 	for _, p := range []string{"/ancestry", "/timeline", "/report?format=md", "/report?format=html&postmortem=1"} {
 		if rec := do(t, h, "GET", "/api/captures/"+id+p, nil, nil); rec.Code != 200 || rec.Body.Len() == 0 {
 			t.Errorf("%s: %d %s", p, rec.Code, rec.Body)
@@ -186,14 +214,6 @@ func TestAPI(t *testing.T) {
 
 	if rec := do(t, h, "GET", "/", nil, nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), "app.js") {
 		t.Errorf("index: %d", rec.Code)
-	}
-
-	if rec := do(t, h, "DELETE", "/api/captures/"+id, nil, nil); rec.Code != 200 {
-		t.Fatalf("delete: %d %s", rec.Code, rec.Body)
-	}
-	wantError(t, do(t, h, "GET", "/api/captures/"+id+"/report", nil, nil), 404, "no such capture")
-	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 0 {
-		t.Errorf("data dir after delete: %v", entries)
 	}
 }
 

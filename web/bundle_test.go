@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/google/pprof/profile"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -35,10 +36,7 @@ func realBundle(t testing.TB, dir string) (string, int64) {
 	m.Node = "test-node"
 	m.Target.PID = 4242
 	m.Target.Exe = "/usr/local/bin/web.test"
-	w, err := bundle.Create(dir, m, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := bundletest.New(t, dir, m, mem)
 	var last int64
 	start := time.Now().Add(-3 * time.Minute).UTC()
 	for step := range 4 {
@@ -67,28 +65,20 @@ func realBundle(t testing.TB, dir string) (string, int64) {
 					frames = append(frames, bundle.StackFrame{Function: ln.Function.Name, File: ln.Function.Filename, Line: ln.Line, Inlined: i > 0})
 				}
 			}
-			id, err := w.StackID(frames)
-			if err != nil {
-				t.Fatal(err)
-			}
+			id := w.Stack(frames...)
 			row := schema.Sample{SnapshotTS: ts.UnixNano(), Profile: schema.ProfileGoroutine, StackID: id, Source: "raw/goroutine.pb.gz"}
 			row.Values[valueIndex(t, schema.ColCount)] = s.Value[0]
 			row.Present = 1 << valueIndex(t, schema.ColCount)
-			w.Append(row)
+			w.Add(row)
 			last += s.Value[0]
 		}
-		w.Append(schema.Metric{TS: ts.UnixNano(), Name: "goroutines", Value: float64(last), Source: "test"})
-		w.Update(func(m *bundle.Manifest) { m.Widen(ts); m.Source(bundle.SourcePprof) })
+		w.Add(schema.Metric{TS: ts.UnixNano(), Name: "goroutines", Value: float64(last), Source: "test"})
+		w.W.Update(func(m *bundle.Manifest) { m.Widen(ts); m.Source(bundle.SourcePprof) })
 		if step == 3 {
-			if _, _, err := w.CopyRaw("goroutine.pb.gz", bytes.NewReader(buf.Bytes())); err != nil {
-				t.Fatal(err)
-			}
+			w.Raw("goroutine.pb.gz", buf.String())
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir, last
+	return w.Close(), last
 }
 
 func valueIndex(t testing.TB, col string) int {

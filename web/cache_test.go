@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -64,21 +65,16 @@ func TestAnswerCachePanics(t *testing.T) {
 // unescaped (report/hostile_test.go checks the Markdown rendered).
 func TestHostileNamesReport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "evil.lsb")
-	w, err := bundle.Create(dir, bundle.NewManifest("evil", "test"), memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid, _ := w.StackID([]bundle.StackFrame{{Function: "main.evil\x00<script>x</script>`y`", File: "/src/\x00<b>.go", Line: 4}})
+	w := bundletest.New(t, dir, bundle.NewManifest("evil", "test"), memory.DefaultAllocator)
+	sid := w.Stack(bundle.StackFrame{Function: "main.evil\x00<script>x</script>`y`", File: "/src/\x00<b>.go", Line: 4})
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	for s := range 4 {
 		for i := range 10 * (s + 1) {
-			w.Append(schema.Goroutine{SnapshotTS: t0.Add(time.Duration(s) * time.Minute).UnixNano(), Goid: int64(i + 1), State: "chan send", StackID: sid, CreatorFunction: "main.\x00spawn", Source: "d"})
+			w.Add(schema.Goroutine{SnapshotTS: t0.Add(time.Duration(s) * time.Minute).UnixNano(), Goid: int64(i + 1), State: "chan send", StackID: sid, CreatorFunction: "main.\x00spawn", Source: "d"})
 		}
 	}
-	w.Update(func(m *bundle.Manifest) { m.Source(bundle.SourceDump); m.Widen(t0); m.Widen(t0.Add(3 * time.Minute)) })
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	w.W.Update(func(m *bundle.Manifest) { m.Source(bundle.SourceDump); m.Widen(t0); m.Widen(t0.Add(3 * time.Minute)) })
+	w.Close()
 	var buf bytes.Buffer
 	if err := bundle.Pack(dir, &buf, bundle.FormatTarZstd); err != nil {
 		t.Fatal(err)

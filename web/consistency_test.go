@@ -53,8 +53,48 @@ func TestOneFigureEverywhere(t *testing.T) {
 // returns how many it checked.
 func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int {
 	base := "/api/captures/" + c.ID
-	// The CLI's report: analysis and rendering of the bundle on disk.
-	b, err := bundle.Open(s.Dir() + "/" + c.ID)
+	v := cliReports(t, s, c.ID)
+	webReports(t, h, base, &v)
+	if len(v.cli.Suspects) != len(v.web.Suspects) {
+		t.Fatalf("CLI report has %d suspects, the workbench %d", len(v.cli.Suspects), len(v.web.Suspects))
+	}
+	if len(v.web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+v.web.Suspects[0].Display.Count+")") {
+		t.Errorf("captures list: top suspect %q, report count %s", c.TopSuspect, v.web.Suspects[0].Display.Count)
+	}
+	checkLeakProfileShown(t, v)
+	for i, ws := range v.web.Suspects {
+		same(t, ws.ID+" (CLI JSON vs workbench JSON)", figuresOf(v.cli.Suspects[i]), figuresOf(ws))
+		checkSuspectText(t, v, ws)
+		checkSuspectFlame(t, h, base, ws)
+		if ws.Kind == analysis.KindGoroutine {
+			checkGoroutineViews(t, h, base, ws)
+		} else {
+			checkHeapRow(t, v.web, ws)
+		}
+		checkTimelineEvents(t, v.web, ws)
+	}
+	checkHeapTables(t, v)
+	return len(v.web.Suspects)
+}
+
+// reportViews is one capture's report as the CLI writes it and as the
+// workbench answers it: JSON (decoded), Markdown and HTML.
+type reportViews struct {
+	cli, web       analysis.Report
+	md, htm        string // the CLI's
+	webMD, webHTML string
+}
+
+// docs gives the four rendered documents by name, each cut by part (the
+// whole document, or a section of it); HTML is unescaped.
+func (v reportViews) docs(part func(string) string) map[string]string {
+	return map[string]string{"CLI Markdown": part(v.md), "workbench Markdown": part(v.webMD),
+		"CLI HTML": html.UnescapeString(part(v.htm)), "workbench HTML": html.UnescapeString(part(v.webHTML))}
+}
+
+// cliReports analyses the bundle on disk and renders it as the CLI does.
+func cliReports(t *testing.T, s *Store, id string) reportViews {
+	b, err := bundle.Open(s.Dir() + "/" + id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,125 +108,145 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 	}
 	report.Markdown(&md, rep, report.Options{Bundle: b})
 	report.HTML(&htm, rep, report.Options{Bundle: b})
-	var cli analysis.Report
-	if err := json.Unmarshal(cliJSON.Bytes(), &cli); err != nil {
+	v := reportViews{md: md.String(), htm: htm.String()}
+	if err := json.Unmarshal(cliJSON.Bytes(), &v.cli); err != nil {
 		t.Fatalf("CLI JSON: %v", err)
 	}
+	return v
+}
 
-	// The workbench's.
-	var web analysis.Report
-	do(t, h, "GET", base+"/report", nil, &web)
-	webMD := do(t, h, "GET", base+"/report?format=md", nil, nil).Body.String()
-	webHTML := do(t, h, "GET", base+"/report?format=html", nil, nil).Body.String()
-	if len(cli.Suspects) != len(web.Suspects) {
-		t.Fatalf("CLI report has %d suspects, the workbench %d", len(cli.Suspects), len(web.Suspects))
+// webReports fills in the workbench's answers for the capture at base.
+func webReports(t *testing.T, h http.Handler, base string, v *reportViews) {
+	do(t, h, "GET", base+"/report", nil, &v.web)
+	v.webMD = do(t, h, "GET", base+"/report?format=md", nil, nil).Body.String()
+	v.webHTML = do(t, h, "GET", base+"/report?format=html", nil, nil).Body.String()
+}
+
+// checkLeakProfileShown checks that the runtime's goroutineleak figure,
+// its own at its own snapshot, is the same in both reports and every
+// document says which.
+func checkLeakProfileShown(t *testing.T, v reportViews) {
+	lp := v.web.LeakProfile
+	if lp == nil {
+		return
 	}
-	if len(web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+web.Suspects[0].Display.Count+")") {
-		t.Errorf("captures list: top suspect %q, report count %s", c.TopSuspect, web.Suspects[0].Display.Count)
+	if v.cli.LeakProfile == nil || v.cli.LeakProfile.Leaked != lp.Leaked || !v.cli.LeakProfile.LeakedAt.Equal(lp.LeakedAt) || lp.LeakedAt.IsZero() {
+		t.Errorf("goroutineleak: CLI %+v, workbench %+v", v.cli.LeakProfile, lp)
 	}
-	// The runtime's goroutineleak figure is its own, at its own snapshot:
-	// both say which.
-	if lp := web.LeakProfile; lp != nil {
-		if cli.LeakProfile == nil || cli.LeakProfile.Leaked != lp.Leaked || !cli.LeakProfile.LeakedAt.Equal(lp.LeakedAt) || lp.LeakedAt.IsZero() {
-			t.Errorf("goroutineleak: CLI %+v, workbench %+v", cli.LeakProfile, lp)
-		}
-		want := fmt.Sprintf("(at %s) reports %d leaked goroutines", analysis.FormatTime(lp.LeakedAt), lp.Leaked)
-		for name, doc := range map[string]string{"CLI Markdown": md.String(), "workbench Markdown": webMD, "CLI HTML": html.UnescapeString(htm.String()), "workbench HTML": html.UnescapeString(webHTML)} {
-			if !strings.Contains(doc, want) {
-				t.Errorf("%s does not show the goroutineleak figure %q", name, want)
-			}
+	want := fmt.Sprintf("(at %s) reports %d leaked goroutines", analysis.FormatTime(lp.LeakedAt), lp.Leaked)
+	for name, doc := range v.docs(func(d string) string { return d }) {
+		if !strings.Contains(doc, want) {
+			t.Errorf("%s does not show the goroutineleak figure %q", name, want)
 		}
 	}
-	for i, ws := range web.Suspects {
-		cs := cli.Suspects[i]
-		id := ws.ID
-		same(t, id+" (CLI JSON vs workbench JSON)", figuresOf(cs), figuresOf(ws))
-		d := ws.Display
-		if d == nil || d.Count == "" || d.CountAt == "" || d.Rate == "" {
-			t.Fatalf("%s: no display figures: %+v", id, d)
-		}
-		// Markdown and HTML, from the CLI and from the workbench, print
-		// the very same strings in the suspect's section.
-		for name, doc := range map[string]string{"CLI Markdown": section(md.String(), id), "workbench Markdown": section(webMD, id),
-			"CLI HTML": html.UnescapeString(section(htm.String(), id)), "workbench HTML": html.UnescapeString(section(webHTML, id))} {
-			for what, want := range map[string]string{"score": "score " + d.Score, "count": d.Count + " at " + d.CountAt, "rate": d.Rate, "range": d.Range, "first seen": d.FirstSeen, "onset": d.Onset} {
-				if want != "" && !strings.Contains(doc, want) {
-					t.Errorf("%s: %s does not show the %s %q", id, name, what, want)
-				}
-			}
-		}
-		// The suspect's flame graph counts exactly its figure, at its time.
-		var tree struct {
-			Total    int64 `json:"total"`
-			Snapshot int64 `json:"snapshot"`
-		}
-		if rec := do(t, h, "GET", base+"/flamegraph?suspect="+id, nil, &tree); rec.Code != 200 {
-			t.Errorf("%s: flame graph %d %s", id, rec.Code, rec.Body.String())
-		} else if tree.Total != ws.Count || tree.Snapshot != ws.CountAt.UnixNano() {
-			t.Errorf("%s: flame graph total %d at %v, the suspect %d at %v", id, tree.Total, time.Unix(0, tree.Snapshot).UTC(), ws.Count, ws.CountAt)
-		}
-		if ws.Kind == analysis.KindGoroutine {
-			var anc struct {
-				Suspect analysis.AncestryMembers `json:"suspect"`
-			}
-			do(t, h, "GET", base+"/ancestry?suspect="+id, nil, &anc)
-			if anc.Suspect.Alive != ws.Count || !anc.Suspect.AliveAt.Equal(ws.CountAt) {
-				t.Errorf("%s: ancestry %d alive at %v, the suspect %d at %v", id, anc.Suspect.Alive, anc.Suspect.AliveAt, ws.Count, ws.CountAt)
-			}
-			var tl timelineAnswer
-			do(t, h, "GET", base+"/timeline?suspect="+id, nil, &tl)
-			if tl.Suspect == nil || tl.Suspect.Alive != ws.Count || !tl.Suspect.AliveAt.Equal(ws.CountAt) {
-				t.Errorf("%s: timeline %+v, the suspect %d at %v", id, tl.Suspect, ws.Count, ws.CountAt)
-			}
-			checkMembersDrawn(t, h, base, ws, tl.Lifetimes)
-			checkSourceView(t, h, base, ws)
-		} else {
-			// The heap table's row of this suspect shows its figures.
-			var row *analysis.HeapGrower
-			for j := range web.Heap.Growers {
-				if g := &web.Heap.Growers[j]; g.HeapSuspect == id {
-					if row != nil {
-						t.Errorf("%s: two rows in the heap growth table", id)
-					}
-					row = g
-				}
-			}
-			if row == nil || row.InuseBytes != ws.Count || row.BytesPerMin != ws.GrowthPerMin || !row.CountAt.Equal(ws.CountAt) || row.Range.Rise != ws.Range.Rise {
-				t.Errorf("%s: heap table row %+v, the suspect %d bytes at %v, %v/min", id, row, ws.Count, ws.CountAt, ws.GrowthPerMin)
-			}
-		}
-		// The timeline of the report: first sight and last count.
-		for _, e := range web.Timeline {
-			if e.Suspect == id && strings.Contains(e.Event, "first seen") && !e.TS.Equal(ws.FirstSeen) {
-				t.Errorf("%s: timeline first seen at %v, the suspect %v", id, e.TS, ws.FirstSeen)
-			}
-			if e.Suspect == id && strings.Contains(e.Event, " reaches ") && (!e.TS.Equal(ws.CountAt) || !strings.HasSuffix(e.Event, "reaches "+d.Count)) {
-				t.Errorf("%s: timeline %q at %v, the suspect %s at %v", id, e.Event, e.TS, d.Count, ws.CountAt)
+}
+
+// checkSuspectText checks that Markdown and HTML, from the CLI and from
+// the workbench, print the very same strings in the suspect's section.
+func checkSuspectText(t *testing.T, v reportViews, ws analysis.Suspect) {
+	id, d := ws.ID, ws.Display
+	if d == nil || d.Count == "" || d.CountAt == "" || d.Rate == "" {
+		t.Fatalf("%s: no display figures: %+v", id, d)
+	}
+	for name, doc := range v.docs(func(d string) string { return section(d, id) }) {
+		for what, want := range map[string]string{"score": "score " + d.Score, "count": d.Count + " at " + d.CountAt, "rate": d.Rate, "range": d.Range, "first seen": d.FirstSeen, "onset": d.Onset} {
+			if want != "" && !strings.Contains(doc, want) {
+				t.Errorf("%s: %s does not show the %s %q", id, name, what, want)
 			}
 		}
 	}
-	// The heap diff leaves the capture's own allocations out, as the
-	// flame graph does, and says how much they changed by.
-	for _, e := range web.Heap.Diff {
+}
+
+// checkSuspectFlame checks that the suspect's flame graph counts exactly
+// its figure, at its time.
+func checkSuspectFlame(t *testing.T, h http.Handler, base string, ws analysis.Suspect) {
+	var tree struct {
+		Total    int64 `json:"total"`
+		Snapshot int64 `json:"snapshot"`
+	}
+	if rec := do(t, h, "GET", base+"/flamegraph?suspect="+ws.ID, nil, &tree); rec.Code != 200 {
+		t.Errorf("%s: flame graph %d %s", ws.ID, rec.Code, rec.Body.String())
+	} else if tree.Total != ws.Count || tree.Snapshot != ws.CountAt.UnixNano() {
+		t.Errorf("%s: flame graph total %d at %v, the suspect %d at %v", ws.ID, tree.Total, time.Unix(0, tree.Snapshot).UTC(), ws.Count, ws.CountAt)
+	}
+}
+
+// checkGoroutineViews checks that a goroutine suspect's members in the
+// ancestry tree and the timeline are its count at its time, and that the
+// timeline draws them and the source view shows them.
+func checkGoroutineViews(t *testing.T, h http.Handler, base string, ws analysis.Suspect) {
+	id := ws.ID
+	var anc struct {
+		Suspect analysis.AncestryMembers `json:"suspect"`
+	}
+	do(t, h, "GET", base+"/ancestry?suspect="+id, nil, &anc)
+	if anc.Suspect.Alive != ws.Count || !anc.Suspect.AliveAt.Equal(ws.CountAt) {
+		t.Errorf("%s: ancestry %d alive at %v, the suspect %d at %v", id, anc.Suspect.Alive, anc.Suspect.AliveAt, ws.Count, ws.CountAt)
+	}
+	var tl timelineAnswer
+	do(t, h, "GET", base+"/timeline?suspect="+id, nil, &tl)
+	if tl.Suspect == nil || tl.Suspect.Alive != ws.Count || !tl.Suspect.AliveAt.Equal(ws.CountAt) {
+		t.Errorf("%s: timeline %+v, the suspect %d at %v", id, tl.Suspect, ws.Count, ws.CountAt)
+	}
+	checkMembersDrawn(t, h, base, ws, tl.Lifetimes)
+	checkSourceView(t, h, base, ws)
+}
+
+// checkHeapRow checks that the heap table's one row of this heap suspect
+// shows its figures.
+func checkHeapRow(t *testing.T, web analysis.Report, ws analysis.Suspect) {
+	id := ws.ID
+	var row *analysis.HeapGrower
+	for j := range web.Heap.Growers {
+		if g := &web.Heap.Growers[j]; g.HeapSuspect == id {
+			if row != nil {
+				t.Errorf("%s: two rows in the heap growth table", id)
+			}
+			row = g
+		}
+	}
+	if row == nil || row.InuseBytes != ws.Count || row.BytesPerMin != ws.GrowthPerMin || !row.CountAt.Equal(ws.CountAt) || row.Range.Rise != ws.Range.Rise {
+		t.Errorf("%s: heap table row %+v, the suspect %d bytes at %v, %v/min", id, row, ws.Count, ws.CountAt, ws.GrowthPerMin)
+	}
+}
+
+// checkTimelineEvents checks the report's timeline of the suspect: its
+// first sight and its last count.
+func checkTimelineEvents(t *testing.T, web analysis.Report, ws analysis.Suspect) {
+	id, d := ws.ID, ws.Display
+	for _, e := range web.Timeline {
+		if e.Suspect == id && strings.Contains(e.Event, "first seen") && !e.TS.Equal(ws.FirstSeen) {
+			t.Errorf("%s: timeline first seen at %v, the suspect %v", id, e.TS, ws.FirstSeen)
+		}
+		if e.Suspect == id && strings.Contains(e.Event, " reaches ") && (!e.TS.Equal(ws.CountAt) || !strings.HasSuffix(e.Event, "reaches "+d.Count)) {
+			t.Errorf("%s: timeline %q at %v, the suspect %s at %v", id, e.Event, e.TS, d.Count, ws.CountAt)
+		}
+	}
+}
+
+// checkHeapTables checks that the heap diff leaves the capture's own
+// allocations out, as the flame graph does, and says how much they
+// changed by; and that no allocating line appears twice for one owner in
+// the heap table.
+func checkHeapTables(t *testing.T, v reportViews) {
+	for _, e := range v.web.Heap.Diff {
 		for _, f := range e.Stack {
 			if flame.Own(f.Function) {
 				t.Errorf("heap diff lists %s, under the capture's own %s", e.Location, f.Function)
 			}
 		}
 	}
-	if web.Heap.OwnDeltaBytes != 0 && !strings.Contains(md.String(), "without the capture's own allocations") {
-		t.Errorf("the capture's own allocations changed by %d bytes; the Markdown does not say they are left out", web.Heap.OwnDeltaBytes)
+	if v.web.Heap.OwnDeltaBytes != 0 && !strings.Contains(v.md, "without the capture's own allocations") {
+		t.Errorf("the capture's own allocations changed by %d bytes; the Markdown does not say they are left out", v.web.Heap.OwnDeltaBytes)
 	}
-	// No allocating line appears twice for one owner in the heap table.
 	seen := map[string]bool{}
-	for _, g := range web.Heap.Growers {
+	for _, g := range v.web.Heap.Growers {
 		k := g.Location + "\x00" + g.File + ":" + itoa(int64(g.Line)) + "\x00" + g.Suspect
 		if seen[k] {
 			t.Errorf("heap growth table lists %s:%d (%s) twice", g.File, g.Line, g.Suspect)
 		}
 		seen[k] = true
 	}
-	return len(web.Suspects)
 }
 
 // figures is what must agree between two reports of one suspect.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -21,20 +22,15 @@ func manySuspects(t *testing.T, id string, n int) []byte {
 	dir := filepath.Join(t.TempDir(), id+".lsb")
 	m := bundle.NewManifest(id, "test")
 	m.Node = "n1"
-	w, err := bundle.Create(dir, m, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := bundletest.New(t, dir, m, memory.DefaultAllocator)
 	stacks := make([]int64, n)
 	for i := range stacks {
-		if stacks[i], err = w.StackID([]bundle.StackFrame{
-			{Function: "runtime.gopark", File: "/go/src/runtime/proc.go", Line: 400},
-			{Function: "runtime.chansend1", File: "/go/src/runtime/chan.go", Line: 161},
-			{Function: fmt.Sprintf("main.leak%04d", i), File: "/src/main.go", Line: int64(10 + i)},
-			{Function: "main.main", File: "/src/main.go", Line: 3},
-		}); err != nil {
-			t.Fatal(err)
-		}
+		stacks[i] = w.Stack(
+			bundle.StackFrame{Function: "runtime.gopark", File: "/go/src/runtime/proc.go", Line: 400},
+			bundle.StackFrame{Function: "runtime.chansend1", File: "/go/src/runtime/chan.go", Line: 161},
+			bundle.StackFrame{Function: fmt.Sprintf("main.leak%04d", i), File: "/src/main.go", Line: int64(10 + i)},
+			bundle.StackFrame{Function: "main.main", File: "/src/main.go", Line: 3},
+		)
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	goid := int64(100)
@@ -43,15 +39,13 @@ func manySuspects(t *testing.T, id string, n int) []byte {
 		for i, sid := range stacks {
 			for range 2 * (snap + 1) {
 				goid++
-				w.Append(schema.Goroutine{SnapshotTS: ts, Goid: goid, State: "chan send", WaitMinutes: int64(snap), StackID: sid,
+				w.Add(schema.Goroutine{SnapshotTS: ts, Goid: goid, State: "chan send", WaitMinutes: int64(snap), StackID: sid,
 					CreatorGoid: 1, CreatorFunction: fmt.Sprintf("main.spawn%04d", i), Source: "raw/dump.txt"})
 			}
 		}
 		w.Flush()
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	w.Close()
 	var buf bytes.Buffer
 	if err := bundle.Pack(dir, &buf, bundle.FormatTarZstd); err != nil {
 		t.Fatal(err)

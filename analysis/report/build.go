@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/leakscope/leakscope/internal/format"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,33 +57,10 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 		d.title = "Postmortem: " + leakNoun(rep) + " in " + lit(targetName(rep))
 	}
 	d.h(1, d.title)
-	if when := rep.GeneratedAt; !when.IsZero() {
-		d.p(fmt.Sprintf("*Status: draft written by leakscope on %s from capture %s. Review the root-cause candidates against the code before publishing.*",
-			when.UTC().Format("2006-01-02"), code(rep.Bundle.CaptureID)))
-	} else {
-		d.p(fmt.Sprintf("*Status: draft written by leakscope from capture %s, which ended on %s. Review the root-cause candidates against the code before publishing.*",
-			code(rep.Bundle.CaptureID), rep.Bundle.End.UTC().Format("2006-01-02")))
-	}
+	d.p(postmortemStatus(rep))
 
 	d.h(2, "Summary")
-	if len(rep.Suspects) == 0 {
-		d.p(fmt.Sprintf("The capture (%s) shows no leak: no goroutine group grew steadily or was marked leaked by the runtime, and no heap allocation site grew steadily.", window(rep)))
-	} else {
-		var parts []string
-		for i, inc := range rep.Incidents {
-			if i == 3 {
-				break
-			}
-			parts = append(parts, incidentWhat(inc))
-		}
-		d.p(fmt.Sprintf("During the capture (%s), %s", window(rep), strings.Join(parts, " ")))
-		for i, inc := range rep.Incidents {
-			if i == 3 {
-				break
-			}
-			d.p(incidentLine(inc))
-		}
-	}
+	postmortemSummary(d, rep)
 
 	d.h(2, "Impact")
 	d.ul(impactItems(rep)...)
@@ -90,6 +68,56 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 	timelineSection(d, rep, 2)
 
 	d.h(2, "Root-cause candidates")
+	rootCauseSection(d, rep, opts)
+	evidenceCharts(d, rep, 2, "Evidence")
+	heapSection(d, rep, 3)
+	spansSection(d, rep, 3)
+	leakProfileSection(d, rep, 3)
+	raceSection(d, rep, 3)
+
+	d.h(2, "Remediation")
+	d.ul(remediationItems(rep)...)
+
+	d.h(2, "Follow-ups")
+	d.ul(slices.Clone(followUps)...)
+	d.h(2, "Appendix: capture")
+	d.p(bundleLine(rep))
+	warningsSection(d, rep, 3)
+	return d
+}
+
+// postmortemStatus is the postmortem's first line: a draft, from which
+// capture and when.
+func postmortemStatus(rep *analysis.Report) string {
+	if when := rep.GeneratedAt; !when.IsZero() {
+		return fmt.Sprintf("*Status: draft written by leakscope on %s from capture %s. Review the root-cause candidates against the code before publishing.*",
+			when.UTC().Format("2006-01-02"), code(rep.Bundle.CaptureID))
+	}
+	return fmt.Sprintf("*Status: draft written by leakscope from capture %s, which ended on %s. Review the root-cause candidates against the code before publishing.*",
+		code(rep.Bundle.CaptureID), rep.Bundle.End.UTC().Format("2006-01-02"))
+}
+
+// postmortemSummary says what leaked, from the top three incidents, and
+// gives each one's line; or that nothing did.
+func postmortemSummary(d *document, rep *analysis.Report) {
+	if len(rep.Suspects) == 0 {
+		d.p(fmt.Sprintf("The capture (%s) shows no leak: no goroutine group grew steadily or was marked leaked by the runtime, and no heap allocation site grew steadily.", window(rep)))
+		return
+	}
+	top := rep.Incidents[:min(3, len(rep.Incidents))]
+	var parts []string
+	for _, inc := range top {
+		parts = append(parts, incidentWhat(inc))
+	}
+	d.p(fmt.Sprintf("During the capture (%s), %s", window(rep), strings.Join(parts, " ")))
+	for _, inc := range top {
+		d.p(incidentLine(inc))
+	}
+}
+
+// rootCauseSection lists the incidents and then the suspects in full, as
+// many as opts allows.
+func rootCauseSection(d *document, rep *analysis.Report, opts Options) {
 	if len(rep.Suspects) == 0 {
 		d.p("None.")
 	}
@@ -100,13 +128,11 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 		}
 		suspectSection(d, rep, s, opts, i < opts.flameGraphs(), 3)
 	}
-	evidenceCharts(d, rep, 2, "Evidence")
-	heapSection(d, rep, 3)
-	spansSection(d, rep, 3)
-	leakProfileSection(d, rep, 3)
-	raceSection(d, rep, 3)
+}
 
-	d.h(2, "Remediation")
+// remediationItems are the fixes: one per incident pattern and fix, then
+// one per pattern of the suspects outside an incident.
+func remediationItems(rep *analysis.Report) []string {
 	seen := map[string]bool{}
 	var fixes []string
 	for _, inc := range rep.Incidents {
@@ -130,18 +156,14 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 	if len(fixes) == 0 {
 		fixes = append(fixes, "Nothing to fix from this capture.")
 	}
-	d.ul(fixes...)
+	return fixes
+}
 
-	d.h(2, "Follow-ups")
-	d.ul(
-		"Add a regression test that runs the leaking path and checks the goroutine count returns to its baseline (for example with go.uber.org/goleak).",
-		"Alert on the goroutine count and heap in use growing steadily over hours, not only on absolute limits.",
-		"Run `leakscope report BUNDLE --fail-on 50` on a capture from a load test in CI.",
-	)
-	d.h(2, "Appendix: capture")
-	d.p(bundleLine(rep))
-	warningsSection(d, rep, 3)
-	return d
+// followUps are the postmortem's standing follow-ups.
+var followUps = []string{
+	"Add a regression test that runs the leaking path and checks the goroutine count returns to its baseline (for example with go.uber.org/goleak).",
+	"Alert on the goroutine count and heap in use growing steadily over hours, not only on absolute limits.",
+	"Run `leakscope report BUNDLE --fail-on 50` on a capture from a load test in CI.",
 }
 
 var suspectTableHead = []string{"#", "id", "score", "kind", "pattern", "location", "creator", "count", "at", "growth", "first seen", "onset"}

@@ -12,6 +12,7 @@ import (
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -35,26 +36,16 @@ func hostileBundle(t *testing.T, mem memory.Allocator) *bundle.Bundle {
 	m.Start, m.End = t0, t0.Add(4*time.Minute)
 	m.Target.ModulePath = "example.com/<svc>"
 	m.Source(bundle.SourceDump)
-	w, err := bundle.Create(dir, m, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leak, _ := w.StackID([]bundle.StackFrame{{Function: "runtime.gopark", File: "proc.go", Line: 1}, {Function: evilFn, File: evilFile, Line: 40}})
-	creator, _ := w.StackID([]bundle.StackFrame{{Function: evilCreator, File: evilFile, Line: 33}})
+	w := bundletest.New(t, dir, m, mem)
+	leak := w.Stack(bundle.StackFrame{Function: "runtime.gopark", File: "proc.go", Line: 1}, bundle.StackFrame{Function: evilFn, File: evilFile, Line: 40})
+	creator := w.Stack(bundle.StackFrame{Function: evilCreator, File: evilFile, Line: 33})
 	for s := 0; s < 5; s++ {
 		at := t0.Add(time.Duration(s) * time.Minute).UnixNano()
 		for i := 0; i < 20*(s+1); i++ {
-			w.Append(schema.Goroutine{SnapshotTS: at, Goid: int64(100 + i), State: "chan send\x00<i>", StackID: leak, CreatorGoid: 1, CreatorFunction: evilCreator, CreatorStackID: creator, Source: "d"})
+			w.Add(schema.Goroutine{SnapshotTS: at, Goid: int64(100 + i), State: "chan send\x00<i>", StackID: leak, CreatorGoid: 1, CreatorFunction: evilCreator, CreatorStackID: creator, Source: "d"})
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := bundle.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return w.Open()
 }
 
 // TestHostileNames renders reports of a bundle with hostile names. The

@@ -14,6 +14,7 @@ import (
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -29,17 +30,8 @@ func leakBundle(t *testing.T, mem memory.Allocator) *bundle.Bundle {
 	m.Start, m.End = t0, t0.Add(4*time.Minute)
 	m.Target.ModulePath = "example.com/svc"
 	m.Source(bundle.SourceDump)
-	w, err := bundle.Create(dir, m, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := func(fr ...bundle.StackFrame) int64 {
-		id, err := w.StackID(fr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	w := bundletest.New(t, dir, m, mem)
+	sid := w.Stack
 	leak := sid(bundle.StackFrame{Function: "runtime.gopark", File: "proc.go", Line: 1}, bundle.StackFrame{Function: "runtime.chansend1", File: "chan.go", Line: 2},
 		bundle.StackFrame{Function: "main.leak", File: "/nonexistent/main.go", Line: 40}, bundle.StackFrame{Function: "runtime.goexit", File: "asm.s", Line: 3})
 	pool := sid(bundle.StackFrame{Function: "runtime.gopark", File: "proc.go", Line: 1}, bundle.StackFrame{Function: "main.worker", File: "/nonexistent/main.go", Line: 60})
@@ -52,26 +44,19 @@ func leakBundle(t *testing.T, mem memory.Allocator) *bundle.Bundle {
 	for s := 0; s < 5; s++ {
 		at := t0.Add(time.Duration(s) * time.Minute).UnixNano()
 		for i := 0; i < 20*(s+1); i++ {
-			w.Append(schema.Goroutine{SnapshotTS: at, Goid: int64(100 + i), State: "chan send", StackID: leak, CreatorGoid: 1, CreatorFunction: "main.handle", CreatorStackID: creator, Source: "d"})
+			w.Add(schema.Goroutine{SnapshotTS: at, Goid: int64(100 + i), State: "chan send", StackID: leak, CreatorGoid: 1, CreatorFunction: "main.handle", CreatorStackID: creator, Source: "d"})
 		}
-		w.Append(schema.Goroutine{SnapshotTS: at, Goid: 1, State: "IO wait", StackID: serve, Source: "d"})
+		w.Add(schema.Goroutine{SnapshotTS: at, Goid: 1, State: "IO wait", StackID: serve, Source: "d"})
 		for i := 0; i < 8; i++ {
-			w.Append(schema.Goroutine{SnapshotTS: at, Goid: int64(10 + i), State: "chan receive", StackID: pool, CreatorGoid: 1, CreatorFunction: "main.main", Source: "d"})
+			w.Add(schema.Goroutine{SnapshotTS: at, Goid: int64(10 + i), State: "chan receive", StackID: pool, CreatorGoid: 1, CreatorFunction: "main.main", Source: "d"})
 		}
 		row := schema.Sample{SnapshotTS: at, Profile: schema.ProfileHeap, StackID: cache, Source: "h"}
 		row.Set(schema.ColInuseSpace, int64(s+1)<<22)
 		row.Set(schema.ColInuseObjects, int64(s+1)*64)
-		w.Append(row)
-		w.Append(schema.Metric{TS: at, Name: schema.MetricHeapLive, Value: float64(s+5) * 1e6, Source: "m"})
+		w.Add(row)
+		w.Add(schema.Metric{TS: at, Name: schema.MetricHeapLive, Value: float64(s+5) * 1e6, Source: "m"})
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := bundle.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return w.Open()
 }
 
 func TestRender(t *testing.T) {

@@ -15,35 +15,79 @@ func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts 
 	d.hid(level, fmt.Sprintf("%s · %s · score %s", s.ID, titleOf(s), format.Score(s.Score)), strings.ToLower(s.ID))
 	var facts []string
 	if s.Kind == analysis.KindGoroutine {
-		facts = append(facts, fmt.Sprintf("**Parked at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)))
-		if s.State != "" {
-			facts = append(facts, fmt.Sprintf("**State:** %s", code(s.State)))
-		}
-		if s.Creator != "" {
-			c := fmt.Sprintf("**Created by:** %s", code(s.Creator))
-			if s.CreatorFile != "" {
-				c += " (" + fileLit(s.CreatorFile, s.CreatorLine) + ")"
-			}
-			facts = append(facts, c)
-		}
-		if len(s.Ancestry) > 1 {
-			facts = append(facts, "**Creator chain:** "+codeJoin(s.Ancestry, " ← "))
-		}
-		if o := s.Origin; o != nil {
-			facts = append(facts, "**Origin (your code):** "+code(o.Function)+" ("+fileLit(o.File, o.Line)+"), from "+lit(basisText(o.Basis)))
-		}
-		if s.Incident != "" {
-			facts = append(facts, "**Incident:** ["+s.Incident+"](#"+strings.ToLower(s.Incident)+")")
-		}
-		facts = append(facts, fmt.Sprintf("**Goroutines:** %s", figures(s)))
-		facts = append(facts, stuckFacts(s)...)
+		facts = goroutineFacts(s)
 	} else {
-		facts = append(facts, fmt.Sprintf("**Allocated at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)))
-		facts = append(facts, fmt.Sprintf("**In use:** %s", figures(s)))
-		if s.Object != "" {
-			facts = append(facts, fmt.Sprintf("**What grows:** %s", lit(s.Object)))
+		facts = heapFacts(s)
+	}
+	d.ul(append(facts, growthFacts(s)...)...)
+	if s.Description != "" {
+		d.p(s.Description)
+	}
+	evidenceList(d, s)
+	sourceBlock(d, s.Source)
+	if len(s.Stack) > 0 {
+		d.p("**Stack** (leaf first)")
+		d.code("", stackText(s.Stack, 24))
+	}
+	unit := ""
+	if s.Kind == analysis.KindHeap {
+		unit = "bytes"
+	}
+	d.chart(s.ID+": "+countLabel(s), unit, s.ID+" over time", []line{{name: s.ID + " " + shortFn(s.Location), points: s.Counts}})
+	if withFlame {
+		if svg, caption := flameSVG(rep, s, opts); svg != "" {
+			d.fig(svg, caption)
 		}
 	}
+	if s.Fix != "" {
+		d.p("**Usual fix:** " + fixText(s.Fix, s.Origin))
+	}
+}
+
+// goroutineFacts are the facts a goroutine suspect's list starts with:
+// where it parks, who made it, its origin in your code and its figures.
+func goroutineFacts(s analysis.Suspect) []string {
+	facts := []string{fmt.Sprintf("**Parked at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line))}
+	if s.State != "" {
+		facts = append(facts, fmt.Sprintf("**State:** %s", code(s.State)))
+	}
+	if s.Creator != "" {
+		c := fmt.Sprintf("**Created by:** %s", code(s.Creator))
+		if s.CreatorFile != "" {
+			c += " (" + fileLit(s.CreatorFile, s.CreatorLine) + ")"
+		}
+		facts = append(facts, c)
+	}
+	if len(s.Ancestry) > 1 {
+		facts = append(facts, "**Creator chain:** "+codeJoin(s.Ancestry, " ← "))
+	}
+	if o := s.Origin; o != nil {
+		facts = append(facts, "**Origin (your code):** "+code(o.Function)+" ("+fileLit(o.File, o.Line)+"), from "+lit(basisText(o.Basis)))
+	}
+	if s.Incident != "" {
+		facts = append(facts, "**Incident:** ["+s.Incident+"](#"+strings.ToLower(s.Incident)+")")
+	}
+	facts = append(facts, fmt.Sprintf("**Goroutines:** %s", figures(s)))
+	return append(facts, stuckFacts(s)...)
+}
+
+// heapFacts are the facts a heap suspect's list starts with: where it
+// allocates, what is in use and what grows.
+func heapFacts(s analysis.Suspect) []string {
+	facts := []string{
+		fmt.Sprintf("**Allocated at:** %s (%s)", code(s.Location), fileLit(s.File, s.Line)),
+		fmt.Sprintf("**In use:** %s", figures(s)),
+	}
+	if s.Object != "" {
+		facts = append(facts, fmt.Sprintf("**What grows:** %s", lit(s.Object)))
+	}
+	return facts
+}
+
+// growthFacts are the facts of every kind of suspect, those it has: the
+// fit, when it started, how long it waits, what it retains and samples.
+func growthFacts(s analysis.Suspect) []string {
+	var facts []string
 	if s.Fit.Points >= 2 {
 		facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %d points, %.0f%% of steps non-decreasing", s.Fit.R2, s.Fit.Points, 100*s.Fit.Monotone))
 	}
@@ -68,10 +112,12 @@ func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts 
 	if len(s.Goids) > 0 {
 		facts = append(facts, "**Sample goroutines:** "+goidList(s.Goids, 10))
 	}
-	d.ul(facts...)
-	if s.Description != "" {
-		d.p(s.Description)
-	}
+	return facts
+}
+
+// evidenceList lists a suspect's evidence other than its source quote,
+// which [sourceBlock] shows.
+func evidenceList(d *document, s analysis.Suspect) {
 	var ev []string
 	for _, e := range s.Evidence {
 		if e.Kind == "source" {
@@ -83,33 +129,22 @@ func suspectSection(d *document, rep *analysis.Report, s analysis.Suspect, opts 
 		d.p("**Evidence**")
 		d.ul(ev...)
 	}
-	if q := s.Source; q != nil {
-		switch snip := sourceSnippet(q); {
-		case snip != "":
-			d.p(fmt.Sprintf("**Source** (%s, as kept in the bundle)", fileLit(q.File, q.Line)))
-			d.code("go", snip)
-		case q.Status == analysis.SourceChanged:
-			d.p(fmt.Sprintf("**Source** (%s): source changed since build — %s", fileLit(q.File, q.Line), lit(q.Detail)))
-		default:
-			d.p(fmt.Sprintf("**Source** (%s): source unavailable — %s", fileLit(q.File, q.Line), lit(q.Detail)))
-		}
+}
+
+// sourceBlock shows the source quote q, or why there is none; nothing
+// when q is nil.
+func sourceBlock(d *document, q *analysis.SourceQuote) {
+	if q == nil {
+		return
 	}
-	if len(s.Stack) > 0 {
-		d.p("**Stack** (leaf first)")
-		d.code("", stackText(s.Stack, 24))
-	}
-	unit := ""
-	if s.Kind == analysis.KindHeap {
-		unit = "bytes"
-	}
-	d.chart(s.ID+": "+countLabel(s), unit, s.ID+" over time", []line{{name: s.ID + " " + shortFn(s.Location), points: s.Counts}})
-	if withFlame {
-		if svg, caption := flameSVG(rep, s, opts); svg != "" {
-			d.fig(svg, caption)
-		}
-	}
-	if s.Fix != "" {
-		d.p("**Usual fix:** " + fixText(s.Fix, s.Origin))
+	switch snip := sourceSnippet(q); {
+	case snip != "":
+		d.p(fmt.Sprintf("**Source** (%s, as kept in the bundle)", fileLit(q.File, q.Line)))
+		d.code("go", snip)
+	case q.Status == analysis.SourceChanged:
+		d.p(fmt.Sprintf("**Source** (%s): source changed since build — %s", fileLit(q.File, q.Line), lit(q.Detail)))
+	default:
+		d.p(fmt.Sprintf("**Source** (%s): source unavailable — %s", fileLit(q.File, q.Line), lit(q.Detail)))
 	}
 }
 

@@ -13,10 +13,10 @@ import (
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
-// runCapture implements `leakscope capture`.
-func runCapture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("capture", "capture (--pid PID | --url URL) [--duration D] [--interval I] [--trace-window W] [--no-ebpf] [--first-answer FILE] -o BUNDLE",
-		`Record a live Go process into a bundle, running on the node next to it.
+// captureUsage is the synopsis of `leakscope capture`, captureDoc its description.
+const (
+	captureUsage = "capture (--pid PID | --url URL) [--duration D] [--interval I] [--trace-window W] [--no-ebpf] [--first-answer FILE] -o BUNDLE"
+	captureDoc   = `Record a live Go process into a bundle, running on the node next to it.
 
 Every interval it takes a goroutine dump (debug=2), the goroutine, heap and
 allocs profiles (and goroutineleak when the runtime serves it), and starts a
@@ -27,7 +27,40 @@ and carries on. --duration, Ctrl-C or SIGTERM end the capture cleanly and
 print a summary; a target that exits ends it too. With -o NAME.tar.zst the
 bundle is recorded into NAME.lsb beside it and packed at the end. With
 --first-answer FILE a preliminary report is written to FILE right after the
-first dump, while the capture goes on.`, stderr)
+first dump, while the capture goes on.`
+)
+
+// runCapture implements `leakscope capture`.
+func runCapture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, firstAnswer, err := parseCaptureArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	archive, err := recordBesideArchive(&o)
+	if err != nil {
+		return err
+	}
+	if firstAnswer != "" {
+		o.FirstDump = firstAnswerHook(firstAnswer, stderr)
+	}
+	sum, err := capture.Run(ctx, o, stderr)
+	if err == nil && archive != "" {
+		err = packCapture(&sum, archive)
+	}
+	if sum.Bundle != "" {
+		sum.Write(stdout)
+	}
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	return nil
+}
+
+// parseCaptureArgs defines the flags of `leakscope capture`, parses args
+// and checks them, giving the capture's options and the --first-answer
+// file; a wrong flag is a usage error.
+func parseCaptureArgs(args []string, stderr io.Writer) (capture.Options, string, error) {
+	fs := newFlagSet("capture", captureUsage, captureDoc, stderr)
 	var o capture.Options
 	fs.IntVar(&o.PID, "pid", 0, "target process id (finds the pprof endpoint from its listening sockets; needed for eBPF)")
 	fs.StringVar(&o.URL, "url", "", "target base URL serving net/http/pprof, e.g. http://127.0.0.1:6060")
@@ -43,19 +76,32 @@ first dump, while the capture goes on.`, stderr)
 	firstAnswer := fs.String("first-answer", "", "write a preliminary Markdown report to `FILE` right after the first dump, while the capture goes on")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return err
+		return o, "", err
 	}
 	if len(pos) > 0 {
-		return usagef("capture: unexpected argument %q", pos[0])
+		return o, "", usagef("capture: unexpected argument %q", pos[0])
 	}
 	if o.PID == 0 && o.URL == "" {
-		return usagef("capture: need --pid or --url")
+		return o, "", usagef("capture: need --pid or --url")
 	}
 	if o.Out == "" {
-		return usagef("capture: need -o BUNDLE")
+		return o, "", usagef("capture: need -o BUNDLE")
 	}
-	// Windows left at their default shrink to a third of a short interval
-	// (the default duty cycle), so that one ends before the next starts.
+	fitDefaultWindows(fs, &o)
+	if o.EBPFBudget, err = budget(); err != nil {
+		return o, "", usagef("capture: %v", err)
+	}
+	o.Tool = "leakscope " + version()
+	if err := o.Validate(); err != nil {
+		return o, "", usagef("capture: %v", err)
+	}
+	return o, *firstAnswer, nil
+}
+
+// fitDefaultWindows shrinks the windows left at their default to a third
+// of a short interval (the default duty cycle), so that one ends before
+// the next starts.
+func fitDefaultWindows(fs *flag.FlagSet, o *capture.Options) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	fit := max(time.Second, (o.Interval / 3).Truncate(time.Second))
@@ -65,40 +111,25 @@ first dump, while the capture goes on.`, stderr)
 	if !set["cpu-window"] && o.CPUWindow > o.Interval-time.Second {
 		o.CPUWindow = fit
 	}
-	if o.EBPFBudget, err = budget(); err != nil {
-		return usagef("capture: %v", err)
-	}
-	o.Tool = "leakscope " + version()
-	if err := o.Validate(); err != nil {
-		return usagef("capture: %v", err)
-	}
+}
+
+// recordBesideArchive refuses an output that exists. For an archive
+// output it points o.Out at NAME.lsb beside it and returns the archive:
+// the capture records there and is packed at the end, so a capture killed
+// on the way still leaves a readable bundle.
+func recordBesideArchive(o *capture.Options) (archive string, err error) {
 	if exists(o.Out) {
-		return fmt.Errorf("capture: %s already exists; capture writes a new bundle and leaves an existing one alone: remove it or choose another name with -o", o.Out)
+		return "", fmt.Errorf("capture: %s already exists; capture writes a new bundle and leaves an existing one alone: remove it or choose another name with -o", o.Out)
 	}
-	archive := ""
-	if bundle.FormatFromName(o.Out) != "" {
-		// Record into NAME.lsb beside the archive, then pack it: a capture
-		// killed on the way still leaves a readable bundle there.
-		archive = o.Out
-		o.Out = filepath.Join(filepath.Dir(archive), archiveStem(archive)+".lsb")
-		if exists(o.Out) {
-			return fmt.Errorf("capture: -o %s records into %s first, which exists; remove it or choose another name", archive, o.Out)
-		}
+	if bundle.FormatFromName(o.Out) == "" {
+		return "", nil
 	}
-	if *firstAnswer != "" {
-		o.FirstDump = firstAnswerHook(*firstAnswer, stderr)
+	archive = o.Out
+	o.Out = filepath.Join(filepath.Dir(archive), archiveStem(archive)+".lsb")
+	if exists(o.Out) {
+		return "", fmt.Errorf("capture: -o %s records into %s first, which exists; remove it or choose another name", archive, o.Out)
 	}
-	sum, err := capture.Run(ctx, o, stderr)
-	if err == nil && archive != "" {
-		err = packCapture(&sum, archive)
-	}
-	if sum.Bundle != "" {
-		sum.Write(stdout)
-	}
-	if err != nil {
-		return fmt.Errorf("capture: %w", err)
-	}
-	return nil
+	return archive, nil
 }
 
 // packCapture turns the recorded bundle into the archive and removes the

@@ -29,61 +29,33 @@ func (e failOnError) Error() string {
 	return fmt.Sprintf("suspect %s scores %.1f, at or above --fail-on %g", e.id, e.score, e.limit)
 }
 
+// reportArgs holds the parsed, validated command line of `leakscope report`.
+type reportArgs struct {
+	bundle     string
+	format     string
+	postmortem bool
+	limit      float64 // --fail-on score; below 0 when not given
+	out        string
+	rulesFile  string
+	minScore   float64
+	images     string
+	userCode   string
+	roots      []string
+}
+
+// toFile reports whether the report goes to a file rather than standard output.
+func (a reportArgs) toFile() bool { return a.out != "" && a.out != "-" }
+
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("report", "report BUNDLE [--format md|html|json] [--postmortem] [--fail-on SCORE] [--images text|files|inline] [--rules FILE] [-o FILE]",
-		"Analyses a bundle (a directory, or a .tar.zst/.tar.gz archive of one) for\n"+
-			"goroutine and heap leaks and writes the leak report, or with --postmortem a\n"+
-			"postmortem write-up. The json format is the stable contract described in\n"+
-			"docs/DESIGN.md. With --fail-on, exits 1 when a suspect reaches that score\n"+
-			"(0-100), after writing the report. Markdown is text to paste into an\n"+
-			"incident document (charts as tables with sparklines); with -o FILE.md its\n"+
-			"charts and flame graphs are also written beside it as FILE-NAME.svg and\n"+
-			"linked (--images says otherwise).", stderr)
-	format := fs.String("format", "md", "output format: md, html or json")
-	postmortem := fs.Bool("postmortem", false, "write a postmortem instead of a report")
-	failOn := fs.String("fail-on", "", "exit 1 when a suspect's score is at least `SCORE` (0-100)")
-	out := fs.String("o", "", "write to `FILE` instead of standard output")
-	rulesFile := fs.String("rules", "", "extra leak rules `FILE` (JSON), tried before the built-in ones; default $"+analysis.RulesEnv)
-	minScore := fs.Float64("min-score", 0, "drop suspects scoring below this (0: the default threshold)")
-	images := fs.String("images", "", "how a Markdown report carries charts and flame graphs: `MODE` text (tables and sparklines only),\nfiles (also SVG files beside -o FILE.md: FILE-NAME.svg) or inline (also embedded as data URIs);\ndefault files with -o, text on standard output")
-	userCode := fs.String("user-code", "", "comma-separated `PREFIXES` of code you own besides package main and the main module\n(import paths like github.com/acme/platform, or source directories starting with /); default $"+analysis.UserCodeEnv)
-	roots := sourceRootFlag(fs)
-	pos, err := parseFlags(fs, args)
+	a, err := parseReportArgs(args, stderr)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef("report: give exactly one bundle")
-	}
-	switch *format {
-	case "md", "markdown", "html", "json":
-	default:
-		return usagef("report: --format must be md, html or json, not %q", *format)
-	}
-	limit := -1.0
-	if *failOn != "" {
-		limit, err = strconv.ParseFloat(*failOn, 64)
-		if err != nil || !validScore(limit) {
-			return usagef("report: --fail-on wants a score from 0 to 100, not %q", *failOn)
-		}
-	}
-	switch *images {
-	case "", report.ImagesText, report.ImagesInline:
-	case report.ImagesFiles:
-		if *out == "" || *out == "-" {
-			return usagef("report: --images files writes the images beside the report: give -o FILE.md")
-		}
-	default:
-		return usagef("report: --images must be text, files or inline, not %q", *images)
-	}
-	if !validScore(*minScore) {
-		return usagef("report: --min-score wants a score from 0 to 100, not %g", *minScore)
-	}
-	rules, err := analysis.LoadRules(*rulesFile)
+	rules, err := analysis.LoadRules(a.rulesFile)
 	if err != nil {
 		return err
 	}
-	dir, cleanup, err := openBundleDir(pos[0])
+	dir, cleanup, err := openBundleDir(a.bundle)
 	if err != nil {
 		return err
 	}
@@ -93,38 +65,116 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	mem := memory.DefaultAllocator
-	var source []schema.SourceCode
-	if len(*roots) > 0 {
-		// The bundle stays as it is: the source found is the analysis's
-		// for this report only.
-		if source, _, err = srclines.ForBundle(b, mem, srclines.Options{Source: "report", SourceRoots: *roots, ModCache: srclines.DefaultModCache()}); err != nil {
-			return fmt.Errorf("read source for %s: %w", pos[0], err)
-		}
-	}
-	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: *minScore, UserCode: splitList(*userCode), Source: source})
+	rep, err := analyseForReport(a, rules, b, mem)
 	if err != nil {
-		return fmt.Errorf("analyse %s: %w", pos[0], err)
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := writeReport(a, rep, report.Options{Postmortem: a.postmortem, Bundle: b, Mem: mem, Images: a.images}, stdout); err != nil {
+		return err
+	}
+	return failOn(rep, a.limit)
+}
+
+// parseReportArgs defines the flags of `leakscope report`, parses args and
+// checks the values, returning a usage error for any that is wrong.
+func parseReportArgs(args []string, stderr io.Writer) (reportArgs, error) {
+	fs := newFlagSet("report", "report BUNDLE [--format md|html|json] [--postmortem] [--fail-on SCORE] [--images text|files|inline] [--rules FILE] [-o FILE]",
+		"Analyses a bundle (a directory, or a .tar.zst/.tar.gz archive of one) for\n"+
+			"goroutine and heap leaks and writes the leak report, or with --postmortem a\n"+
+			"postmortem write-up. The json format is the stable contract described in\n"+
+			"docs/DESIGN.md. With --fail-on, exits 1 when a suspect reaches that score\n"+
+			"(0-100), after writing the report. Markdown is text to paste into an\n"+
+			"incident document (charts as tables with sparklines); with -o FILE.md its\n"+
+			"charts and flame graphs are also written beside it as FILE-NAME.svg and\n"+
+			"linked (--images says otherwise).", stderr)
+	var a reportArgs
+	fs.StringVar(&a.format, "format", "md", "output format: md, html or json")
+	fs.BoolVar(&a.postmortem, "postmortem", false, "write a postmortem instead of a report")
+	failOn := fs.String("fail-on", "", "exit 1 when a suspect's score is at least `SCORE` (0-100)")
+	fs.StringVar(&a.out, "o", "", "write to `FILE` instead of standard output")
+	fs.StringVar(&a.rulesFile, "rules", "", "extra leak rules `FILE` (JSON), tried before the built-in ones; default $"+analysis.RulesEnv)
+	fs.Float64Var(&a.minScore, "min-score", 0, "drop suspects scoring below this (0: the default threshold)")
+	fs.StringVar(&a.images, "images", "", "how a Markdown report carries charts and flame graphs: `MODE` text (tables and sparklines only),\nfiles (also SVG files beside -o FILE.md: FILE-NAME.svg) or inline (also embedded as data URIs);\ndefault files with -o, text on standard output")
+	fs.StringVar(&a.userCode, "user-code", "", "comma-separated `PREFIXES` of code you own besides package main and the main module\n(import paths like github.com/acme/platform, or source directories starting with /); default $"+analysis.UserCodeEnv)
+	roots := sourceRootFlag(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return a, err
+	}
+	if len(pos) != 1 {
+		return a, usagef("report: give exactly one bundle")
+	}
+	a.bundle, a.roots = pos[0], *roots
+	switch a.format {
+	case "md", "markdown", "html", "json":
+	default:
+		return a, usagef("report: --format must be md, html or json, not %q", a.format)
+	}
+	a.limit = -1
+	if *failOn != "" {
+		a.limit, err = strconv.ParseFloat(*failOn, 64)
+		if err != nil || !validScore(a.limit) {
+			return a, usagef("report: --fail-on wants a score from 0 to 100, not %q", *failOn)
+		}
+	}
+	switch a.images {
+	case "", report.ImagesText, report.ImagesInline:
+	case report.ImagesFiles:
+		if !a.toFile() {
+			return a, usagef("report: --images files writes the images beside the report: give -o FILE.md")
+		}
+	default:
+		return a, usagef("report: --images must be text, files or inline, not %q", a.images)
+	}
+	if !validScore(a.minScore) {
+		return a, usagef("report: --min-score wants a score from 0 to 100, not %g", a.minScore)
+	}
+	return a, nil
+}
+
+// analyseForReport analyses bundle b with the rules given and the
+// threshold, user code and source roots of the command line.
+func analyseForReport(a reportArgs, rules []analysis.Rule, b *bundle.Bundle, mem memory.Allocator) (*analysis.Report, error) {
+	var source []schema.SourceCode
+	var err error
+	if len(a.roots) > 0 {
+		// The bundle stays as it is: the source found is the analysis's
+		// for this report only.
+		if source, _, err = srclines.ForBundle(b, mem, srclines.Options{Source: "report", SourceRoots: a.roots, ModCache: srclines.DefaultModCache()}); err != nil {
+			return nil, fmt.Errorf("read source for %s: %w", a.bundle, err)
+		}
+	}
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: a.minScore, UserCode: splitList(a.userCode), Source: source})
+	if err != nil {
+		return nil, fmt.Errorf("analyse %s: %w", a.bundle, err)
+	}
+	return rep, nil
+}
+
+// writeReport writes rep in the chosen format to -o FILE or to stdout;
+// a Markdown file gets its images beside it unless --images says otherwise.
+// An error writing the report says so; one creating the file is as is.
+func writeReport(a reportArgs, rep *analysis.Report, opts report.Options, stdout io.Writer) error {
 	w := stdout
 	var f *os.File
-	if *out != "" && *out != "-" {
-		f, err = os.Create(*out)
-		if err != nil {
+	if a.toFile() {
+		var err error
+		if f, err = os.Create(a.out); err != nil {
 			return err
 		}
 		w = f
 	}
-	opts := report.Options{Postmortem: *postmortem, Bundle: b, Mem: mem, Images: *images}
 	if opts.Images == "" && f != nil {
 		opts.Images = report.ImagesFiles
 	}
 	if opts.Images == report.ImagesFiles {
-		opts.ImageFile = imagesBeside(*out)
+		opts.ImageFile = imagesBeside(a.out)
 	}
-	switch *format {
+	var err error
+	switch a.format {
 	case "json":
 		err = report.JSON(w, rep)
 	case "html":
@@ -140,11 +190,18 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	if limit >= 0 {
-		for _, s := range rep.Suspects {
-			if s.Score >= limit {
-				return failOnError{s.ID, s.Score, limit}
-			}
+	return nil
+}
+
+// failOn returns a failOnError for the first suspect scoring at least
+// limit, and nil when none does or limit is below 0 (no --fail-on).
+func failOn(rep *analysis.Report, limit float64) error {
+	if limit < 0 {
+		return nil
+	}
+	for _, s := range rep.Suspects {
+		if s.Score >= limit {
+			return failOnError{s.ID, s.Score, limit}
 		}
 	}
 	return nil

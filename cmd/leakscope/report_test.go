@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -24,20 +25,14 @@ func leakyBundle(t *testing.T) string {
 	t0 := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	m := bundle.NewManifest("cli-test", "test")
 	m.Start, m.End = t0, t0.Add(5*time.Minute)
-	w, err := bundle.Create(dir, m, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := w.StackID([]bundle.StackFrame{{Function: "runtime.gopark", File: "p.go", Line: 1}, {Function: "main.leak", File: "/x/main.go", Line: 12}})
+	w := bundletest.New(t, dir, m, memory.DefaultAllocator)
+	st := w.Stack(bundle.StackFrame{Function: "runtime.gopark", File: "p.go", Line: 1}, bundle.StackFrame{Function: "main.leak", File: "/x/main.go", Line: 12})
 	for s := 0; s < 6; s++ {
 		for i := 0; i < 30*(s+1); i++ {
-			w.Append(schema.Goroutine{SnapshotTS: t0.Add(time.Duration(s) * time.Minute).UnixNano(), Goid: int64(i + 10), State: "select", StackID: st, CreatorFunction: "main.spawn", CreatorGoid: 1})
+			w.Add(schema.Goroutine{SnapshotTS: t0.Add(time.Duration(s) * time.Minute).UnixNano(), Goid: int64(i + 10), State: "select", StackID: st, CreatorFunction: "main.spawn", CreatorGoid: 1})
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return w.Close()
 }
 
 func TestReportCommand(t *testing.T) {

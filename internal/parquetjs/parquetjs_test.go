@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/export"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/samples/bundles"
 )
@@ -52,42 +53,44 @@ func readJS(t *testing.T, paths []string) map[string]jsFile {
 func badNameBundle(t *testing.T) *bundle.Bundle {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bad.lsb")
-	w, err := bundle.Create(dir, bundle.NewManifest("bad-utf8", "test"), memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid, err := w.StackID([]bundle.StackFrame{
-		{Function: "main.leak\xff\xfe", File: "/src/ma\xc3in.go", Line: 7},
-		{Function: "main.main", File: "/src/main.go", Line: 3},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := bundletest.New(t, dir, bundle.NewManifest("bad-utf8", "test"), memory.DefaultAllocator)
+	sid := w.Stack(
+		bundle.StackFrame{Function: "main.leak\xff\xfe", File: "/src/ma\xc3in.go", Line: 7},
+		bundle.StackFrame{Function: "main.main", File: "/src/main.go", Line: 3},
+	)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	goid := int64(1)
 	for snap := range 3 {
 		ts := start + int64(snap)*int64(time.Minute)
 		for range 10 * (snap + 1) {
 			goid++
-			w.Append(schema.Goroutine{SnapshotTS: ts, Goid: goid, State: "chan send", WaitMinutes: int64(snap), StackID: sid,
+			w.Add(schema.Goroutine{SnapshotTS: ts, Goid: goid, State: "chan send", WaitMinutes: int64(snap), StackID: sid,
 				CreatorGoid: 1, CreatorFunction: "main.spawn\x80", Source: "raw/dump.txt", FrameArgs: []string{"0xc0000\xff", "0x1"}})
 		}
 		w.Flush()
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := bundle.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return w.Open()
 }
 
 func TestHyparquetReadsEveryExport(t *testing.T) {
 	if _, err := os.Stat("node_modules/hyparquet"); err != nil {
 		t.Fatal("hyparquet for node is not installed: run `make deps` (npm ci in internal/parquetjs)")
 	}
+	bs := append(sampleBundles(t), badNameBundle(t))
+	want, wantNulls := exportAll(t, bs, t.TempDir())
+	var paths []string
+	for p := range want {
+		paths = append(paths, p)
+	}
+	checkHyparquetReads(t, readJS(t, paths), want, wantNulls)
+	if len(paths) < 5*len(bs) {
+		t.Errorf("only %d files for %d bundles", len(paths), len(bs))
+	}
+	fmt.Fprintf(os.Stderr, "hyparquet read %d files of %d bundles\n", len(paths), len(bs))
+}
+
+// sampleBundles opens a copy of every committed sample bundle.
+func sampleBundles(t *testing.T) []*bundle.Bundle {
 	var bs []*bundle.Bundle
 	entries, err := fs.ReadDir(bundles.FS, ".")
 	if err != nil {
@@ -108,10 +111,14 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 		}
 		bs = append(bs, b)
 	}
-	bs = append(bs, badNameBundle(t))
-	out := t.TempDir()
-	want := map[string]int64{}
-	wantNulls := map[string]int{} // suspects.parquet path → suspects without retained bytes
+	return bs
+}
+
+// exportAll exports every bundle of bs to out and returns the rows each
+// exported file must hold, by path, and for each suspects file the
+// suspects without retained bytes (null there).
+func exportAll(t *testing.T, bs []*bundle.Bundle, out string) (want map[string]int64, wantNulls map[string]int) {
+	want, wantNulls = map[string]int64{}, map[string]int{}
 	for _, b := range bs {
 		c, err := export.Parquet(b, out, export.Options{})
 		if err != nil {
@@ -140,12 +147,13 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 			want[tb.Path] = r
 		}
 	}
-	var paths []string
+	return want, wantNulls
+}
+
+// checkHyparquetReads checks what hyparquet read of every file against
+// the rows and nulls it must hold.
+func checkHyparquetReads(t *testing.T, got map[string]jsFile, want map[string]int64, wantNulls map[string]int) {
 	for p := range want {
-		paths = append(paths, p)
-	}
-	got := readJS(t, paths)
-	for _, p := range paths {
 		g, ok := got[p]
 		switch {
 		case !ok:
@@ -161,8 +169,4 @@ func TestHyparquetReadsEveryExport(t *testing.T) {
 			t.Errorf("%s: hyparquet reads %d null retained_bytes, the report leaves %d out", p, g.Nulls["retained_bytes"], n)
 		}
 	}
-	if len(paths) < 5*len(bs) {
-		t.Errorf("only %d files for %d bundles", len(paths), len(bs))
-	}
-	fmt.Fprintf(os.Stderr, "hyparquet read %d files of %d bundles\n", len(paths), len(bs))
 }
