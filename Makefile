@@ -123,9 +123,10 @@ accuracy:
 	$(GO) test -count=1 -run TestAccuracy -v -timeout 30m ./analysis/
 	$(GO) test -count=1 -run TestCorpusAccuracy -v -timeout 30m ./internal/corpus/
 
-## generate: refresh the committed sample bundles from the sample programs.
+## generate: refresh the committed sample bundles (cmd/leakscope/bundles)
+## from the sample programs.
 generate:
-	$(GO) generate ./samples/...
+	$(GO) generate ./cmd/leakscope/bundles/
 
 ## fuzz: a run of every fuzz target (FUZZTIME each). Minimizing a new input
 ## is capped at FUZZMINIMIZE: the engine's default (60 s) stalls it at 0

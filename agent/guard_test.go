@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/capture"
-	"github.com/leakscope/leakscope/samples/bundles"
+	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 )
 
 // selfAgent runs an agent that selects the test process (which has no

@@ -129,7 +129,7 @@ func TestStdRoots(t *testing.T) {
 // frame of a committed capture: the sample's own code is the user's, the
 // runtime and net/http are the standard library's.
 func TestSampleBundleFramesClassified(t *testing.T) {
-	b, err := bundle.Open("../samples/bundles/operator-sim.lsb")
+	b, err := bundle.Open("../cmd/leakscope/bundles/operator-sim.lsb")
 	if err != nil {
 		t.Fatal(err)
 	}

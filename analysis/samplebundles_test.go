@@ -18,12 +18,12 @@ import (
 )
 
 // TestCommittedSampleBundles analyses the sample bundles recorded from the
-// sample programs (samples/bundles, with pprof, traces and eBPF) and checks
+// sample programs (cmd/leakscope/bundles, with pprof, traces and eBPF) and checks
 // them against each program's declared leaks: every planted leak in the top
 // ranks, no other suspect, and none blamed on the profiler's own
 // allocations.
 func TestCommittedSampleBundles(t *testing.T) {
-	dirs, err := filepath.Glob("../samples/bundles/*.lsb")
+	dirs, err := filepath.Glob("../cmd/leakscope/bundles/*.lsb")
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no sample bundles found (%v)", err)
 	}
@@ -62,7 +62,7 @@ func TestCommittedSampleBundles(t *testing.T) {
 // them again after a change): every kept function's file hash and text
 // equal the current file's, and every suspect's quoted line is in it.
 func TestSampleBundlesMatchSamples(t *testing.T) {
-	dirs, err := filepath.Glob("../samples/bundles/*.lsb")
+	dirs, err := filepath.Glob("../cmd/leakscope/bundles/*.lsb")
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no sample bundles found (%v)", err)
 	}

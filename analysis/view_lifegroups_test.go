@@ -15,7 +15,7 @@ import (
 func TestLifetimeGroups(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	b, err := bundle.Open("../samples/bundles/operator-sim.lsb")
+	b, err := bundle.Open("../cmd/leakscope/bundles/operator-sim.lsb")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // committed sample bundle predates trace_generations, so its changes come
 // from its trace_transitions table.
 func TestTransitionSourceOfSuspect(t *testing.T) {
-	b, err := bundle.Open("../samples/bundles/operator-sim.lsb")
+	b, err := bundle.Open("../cmd/leakscope/bundles/operator-sim.lsb")
 	if err != nil {
 		t.Fatal(err)
 	}

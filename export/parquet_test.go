@@ -14,9 +14,9 @@ import (
 	"github.com/apache/arrow/go/v15/parquet/file"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
-	"github.com/leakscope/leakscope/samples/bundles"
 )
 
 // sampleBundle copies one embedded sample bundle to a temporary directory.

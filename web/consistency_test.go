@@ -16,8 +16,8 @@ import (
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/analysis/report"
+	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/samples/bundles"
 )
 
 // TestOneFigureEverywhere walks every committed sample bundle and every

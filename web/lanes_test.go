@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/samples/bundles"
 )
 
 // TestLanes asks for the state lanes of every goroutine suspect of the

@@ -32,7 +32,7 @@ func TestCrossView(t *testing.T) {
 	defer stop()
 	for _, name := range []string{"operator-sim", "cache-pin"} {
 		t.Run(name, func(t *testing.T) {
-			dir := "../../samples/bundles/" + name + ".lsb"
+			dir := "bundles/" + name + ".lsb"
 			cli := cliReports(t, dir)
 			id := "sample-" + name
 			var web analysis.Report

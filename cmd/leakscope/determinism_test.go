@@ -12,7 +12,7 @@ import (
 // order, clock or sample choice may reach the output.
 func TestReportsByteIdentical(t *testing.T) {
 	for _, b := range []string{"operator-sim", "timeout-send", "cache-pin"} {
-		dir := "../../samples/bundles/" + b + ".lsb"
+		dir := "bundles/" + b + ".lsb"
 		for _, args := range [][]string{{"--format", "json"}, {"--format", "md"}, {"--format", "html"}, {"--postmortem"}} {
 			var first []byte
 			for i := 0; i < 2; i++ {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/samples"
 )
 
 // TestIngestMessages checks what ingest says when files fail: no empty
@@ -61,11 +60,7 @@ func reportJSON(t *testing.T, dir string) map[string]any {
 // file names, so the five dumps stay five snapshots and the leak grows as
 // it does in the capture itself.
 func TestIngestFreshCloneDumps(t *testing.T) {
-	root, err := samples.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig := filepath.Join(root, "bundles", "timeout-send.lsb")
+	orig := filepath.Join("bundles", "timeout-send.lsb")
 	raws, _ := filepath.Glob(filepath.Join(orig, "raw", "goroutine-dump-*.txt"))
 	if len(raws) < 3 {
 		t.Fatalf("%d raw dumps in %s", len(raws), orig)

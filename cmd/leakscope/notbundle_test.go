@@ -53,7 +53,7 @@ func copyTree(t *testing.T, src, dst string) {
 // bundle (or an archive's directory) exits 1 and changes nothing.
 func TestCaptureRefusesExisting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "old.lsb")
-	copyTree(t, "../../samples/bundles/timeout-send.lsb", dir)
+	copyTree(t, "bundles/timeout-send.lsb", dir)
 	before := treeDigest(t, dir)
 	for _, out := range []string{dir, strings.TrimSuffix(dir, ".lsb") + ".tar.zst"} {
 		err := run(context.Background(), []string{"capture", "--url", "http://127.0.0.1:1", "--duration", "1s", "--interval", "1s", "-o", out}, io.Discard, io.Discard)
@@ -73,7 +73,7 @@ func TestNotBundleMessages(t *testing.T) {
 	empty := filepath.Join(tmp, "empty")
 	os.Mkdir(empty, 0o755)
 	archive := filepath.Join(tmp, "b.tar.zst")
-	if err := run(context.Background(), []string{"pack", "../../samples/bundles/timeout-send.lsb", "-o", archive}, io.Discard, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"pack", "bundles/timeout-send.lsb", "-o", archive}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	whole, err := os.ReadFile(archive)

@@ -11,9 +11,9 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	_ "github.com/duckdb/duckdb-go/v2"
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 	"github.com/leakscope/leakscope/export"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/samples/bundles"
 )
 
 // exported is one sample bundle with what the export wrote for it.

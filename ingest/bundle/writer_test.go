@@ -342,7 +342,7 @@ func TestOlderTraceGoroutines(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	dir := filepath.Join(t.TempDir(), "old.lsb")
-	if err := os.CopyFS(dir, os.DirFS("../../samples/bundles/operator-sim.lsb")); err != nil {
+	if err := os.CopyFS(dir, os.DirFS("../../cmd/leakscope/bundles/operator-sim.lsb")); err != nil {
 		t.Fatal(err)
 	}
 	path := tablePath(dir, schema.TableTraceGoroutines)

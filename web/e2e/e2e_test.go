@@ -47,7 +47,7 @@ func TestWorkbench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bundle.Pack(filepath.Join(root, "bundles", "operator-sim.lsb"), sf, bundle.FormatTarZstd); err != nil {
+	if err := bundle.Pack(filepath.Join(filepath.Dir(root), "cmd", "leakscope", "bundles", "operator-sim.lsb"), sf, bundle.FormatTarZstd); err != nil {
 		t.Fatal(err)
 	}
 	sf.Close()

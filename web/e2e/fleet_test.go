@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/samples/bundles"
 )
 
 // TestFleetView uploads the timeout-send sample capture as if from two

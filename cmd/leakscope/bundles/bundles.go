@@ -1,6 +1,7 @@
 // Package bundles holds small capture bundles recorded from the sample
-// programs, so that `leakscope serve` and `leakscope report` have
-// something to show with no capture at all. `go generate` (make generate)
+// programs, so that `leakscope serve` has something to show with no
+// capture at all; it lives beside the command that embeds it, and tests
+// across the module read the same bundles. `go generate` (make generate)
 // records them again from the programs in samples/.
 package bundles
 
