@@ -110,46 +110,10 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) err
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
-	var pos0 int64 = -1
-	seeker, seekable := r.(io.Seeker)
-	readerAt, hasReadAt := r.(io.ReaderAt)
-	if seekable {
-		if p, err := seeker.Seek(0, io.SeekCurrent); err == nil {
-			pos0 = p
-		}
+	f, v, err := openFramer(r, &opts)
+	if err != nil {
+		return err
 	}
-	head := make([]byte, headerLen)
-	n, err := io.ReadFull(r, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read trace header: %w", err)
-	}
-	head = head[:n]
-	v, ok := parseHeader(head)
-	if !ok || n < headerLen {
-		return notTraceError(head)
-	}
-	if v < 22 {
-		return fmt.Errorf("%w: Go 1.%d trace format (leakscope reads Go 1.22 and newer traces)", ErrUnsupported, v)
-	}
-	if _, err := trace.NewReader(bytes.NewReader(head)); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnsupported, err)
-	}
-	f := &framer{version: v, pos: headerLen, head: head}
-	if hasReadAt && pos0 >= 0 {
-		f.ra = io.NewSectionReader(readerAt, pos0, 1<<62)
-	} else {
-		f.br = bufio.NewReaderSize(r, 64<<10)
-	}
-	// Without clock snapshots (before Go 1.25) or an offset, the end of the
-	// trace is anchored at opts.Now: find it from the batch headers when
-	// the input can be read at random.
-	noClock := opts.WallOffsetNS == 0 && (v < 25 || opts.ignoreSnapshots)
-	if noClock && f.ra != nil && !opts.NowIsStart {
-		if end, err := prescanEnd(io.NewSectionReader(readerAt, pos0, 1<<62)); err == nil {
-			opts.anchorEnd = end
-		}
-	}
-
 	var window int64
 	w.Update(func(m *bundle.Manifest) {
 		src := m.Source(bundle.SourceTrace)
@@ -186,6 +150,51 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) err
 		return fmt.Errorf("%w: %v; nothing could be kept (the trace was cut short, or is not a whole trace)", ErrIncomplete, stop)
 	}
 	return h.record(w, a, v, stop, f.pos)
+}
+
+// openFramer reads and checks the trace header of r and returns the
+// batch framer over the rest, with the trace format version. Without
+// clock snapshots (before Go 1.25) or an offset, the end of the trace is
+// anchored at opts.Now: it finds that end from the batch headers when
+// the input can be read at random (opts.anchorEnd).
+func openFramer(r io.Reader, opts *Options) (*framer, int, error) {
+	var pos0 int64 = -1
+	seeker, seekable := r.(io.Seeker)
+	readerAt, hasReadAt := r.(io.ReaderAt)
+	if seekable {
+		if p, err := seeker.Seek(0, io.SeekCurrent); err == nil {
+			pos0 = p
+		}
+	}
+	head := make([]byte, headerLen)
+	n, err := io.ReadFull(r, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, 0, fmt.Errorf("read trace header: %w", err)
+	}
+	head = head[:n]
+	v, ok := parseHeader(head)
+	if !ok || n < headerLen {
+		return nil, 0, notTraceError(head)
+	}
+	if v < 22 {
+		return nil, 0, fmt.Errorf("%w: Go 1.%d trace format (leakscope reads Go 1.22 and newer traces)", ErrUnsupported, v)
+	}
+	if _, err := trace.NewReader(bytes.NewReader(head)); err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	f := &framer{version: v, pos: headerLen, head: head}
+	if hasReadAt && pos0 >= 0 {
+		f.ra = io.NewSectionReader(readerAt, pos0, 1<<62)
+	} else {
+		f.br = bufio.NewReaderSize(r, 64<<10)
+	}
+	noClock := opts.WallOffsetNS == 0 && (v < 25 || opts.ignoreSnapshots)
+	if noClock && f.ra != nil && !opts.NowIsStart {
+		if end, err := prescanEnd(io.NewSectionReader(readerAt, pos0, 1<<62)); err == nil {
+			opts.anchorEnd = end
+		}
+	}
+	return f, v, nil
 }
 
 // pump cuts the input into generations on one goroutine, decodes up to

@@ -72,45 +72,14 @@ func run() error {
 	var tableMB float64
 	switch *mode {
 	case "parse":
-		rd := dump.NewReader(f)
-		for {
-			_, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			count++
-		}
-		status = "complete"
-		if rd.Truncated() {
-			status = "truncated"
-		}
+		count, status, err = parseAll(f)
 	case "ingest":
-		dir, err := os.MkdirTemp("", "dumpbench")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		w, err := bundle.Create(filepath.Join(dir, "b.lsb"), bundle.NewManifest("bench", "dumpbench"), memory.DefaultAllocator)
-		if err != nil {
-			return err
-		}
-		a := &bundle.Artifact{Name: filepath.Base(path), Time: time.Now()}
-		if err := dump.Ingest(w, f, a); err != nil {
-			w.Abort()
-			return err
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		count, status = a.Rows, a.Status
-		if st, err := os.Stat(filepath.Join(dir, "b.lsb", "goroutines.arrow")); err == nil {
-			tableMB = float64(st.Size()) / 1e6
-		}
+		count, status, tableMB, err = ingestAll(f, path)
 	default:
-		return fmt.Errorf("unknown -mode %q", *mode)
+		err = fmt.Errorf("unknown -mode %q", *mode)
+	}
+	if err != nil {
+		return err
 	}
 	el := time.Since(start)
 	var ru syscall.Rusage
@@ -125,4 +94,50 @@ func run() error {
 		fmt.Printf("  goroutines table %.1f MB (%.3f of the dump)\n", tableMB, tableMB/mb)
 	}
 	return nil
+}
+
+// parseAll reads every goroutine of the dump in f with the reader alone.
+func parseAll(f *os.File) (count int64, status string, err error) {
+	rd := dump.NewReader(f)
+	for {
+		_, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, "", err
+		}
+		count++
+	}
+	status = "complete"
+	if rd.Truncated() {
+		status = "truncated"
+	}
+	return count, status, nil
+}
+
+// ingestAll ingests the dump in f into a bundle in a temporary directory
+// and returns its rows, status and the goroutines table's size in MB.
+func ingestAll(f *os.File, path string) (count int64, status string, tableMB float64, err error) {
+	dir, err := os.MkdirTemp("", "dumpbench")
+	if err != nil {
+		return 0, "", 0, err
+	}
+	defer os.RemoveAll(dir)
+	w, err := bundle.Create(filepath.Join(dir, "b.lsb"), bundle.NewManifest("bench", "dumpbench"), memory.DefaultAllocator)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	a := &bundle.Artifact{Name: filepath.Base(path), Time: time.Now()}
+	if err := dump.Ingest(w, f, a); err != nil {
+		w.Abort()
+		return 0, "", 0, err
+	}
+	if err := w.Close(); err != nil {
+		return 0, "", 0, err
+	}
+	if st, err := os.Stat(filepath.Join(dir, "b.lsb", "goroutines.arrow")); err == nil {
+		tableMB = float64(st.Size()) / 1e6
+	}
+	return a.Rows, a.Status, tableMB, nil
 }
