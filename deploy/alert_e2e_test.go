@@ -192,20 +192,24 @@ func (r *alertRig) promAlert(name, label, value string) (bool, string) {
 	return false, fmt.Sprintf("no %s: alerts %+v", name, resp.Data.Alerts)
 }
 
-// waitForCapture waits for the first capture in the workbench and
-// returns its id.
+// waitForCapture waits for the first final capture in the workbench
+// (the agent's preliminary first answer comes before it, under the same
+// id) and returns its id.
 func (r *alertRig) waitForCapture() string {
 	var id string
-	waitUntil(r.t, r.ctx, "the capture in the workbench", func() (bool, string) {
-		var caps []struct{ ID string }
+	waitUntil(r.t, r.ctx, "the final capture in the workbench", func() (bool, string) {
+		var caps []struct {
+			ID          string
+			Preliminary bool
+		}
 		if err := getJSON(r.serveURL+"/api/captures", &caps); err != nil {
 			return false, err.Error()
 		}
-		if len(caps) > 0 {
+		if len(caps) > 0 && !caps[0].Preliminary {
 			id = caps[0].ID
 			return true, ""
 		}
-		return false, "no capture yet"
+		return false, fmt.Sprintf("captures %+v", caps)
 	})
 	return id
 }
