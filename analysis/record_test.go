@@ -141,7 +141,6 @@ func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, tr
 	return rec
 }
 
-
 // bundleOf ingests the fetched files of sample dir's process p into a
 // bundle as a capture would, the kept source included, and returns its
 // path.
