@@ -32,21 +32,9 @@ func callerThrough(in *loaded, creator string, roots map[string]bool) (*Origin, 
 		n    int64
 	}
 	by := map[string]*hit{}
-	ids := make([]int64, 0, len(in.st.stacks))
-	for id := range in.st.stacks {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		fr := in.st.framesOf(id)
-		at := -1
-		for i, f := range fr {
-			if f.Function == creator {
-				at = i
-				break
-			}
-		}
-		if at < 0 || !underRoot(fr[at:], roots) {
+	for _, sa := range in.st.stacksThrough(creator) {
+		fr, at := in.st.framesOf(sa.id), sa.at
+		if !underRoot(fr[at:], roots) {
 			continue
 		}
 		f, i := userFrame(fr[at+1:])

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -16,6 +17,39 @@ type stackTable struct {
 	frames map[int64]Frame
 	stacks map[int64][]int64
 	code   *codeIndex
+	// byFunction maps a function to the stacks it is on, by id, each
+	// with the index of its first (innermost) frame there; built on
+	// first use (stacksThrough).
+	byFunction map[string][]stackAt
+}
+
+// stackAt is a stack and the index of a frame in it.
+type stackAt struct {
+	id int64
+	at int
+}
+
+// stacksThrough returns the stacks with a frame of fn, in id order, each
+// with fn's innermost frame index: one pass over the table for every
+// function, then a lookup per question.
+func (st *stackTable) stacksThrough(fn string) []stackAt {
+	if st.byFunction == nil {
+		st.byFunction = map[string][]stackAt{}
+		ids := make([]int64, 0, len(st.stacks))
+		for id := range st.stacks {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			for i, fid := range st.stacks[id] {
+				f := st.frames[fid].Function
+				if l := st.byFunction[f]; len(l) == 0 || l[len(l)-1].id != id {
+					st.byFunction[f] = append(l, stackAt{id, i})
+				}
+			}
+		}
+	}
+	return st.byFunction[fn]
 }
 
 // loadStacks reads the frames and stacks and classifies every frame as the
