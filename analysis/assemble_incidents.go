@@ -3,11 +3,12 @@ package analysis
 import (
 	"container/heap"
 	"fmt"
-	"github.com/leakscope/leakscope/internal/format"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // growTogether bounds how far apart two member groups' growth rates may
@@ -192,20 +193,46 @@ func mergeCreators(sus []Suspect, groups [][]int) [][]int {
 		}
 		return false
 	}
-	for i := 0; i < len(groups); i++ {
-		for j := 0; j < len(groups); j++ {
-			if i == j || !within(sus[groups[j][0]], sus[groups[i][0]]) {
-				continue
+	// Only a group led by an entry-basis origin can be merged, and only
+	// into one led by another basis: index the first by goid and by
+	// function, so each other group looks up its candidates.
+	byGoid, byFunc := map[int64][]int{}, map[string][]int{}
+	for j, g := range groups {
+		if w := sus[g[0]].Origin; w != nil && w.Basis == basisEntry {
+			if w.Goid != 0 {
+				byGoid[w.Goid] = append(byGoid[w.Goid], j)
 			}
-			groups[i] = append(groups[i], groups[j]...)
-			groups = append(groups[:j], groups[j+1:]...)
-			if j < i {
-				i--
-			}
-			j = -1
+			byFunc[w.Function] = append(byFunc[w.Function], j)
 		}
 	}
-	return groups
+	if len(byFunc) == 0 {
+		return groups
+	}
+	merged := make([]bool, len(groups))
+	for i, g := range groups {
+		strong := sus[g[0]]
+		if merged[i] || strong.Origin == nil || strong.Origin.Basis == basisEntry {
+			continue
+		}
+		cands := append([]int(nil), byGoid[strong.Origin.Goid]...)
+		for _, h := range strong.CreationChain {
+			cands = append(cands, byFunc[h.Function]...)
+		}
+		slices.Sort(cands)
+		for _, j := range slices.Compact(cands) {
+			if !merged[j] && within(sus[groups[j][0]], strong) {
+				groups[i] = append(groups[i], groups[j]...)
+				merged[j] = true
+			}
+		}
+	}
+	out := groups[:0]
+	for i, g := range groups {
+		if !merged[i] {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // grewTogether reports whether two goroutine groups of one origin grow
