@@ -30,12 +30,50 @@ const maxHolderNotes = 3
 type holderIndex struct {
 	// byClosure maps a function to the goroutines running a closure it
 	// created (entry or frame "F.func1", "F.func2.1").
-	byClosure map[string][]*waitGor
+	byClosure map[string]*holderList
 	// byCreator maps a creator (function and goroutine) to the goroutines
 	// it started.
-	byCreator map[creatorKey][]*waitGor
+	byCreator map[creatorKey]*holderList
 	// app are the program's goroutines, for package-level objects.
-	app []*waitGor
+	app *holderList
+}
+
+// holderList is one list of possible holders, in goid order, split into
+// those that can run (live) and the rest, so a waiter that needs only a
+// few of the rest as notes stops early. runEnd[p] is where the run of
+// rest[p]'s co-waiters (parked at one site in one kind) ends.
+type holderList struct {
+	live, rest []*waitGor
+	runEnd     []int
+}
+
+// newHolderList splits ys, which the fixpoint has reached or not.
+func newHolderList(ys []*waitGor) *holderList {
+	hl := &holderList{}
+	for _, y := range ys {
+		if canHold(y) {
+			hl.live = append(hl.live, y)
+		} else {
+			hl.rest = append(hl.rest, y)
+		}
+	}
+	hl.runEnd = make([]int, len(hl.rest))
+	for p := len(hl.rest) - 1; p >= 0; p-- {
+		hl.runEnd[p] = p + 1
+		if q := p + 1; q < len(hl.rest) && coParked(hl.rest[p], hl.rest[q]) {
+			hl.runEnd[p] = hl.runEnd[q]
+		}
+	}
+	return hl
+}
+
+// canHold reports a goroutine that can run, or that one able to run
+// reaches: a possible holder that can still act.
+func canHold(y *waitGor) bool { return y.class == classLive && !y.idle || y.reach == reachMention }
+
+// coParked reports two goroutines parked at one site in one kind.
+func coParked(a, b *waitGor) bool {
+	return a.class == classParked && b.class == classParked && a.site == b.site && a.kind == b.kind
 }
 
 type creatorKey struct {
@@ -79,13 +117,14 @@ func declaredIn(fn string) string {
 
 // newHolderIndex indexes the goroutines of the program (not machinery).
 func (w *waitGraph) newHolderIndex() *holderIndex {
-	ix := &holderIndex{byClosure: map[string][]*waitGor{}, byCreator: map[creatorKey][]*waitGor{}}
+	byClosure, byCreator := map[string][]*waitGor{}, map[creatorKey][]*waitGor{}
+	var app []*waitGor
 	parents := map[int64][]string{} // per stack
 	for _, y := range w.gs {
 		if y.class == classInfra {
 			continue
 		}
-		ix.app = append(ix.app, y)
+		app = append(app, y)
 		ps, ok := parents[y.stack]
 		if !ok {
 			for _, f := range w.stacks.framesOf(y.stack) {
@@ -96,12 +135,19 @@ func (w *waitGraph) newHolderIndex() *holderIndex {
 			parents[y.stack] = ps
 		}
 		for _, p := range ps {
-			ix.byClosure[p] = append(ix.byClosure[p], y)
+			byClosure[p] = append(byClosure[p], y)
 		}
 		if y.site != nil && y.site.creator != "" {
 			k := creatorKey{y.site.creator, y.creator}
-			ix.byCreator[k] = append(ix.byCreator[k], y)
+			byCreator[k] = append(byCreator[k], y)
 		}
+	}
+	ix := &holderIndex{byClosure: map[string]*holderList{}, byCreator: map[creatorKey]*holderList{}, app: newHolderList(app)}
+	for k, ys := range byClosure {
+		ix.byClosure[k] = newHolderList(ys)
+	}
+	for k, ys := range byCreator {
+		ix.byCreator[k] = newHolderList(ys)
 	}
 	return ix
 }
@@ -117,33 +163,42 @@ func (w *waitGraph) findHolders() {
 		}
 		seen := map[*waitGor]bool{x: true}
 		global := false // consider is running the package-level rule
-		consider := func(ys []*waitGor, why string) {
-			for _, y := range ys {
+		consider := func(hl *holderList, why string) {
+			if hl == nil {
+				return
+			}
+			for _, y := range hl.live {
+				if !seen[y] {
+					seen[y] = true
+					if y.class == classParked && y.kind == x.kind && y.site == x.site {
+						continue // a co-waiter a goroutine able to run reaches
+					}
+					if len(x.possible) < maxHolderNotes {
+						x.possible = append(x.possible, holderNote{y.goid, holderEntry(y) + ", " + why + ", can run: " + y.state})
+					}
+				}
+			}
+			for p := 0; p < len(hl.rest); {
+				if len(x.ruledOut) >= maxHolderNotes && len(x.parkedHolders) >= maxParkedHolders {
+					return // the rest could add no note
+				}
+				y := hl.rest[p]
+				if y.class == classParked && y.kind == x.kind && y.site == x.site {
+					p = hl.runEnd[p] // co-waiters: they wait for the same thing
+					continue
+				}
+				p++
 				if seen[y] {
 					continue
 				}
 				seen[y] = true
-				if y.class == classParked && y.kind == x.kind && y.site == x.site {
-					continue // a co-waiter: it waits for the same thing
+				if len(x.ruledOut) < maxHolderNotes {
+					x.ruledOut = append(x.ruledOut, holderNote{y.goid, holderEntry(y) + ", " + why + ", " + cannotRun(y)})
 				}
-				fn := "?"
-				if y.site != nil {
-					fn = y.site.entry
-				}
-				switch {
-				case y.class == classLive && !y.idle || y.reach == reachMention:
-					if len(x.possible) < maxHolderNotes {
-						x.possible = append(x.possible, holderNote{y.goid, fn + ", " + why + ", can run: " + y.state})
-					}
-				default:
-					if len(x.ruledOut) < maxHolderNotes {
-						x.ruledOut = append(x.ruledOut, holderNote{y.goid, fn + ", " + why + ", " + cannotRun(y)})
-					}
-					if y.class == classParked && len(x.parkedHolders) < maxParkedHolders {
-						x.parkedHolders = append(x.parkedHolders, y)
-						if global {
-							x.anyHolders = append(x.anyHolders, y)
-						}
+				if y.class == classParked && len(x.parkedHolders) < maxParkedHolders {
+					x.parkedHolders = append(x.parkedHolders, y)
+					if global {
+						x.anyHolders = append(x.anyHolders, y)
 					}
 				}
 			}
@@ -165,6 +220,14 @@ func (w *waitGraph) findHolders() {
 			consider(ix.app, fmt.Sprintf("any goroutine can reach the package-level %#x", x.block.obj))
 		}
 	}
+}
+
+// holderEntry names a possible holder by its entry function.
+func holderEntry(y *waitGor) string {
+	if y.site != nil {
+		return y.site.entry
+	}
+	return "?"
 }
 
 // maxParkedHolders bounds the parked possible holders kept per goroutine.
