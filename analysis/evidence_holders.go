@@ -168,6 +168,9 @@ func (w *waitGraph) findHolders() {
 				return
 			}
 			for _, y := range hl.live {
+				if len(x.possible) >= maxHolderNotes {
+					break // the rest could add no note
+				}
 				if !seen[y] {
 					seen[y] = true
 					if y.class == classParked && y.kind == x.kind && y.site == x.site {
