@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -53,26 +52,7 @@ func TestWorkbench(t *testing.T) {
 	sf.Close()
 
 	// The server, on a free port, with an empty data directory.
-	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
-	out, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("read serve banner: %v", err)
-	}
-	_, rest, ok := strings.Cut(line, "http://")
-	if !ok {
-		t.Fatalf("serve banner %q has no URL", line)
-	}
-	url := "http://" + strings.Fields(rest)[0]
-	url = strings.TrimSuffix(url, "/")
+	url := startServe(t, ctx, bin, tmp)
 
 	shots, _ := filepath.Abs("screenshots")
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "workbench.test.mjs")

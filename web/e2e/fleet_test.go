@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io/fs"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
@@ -25,22 +23,7 @@ func TestFleetView(t *testing.T) {
 		t.Skip("end-to-end test skipped with -short")
 	}
 	ctx, node, chromium, tmp, bin := browserSetup(t)
-	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
-	out, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("read serve banner: %v", err)
-	}
-	_, rest, _ := strings.Cut(line, "http://")
-	url := "http://" + strings.TrimSuffix(strings.Fields(rest)[0], "/")
+	url := startServe(t, ctx, bin, tmp)
 
 	for _, c := range []struct{ sample, node, id string }{
 		{"timeout-send.lsb", "node-a", "ts-a"},

@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,22 +59,7 @@ func TestHistoryChart(t *testing.T) {
 	}
 	p.Stop()
 
-	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
-	out, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("read serve banner: %v", err)
-	}
-	_, rest, _ := strings.Cut(line, "http://")
-	url := "http://" + strings.TrimSuffix(strings.Fields(rest)[0], "/")
+	url := startServe(t, ctx, bin, tmp)
 	run(t, ctx, ".", bin, "upload", dir, "--to", url)
 
 	shots, _ := filepath.Abs("screenshots")

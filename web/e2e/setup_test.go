@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,4 +41,30 @@ func browserSetup(t *testing.T) (ctx context.Context, node, chromium, tmp, bin s
 	bin = filepath.Join(tmp, "leakscope")
 	run(t, ctx, "../..", "go", "build", "-o", bin, "./cmd/leakscope")
 	return ctx, node, chromium, tmp, bin
+}
+
+// startServe starts `leakscope serve` on a free loopback port with an
+// empty data directory under tmp, stops it when the test ends, and
+// returns its URL (no trailing slash), read from its banner.
+func startServe(t *testing.T, ctx context.Context, bin, tmp string) string {
+	t.Helper()
+	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(tmp, "data"), "--no-samples")
+	out, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Signal(os.Interrupt); srv.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read serve banner: %v", err)
+	}
+	_, rest, ok := strings.Cut(line, "http://")
+	if !ok || len(strings.Fields(rest)) == 0 {
+		t.Fatalf("serve banner %q has no URL", line)
+	}
+	return "http://" + strings.TrimSuffix(strings.Fields(rest)[0], "/")
 }
