@@ -6,15 +6,10 @@ import (
 	"go/scanner"
 	"go/token"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
-	"github.com/leakscope/leakscope/capture"
-	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -35,21 +30,7 @@ func TestHandlerHeapOwnSuspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	out := filepath.Join(t.TempDir(), "handlerheap.lsb")
-	if _, err := capture.Run(ctx, capture.Options{PID: p.PID, URL: p.URL, Out: out, Duration: 7 * time.Second,
-		Interval: time.Second, NoEBPF: true}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b, err := bundle.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	rep, err := analysis.Analyze(b, mem, analysis.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rep := captureReport(t, ctx, p, "handlerheap.lsb")
 	appendLine := commentLine(t, "testdata/handlerheap/main.go", "// grows on its own")
 	var g, h *analysis.Suspect
 	for i, s := range rep.Suspects {

@@ -3,15 +3,11 @@ package analysis_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
-	"github.com/leakscope/leakscope/capture"
-	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -62,21 +58,9 @@ func captureSteadyHeap(t *testing.T, try int) (sampled bool, named []string) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	out := filepath.Join(t.TempDir(), fmt.Sprintf("steady-%d.lsb", try))
-	if _, err := capture.Run(ctx, capture.Options{PID: p.PID, URL: p.URL, Out: out, Duration: 7 * time.Second,
-		Interval: time.Second, NoEBPF: true}, nil); err != nil {
-		t.Fatal(err)
-	}
-	b, err := bundle.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, rep := captureReport(t, ctx, p, fmt.Sprintf("steady-%d.lsb", try))
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	rep, err := analysis.Analyze(b, mem, analysis.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	snaps := rep.Heap.Snapshots
 	if len(snaps) < 3 {
 		t.Fatalf("%d heap snapshots, want at least 3", len(snaps))

@@ -1,12 +1,20 @@
 package analysis_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/samples"
 )
 
 // testProg is a program under testdata/NAME that tests build once per
@@ -40,4 +48,26 @@ func (p *testProg) build(t *testing.T) string {
 		t.Fatal(p.err)
 	}
 	return p.path
+}
+
+// captureReport captures sample process p for 7 s (one dump and heap
+// profile a second, no eBPF) into a bundle called name and analyses it.
+func captureReport(t *testing.T, ctx context.Context, p *samples.Process, name string) (*bundle.Bundle, *analysis.Report) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), name)
+	if _, err := capture.Run(ctx, capture.Options{PID: p.PID, URL: p.URL, Out: out, Duration: 7 * time.Second,
+		Interval: time.Second, NoEBPF: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rep, err := analysis.Analyze(b, mem, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, rep
 }
