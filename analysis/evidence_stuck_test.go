@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -65,16 +64,7 @@ func startStuckProg(t *testing.T, mode string) *stuckRun {
 // dump fetches a debug=2 goroutine dump.
 func (r *stuckRun) dump(t *testing.T) []byte {
 	t.Helper()
-	resp, err := http.Get("http://" + r.addr + "/debug/pprof/goroutine?debug=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("dump: %v (status %d)", err, resp.StatusCode)
-	}
-	return b
+	return fetchDump(t, r.addr)
 }
 
 // traceback sends SIGQUIT and returns what the runtime printed.

@@ -52,6 +52,8 @@ func runTimerProg(t *testing.T, mode string) string {
 	}
 }
 
+// fetchDump fetches a debug=2 goroutine dump from the pprof server at
+// addr.
 func fetchDump(t *testing.T, addr string) []byte {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=2")
