@@ -34,8 +34,7 @@ const (
 // waitGor is a goroutine of the latest snapshot in the wait-for graph.
 type waitGor struct {
 	*gor
-	class gClass
-	kind  string   // wait kind: "lock", "rlock", "chan send", "chan receive", "select", "waitgroup", "cond", "sema", "nil", "forever"
+	classified
 	objs  []uint64 // what it waits on, resolved to the objects the frames mention
 	objAt []argRef // where each of objs was read (frame and parameter)
 	// possible are goroutines that can run and may hold what it waits on
@@ -57,31 +56,13 @@ type waitGor struct {
 	// what it waits on without waiting on it the same way.
 	wakers []*waitGor
 	scc    int // wait-for cycle id (0: in none)
-	// idle is set for a goroutine that can run but does nothing for a
-	// long while: it waits for a signal (the run-until-signalled main) or
-	// sleeps a minute or more. It can shut its workers down; it feeds no
-	// one meanwhile.
-	idle bool
 	// viaChild is set when only a child that can run reaches it (a
 	// parent waiting for its worker's result or Done).
 	viaChild bool
-	// undecided is set for a select or receive in the program's code
-	// whose statement the kept source does not show (absent, changed, a
-	// C of unknown type): a timer case cannot be ruled out, so it is
-	// taken as able to run, as a timer wait is.
-	undecided bool
-	// endless is set for a goroutine that can run but never end: it
-	// ranges over a Ticker's C with no way out of the loop.
-	endless bool
 	// selfHeld, for a lock waiter, says how its source shows that it
 	// holds that lock itself ([sourceCode.heldBySelf]): only it could
 	// release it, so nothing can wake it.
 	selfHeld string
-	// timerBound is set, in minutes, for a select or receive whose
-	// statement the source does not show but that has been blocked that
-	// long: no timer case shorter than that is live, so it is taken as
-	// parked, with the longer timer case it may still have as a caveat.
-	timerBound int64
 }
 
 // waitGraph is the wait-for reasoning over the latest snapshot.
@@ -151,8 +132,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		}
 		x := &waitGor{gor: g}
 		frames := st.framesOf(g.stack)
-		c := classifyGor(g, frames, src, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
-		x.class, x.kind, x.idle, x.undecided, x.timerBound, x.endless = c.class, c.kind, c.idle, c.undecided, c.timerBound, c.endless
+		x.classified = classifyGor(g, frames, src, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
 		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
 			x.class, x.undecided, x.timerBound = classInfra, false, 0
 			why := g.dumping
@@ -197,12 +177,27 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 
 // classified is a goroutine's class as [classifyGor] decides it.
 type classified struct {
-	class      gClass
-	kind       string // the wait kind when parked
-	idle       bool
-	undecided  bool  // taken as able to run only for want of source
-	endless    bool  // able to run, in a loop it can never leave (waitStmt.endless)
-	timerBound int64 // parked for want of source after this many minutes (see [waitGor])
+	class gClass
+	kind  string // wait kind when parked: "lock", "rlock", "chan send", "chan receive", "select", "waitgroup", "cond", "sema", "nil", "forever"
+	// idle is set for a goroutine that can run but does nothing for a
+	// long while: it waits for a signal (the run-until-signalled main) or
+	// sleeps a minute or more. It can shut its workers down; it feeds no
+	// one meanwhile.
+	idle bool
+	// undecided is set for a select or receive in the program's code
+	// whose statement the kept source does not show (absent, changed, a
+	// C of unknown type): a timer case cannot be ruled out, so it is
+	// taken as able to run, as a timer wait is.
+	undecided bool
+	// endless is set for a goroutine that can run but never end: it
+	// ranges over a Ticker's C with no way out of the loop
+	// (waitStmt.endless).
+	endless bool
+	// timerBound is set, in minutes, for a select or receive whose
+	// statement the source does not show but that has been blocked that
+	// long: no timer case shorter than that is live, so it is taken as
+	// parked, with the longer timer case it may still have as a caveat.
+	timerBound int64
 }
 
 // classifyGor decides a goroutine's class and, when parked, its wait
