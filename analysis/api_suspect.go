@@ -184,7 +184,10 @@ type Origin struct {
 	// Basis says what shows it: "trace" or "ebpf" (a full creation
 	// stack), "dump" (a dump's "created by" line), "creator" (only the
 	// entry function of the creator goroutine, when no stack inside it
-	// is known), "allocation" (a heap allocation stack).
+	// is known), "allocation" (a heap allocation stack), "stacks"
+	// (another stack of the bundle through the creator function),
+	// "source" (the only function of the program's indexed source that
+	// calls into library code reaching the creator function).
 	Basis string `json:"basis"`
 	// Goid is the goroutine the user's frame ran in (0 unknown).
 	Goid int64 `json:"goid,omitempty"`

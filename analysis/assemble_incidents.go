@@ -254,9 +254,9 @@ func grewTogether(a, b Suspect) bool {
 }
 
 // heapOwner returns the group whose origin function is on a heap
-// suspect's allocation stack below a library that allocated it (the
-// library the origin called makes what its goroutines hold: an informer
-// factory and its informers), or whose member goroutines made it (its
+// suspect's allocation stack above a library frame (the library the
+// origin called makes what its goroutines hold: an informer factory and
+// its informers; a *sql.DB and what its driver prepares), or whose member goroutines made it (its
 // entry or location is on that stack), or whose members were started by
 // the code that allocated it (their creator is on that stack below its
 // entry: net/http's dialConn allocates a connection's buffers and starts
@@ -266,16 +266,13 @@ func grewTogether(a, b Suspect) bool {
 // a package-level slice) is not theirs, since attribution found none of
 // them holding it, so it is an incident of its own.
 func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
-	loc, i := locationFrame(h.Stack)
-	library := i < 0 || !isUser(loc)
-	if library {
-		for gi, g := range groups {
-			top := sus[g[0]]
-			if top.Kind == KindGoroutine && top.Origin != nil && containsFn(h.Stack, top.Origin.Function) {
-				return gi
-			}
+	for gi, g := range groups {
+		top := sus[g[0]]
+		if top.Kind == KindGoroutine && top.Origin != nil && libraryBelow(h.Stack, top.Origin.Function) {
+			return gi
 		}
 	}
+	library := allocatedByLibrary(h.Stack)
 	entry := entryFunction(h.Stack)
 	for gi, g := range groups {
 		for _, i := range g {
@@ -292,6 +289,32 @@ func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
 		}
 	}
 	return -1
+}
+
+// libraryBelow reports whether fn is on an allocation stack with a frame
+// of a library (not the runtime's, not the user's) between it and the
+// allocation.
+func libraryBelow(stack []Frame, fn string) bool {
+	for _, f := range stack {
+		if f.Function == fn {
+			return false
+		}
+		if !isRuntime(f.Function) && !isUser(f) {
+			return slices.ContainsFunc(stack, func(g Frame) bool { return g.Function == fn })
+		}
+	}
+	return false
+}
+
+// allocatedByLibrary reports whether the first frame of an allocation
+// stack outside the runtime is a library's (or there is none).
+func allocatedByLibrary(stack []Frame) bool {
+	for _, f := range stack {
+		if !isRuntime(f.Function) {
+			return !isUser(f)
+		}
+	}
+	return true
 }
 
 // makeIncident sums one group of suspects (indexes into sus, best

@@ -59,7 +59,7 @@ func attribute(in *loaded, s *site) attribution {
 	a.origin, a.chain = findOrigin(in, s)
 	if a.origin == nil && s.creator != "" {
 		roots, gone := creatorRoots(in, s)
-		a.unknown = unknownCallerText(s.creator, roots, gone)
+		a.unknown = unknownCallerText(s.creator, roots, gone) + sourceCandidatesText(in, s)
 	}
 	a.ancestry = ancestryOf(a.chain)
 	if len(a.ancestry) == 0 && s.creator != "" {
@@ -156,6 +156,14 @@ func findOrigin(in *loaded, s *site) (*Origin, []CreationHop) {
 				}
 				return c, path
 			}
+		}
+		if c, _ := callerInSource(in, s); c != nil {
+			hop := CreationHop{Stack: []Frame{{Function: c.Function, File: c.File, Line: c.Line}}, Basis: basisSource}
+			if len(chain) > 0 {
+				hop.Goid, hop.Function = chain[0].Goid, chain[0].Function
+				c.Goid = hop.Goid
+			}
+			return c, []CreationHop{hop}
 		}
 	}
 	return o, chain
@@ -391,6 +399,8 @@ func originText(o *Origin, chain []CreationHop) string {
 		basis = "the heap profile's allocation stacks"
 	case basisStacks:
 		basis = "stacks of the bundle that run through the creator function below the user's frame (heap profile allocation stacks, dumps)"
+	case basisSource:
+		basis = "the program's own source as indexed when the bundle was made: the only function of it that calls into the library code the creator function is reached from (no stack of the bundle shows the call)"
 	case basisGopc:
 		basis = "eBPF go_create events (the go statement's function only)"
 	default:

@@ -37,6 +37,13 @@ type libPkg struct {
 	funcs   map[string]*ast.FuncDecl // top-level functions by name
 	types   map[string]ast.Expr      // type declarations by name
 	methods map[string][]string      // method names by receiver type name
+	// decls are every function and method by declKey, with its body.
+	decls map[string]*ast.FuncDecl
+	// namedBy maps a name to the declarations whose bodies name it (see
+	// reachers), made on first use.
+	namedBy map[string][]string
+	// vars are the package-level variable declarations.
+	vars []*ast.ValueSpec
 }
 
 func newLibSource(goVersion string) *libSource {
@@ -89,7 +96,7 @@ func parseLibPkg(dir string) *libPkg {
 	if err != nil {
 		return nil
 	}
-	p := &libPkg{dir: dir, funcs: map[string]*ast.FuncDecl{}, types: map[string]ast.Expr{}, methods: map[string][]string{}}
+	p := &libPkg{dir: dir, funcs: map[string]*ast.FuncDecl{}, types: map[string]ast.Expr{}, methods: map[string][]string{}, decls: map[string]*ast.FuncDecl{}}
 	fset := token.NewFileSet()
 	n := 0
 	for _, e := range ents {
@@ -123,17 +130,22 @@ func (p *libPkg) add(f *ast.File) {
 		case *ast.FuncDecl:
 			if d.Recv == nil {
 				p.funcs[d.Name.Name] = d
+				p.decls[d.Name.Name] = d
 				continue
 			}
 			if len(d.Recv.List) == 1 {
 				if t := baseTypeName(d.Recv.List[0].Type); t != "" {
 					p.methods[t] = append(p.methods[t], d.Name.Name)
+					p.decls[t+"."+d.Name.Name] = d
 				}
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
-				if ts, ok := s.(*ast.TypeSpec); ok {
-					p.types[ts.Name.Name] = ts.Type
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					p.types[s.Name.Name] = s.Type
+				case *ast.ValueSpec:
+					p.vars = append(p.vars, s)
 				}
 			}
 		}

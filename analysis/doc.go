@@ -47,6 +47,7 @@
 //     the goroutine groups whose goroutines hold it.
 //   - attribution (attribute.go: attribute): where a reported group comes
 //     from. attribute_callers.go origins on other stacks;
+//     attribute_srccalls.go origins from the program's own call index;
 //     attribute_onset.go when it began; attribute_release.go,
 //     attribute_releaseuser.go, attribute_libsource.go and
 //     attribute_libincident.go the library object leaked per call and its

@@ -51,6 +51,8 @@ type loaded struct {
 
 	races    []Race
 	warnings []string
+	// lib reads library source for the attribution (see libSource).
+	lib *libSource
 }
 
 // load reads the bundle's tables and builds the goroutine sites; userCode

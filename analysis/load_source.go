@@ -36,6 +36,12 @@ type sourceCode struct {
 	stmts map[stmtKey]*waitStmt
 	// params memoises paramWords by function.
 	params map[string][]string
+	// calls are the program's calls into other packages (the
+	// source_calls table); callFiles the files indexed by module path.
+	calls     []sourceCall
+	callFiles map[string]int
+	// callsPartial: a module's index stopped at its bounds.
+	callsPartial bool
 }
 
 // funcSource is one function's snapshot.
@@ -71,6 +77,9 @@ func readSourceCode(b *bundle.Bundle, mem memory.Allocator, extra []schema.Sourc
 		if cur := c.funcs[[2]string{r.File, r.Function}]; cur == nil || cur.status != schema.SourceOK {
 			c.add(r)
 		}
+	}
+	if err := c.readCalls(b, mem); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -70,7 +70,17 @@ func recordUntil(t testing.TB, dir string, d, most, interval time.Duration, trac
 type recorded struct {
 	dir         string
 	calls       [2]int64
+	heap        [2]int64 // the live heap the sample measured with calls
 	first, last time.Time
+}
+
+// heapPerCall is the sample's own live heap rise per call between the
+// first and the last dump (0 when it did not count).
+func (r recorded) heapPerCall() float64 {
+	if r.calls[1] <= r.calls[0] {
+		return 0
+	}
+	return float64(r.heap[1]-r.heap[0]) / float64(r.calls[1]-r.calls[0])
 }
 
 // callsPerMin is the sample's own call rate between the first and the
@@ -112,12 +122,12 @@ func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, tr
 		}
 		got = append(got, fetched{fmt.Sprintf("goroutine-%02d.txt", i), at, dump})
 		if b, err := get("/calls"); err == nil {
-			var n int64
-			if _, err := fmt.Sscan(string(b), &n); err == nil {
+			var n, heap int64
+			if _, err := fmt.Sscan(string(b), &n, &heap); err == nil {
 				if i == 0 {
-					rec.calls[0], rec.first = n, at
+					rec.calls[0], rec.heap[0], rec.first = n, heap, at
 				}
-				rec.calls[1], rec.last = n, at
+				rec.calls[1], rec.heap[1], rec.last = n, heap, at
 			}
 		}
 		heap, err := get("/debug/pprof/heap?gc=1")

@@ -343,6 +343,36 @@ var SourceCodeSchema = schemaOf(TableSourceCode,
 	field(ColSource, DictString, false),
 )
 
+// Source call columns and kinds.
+const (
+	ColCallee = "callee"
+	// CallKindCall: the function calls Callee, a package-qualified
+	// function of another package (sql.Open).
+	CallKindCall = "call"
+	// CallKindLiteral: the function builds a value of Callee, a
+	// package-qualified type (&http.Transport{}, new(http.Client)).
+	CallKindLiteral = "literal"
+	// CallKindFile: the file was indexed; Callee is its module path and
+	// Function is empty.
+	CallKindFile = "file"
+	// CallKindTruncated: the index of the module Callee stopped at its
+	// bounds, so it does not hold every call of the module.
+	CallKindTruncated = "truncated"
+)
+
+// SourceCallsSchema: the calls of the program's own source into other
+// packages, read with go/parser when the bundle was made from the
+// directories of the program's main package and every other package of
+// its module. One row per call site (the enclosing declaration's symbol,
+// as a stack frame names it, and the line), and one row per file indexed.
+var SourceCallsSchema = schemaOf(TableSourceCalls,
+	field(ColFile, DictString, false),
+	field(ColFunction, DictString, false),
+	field(ColLine, arrow.PrimitiveTypes.Int64, false),
+	field(ColCallee, DictString, false),
+	field(ColKind, DictString, false),
+)
+
 // Trace generation index columns.
 const (
 	ColGeneration   = "generation"

@@ -444,3 +444,22 @@ func (r TraceGeneration) AppendTo(b *array.RecordBuilder) {
 	i64(b, 8, r.Events)
 	i64(b, 9, r.Goroutines)
 }
+
+// SourceCall is one row of the source_calls table.
+type SourceCall struct {
+	File, Function string
+	Line           int64
+	Callee, Kind   string
+}
+
+// Table implements [Row].
+func (SourceCall) Table() string { return TableSourceCalls }
+
+// AppendTo implements [Row].
+func (r SourceCall) AppendTo(b *array.RecordBuilder) {
+	dict(b, 0, r.File)
+	dict(b, 1, r.Function)
+	i64(b, 2, r.Line)
+	dict(b, 3, r.Callee)
+	dict(b, 4, r.Kind)
+}

@@ -28,6 +28,10 @@ const (
 	// budget, so a goroutine the probes saw created and not exit may have
 	// exited in a gap.
 	TableProbeWindows = "probe_windows"
+	// TableSourceCalls indexes the calls the program's own source makes
+	// into other packages, so that an origin can be found where no stack
+	// shows it.
+	TableSourceCalls = "source_calls"
 )
 
 // Column names shared by several tables.
@@ -69,6 +73,7 @@ var Schemas = map[string]*arrow.Schema{
 	TableSourceCode:       SourceCodeSchema,
 	TableTraceGenerations: TraceGenerationsSchema,
 	TableProbeWindows:     ProbeWindowsSchema,
+	TableSourceCalls:      SourceCallsSchema,
 }
 
 // TableNames lists every table in a stable order (dictionaries first).
@@ -76,7 +81,7 @@ var TableNames = []string{
 	TableFrames, TableStacks, TableSamples, TableGoroutines,
 	TableTraceGoroutines, TableTraceTransitions, TableSpans,
 	TableMetrics, TableEBPFEvents, TableClockSync, TableRaces, TableSourceCode, TableTraceGenerations,
-	TableProbeWindows,
+	TableProbeWindows, TableSourceCalls,
 }
 
 func field(name string, t arrow.DataType, nullable bool) arrow.Field {

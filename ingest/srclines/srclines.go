@@ -9,6 +9,10 @@
 // and text, with the SHA-256 of the whole file, in the source_code table.
 // A file that cannot be read, or that holds no declaration of the
 // function, gets a row saying so.
+//
+// It also indexes the calls of the program's own source into other
+// packages (the source_calls table, see calls.go): the module of each
+// main package the frames name, once per bundle.
 package srclines
 
 import (
@@ -101,6 +105,7 @@ type Snapshotter struct {
 	files map[string]*file
 	text  int64
 	n     int
+	calls callIndex
 }
 
 // New returns a Snapshotter with the given options.
@@ -136,7 +141,7 @@ func (s *Snapshotter) Snapshot(w *bundle.Writer, mem memory.Allocator) (Stats, e
 		s.have[[2]string{fn.file, fn.function}] = true
 		st.count(row)
 	}
-	return st, nil
+	return st, s.indexCalls(w, w.Frames())
 }
 
 // row reads (once per file) and returns fn's source_code row, counting
@@ -280,6 +285,7 @@ func recorded(dir string, mem memory.Allocator) (map[[2]string]bool, error) {
 // why it could not be read.
 type file struct {
 	path   string
+	read   string // where it was read from ("" when it was not)
 	lines  []string
 	sha    string
 	decls  map[string][]decl
@@ -298,6 +304,7 @@ func readFile(path string, cands []string) *file {
 	var err error
 	for _, p := range cands {
 		if data, err = readBounded(p); err == nil {
+			f.read = p
 			break
 		}
 	}

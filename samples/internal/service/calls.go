@@ -1,8 +1,11 @@
 package service
 
 import (
+	"flag"
 	"fmt"
 	"net/http"
+	"runtime"
+	"strconv"
 	"sync/atomic"
 )
 
@@ -15,8 +18,26 @@ var calls atomic.Int64
 // fixed) code path; /calls serves the count.
 func Called() { calls.Add(1) }
 
+// The /calls line is the call count and the live heap, in bytes, right
+// after a garbage collection that the request runs: what the program
+// measures of its own heap per call.
+//
+// -memprofilerate sets runtime.MemProfileRate, so that a short run has
+// enough heap samples to measure a leak per call by.
 func init() {
+	flag.Func("memprofilerate", "set runtime.MemProfileRate to this many bytes (default: the runtime's)", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a byte count, got %q", v)
+		}
+		runtime.MemProfileRate = n
+		return nil
+	})
 	http.HandleFunc("/calls", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, "%d\n", calls.Load())
+		n := calls.Load()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(w, "%d %d\n", n, ms.HeapAlloc)
 	})
 }

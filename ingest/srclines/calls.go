@@ -1,0 +1,168 @@
+package srclines
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// Bounds of the call index of one Snapshotter.
+const (
+	// maxIndexFiles bounds the files indexed.
+	maxIndexFiles = 5000
+	// maxIndexText bounds the bytes of source read for the index.
+	maxIndexText = 64 << 20
+	// maxModuleUp bounds how far up from a main package its go.mod is
+	// looked for.
+	maxModuleUp = 12
+)
+
+// module is the Go module holding a program's main package: its root as
+// the frames name it and as it was read, and its module path.
+type module struct {
+	named, read, path string
+}
+
+// callIndex is what a Snapshotter has indexed of the program's calls.
+type callIndex struct {
+	done      map[string]bool // module paths indexed
+	truncated map[string]bool // module paths whose index hit the bounds
+	files     int
+	text      int64
+}
+
+// indexCalls appends the source_calls rows of the module of each main
+// package the frames name that no earlier call indexed: the main
+// package's own directory and every other package of the module.
+func (s *Snapshotter) indexCalls(w *bundle.Writer, frames []bundle.StackFrame) error {
+	if s.calls.done == nil {
+		done, err := indexedModules(w.Dir())
+		if err != nil {
+			return err
+		}
+		s.calls.done, s.calls.truncated = done, map[string]bool{}
+	}
+	for _, named := range s.mainDirs(frames) {
+		read := s.readDir(named)
+		if read == "" {
+			continue
+		}
+		mod, ok := findModule(named, read)
+		if !ok || s.calls.done[mod.path] {
+			continue
+		}
+		s.calls.done[mod.path] = true
+		for _, dir := range packageDirs(mod.read, read) {
+			if err := s.indexPackage(w, mod, dir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// mainDirs lists, sorted, the directories (as frames name them) of the
+// frames of package main.
+func (s *Snapshotter) mainDirs(frames []bundle.StackFrame) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range frames {
+		if !strings.HasPrefix(f.Function, "main.") || !strings.HasSuffix(f.File, ".go") {
+			continue
+		}
+		if d := filepath.Dir(f.File); !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readDir is where the directory of a main package's file was read
+// from ("" when none of its files was).
+func (s *Snapshotter) readDir(named string) string {
+	for p, f := range s.files {
+		if filepath.Dir(p) == named && f.read != "" {
+			return filepath.Dir(f.read)
+		}
+	}
+	return ""
+}
+
+// findModule walks up from a main package's directory, as named and as
+// read, to the first go.mod that names a module.
+func findModule(named, read string) (module, bool) {
+	for i := 0; i < maxModuleUp; i++ {
+		if data, err := readBounded(filepath.Join(read, "go.mod")); err == nil {
+			if p := modfile.ModulePath(data); p != "" {
+				return module{named: named, read: read, path: p}, true
+			}
+			return module{}, false
+		}
+		up, nup := filepath.Dir(read), filepath.Dir(named)
+		if up == read || nup == named {
+			break
+		}
+		read, named = up, nup
+	}
+	return module{}, false
+}
+
+// packageDirs lists the directories of a module's packages to index:
+// the main package's, and every other directory of the module (not a
+// nested module's, vendor, testdata, or hidden) whose package is not
+// main — another program's main package is not linked into this one.
+func packageDirs(root, mainDir string) []string {
+	out := []string{mainDir}
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if p != root && (name == "vendor" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || exists(filepath.Join(p, "go.mod"))) {
+			return filepath.SkipDir
+		}
+		if p != mainDir && packageName(p) != "" && packageName(p) != "main" {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// indexedModules returns the module paths the bundle's source_calls
+// table has indexed files of.
+func indexedModules(dir string) (map[string]bool, error) {
+	done := map[string]bool{}
+	b := &bundle.Bundle{Dir: dir}
+	err := b.ReadTable(schema.TableSourceCalls, memory.DefaultAllocator, func(rec arrow.Record) error {
+		callees := bundle.NewStrings(rec.Column(rec.Schema().FieldIndices(schema.ColCallee)[0]))
+		kinds := bundle.NewStrings(rec.Column(rec.Schema().FieldIndices(schema.ColKind)[0]))
+		for i := 0; i < int(rec.NumRows()); i++ {
+			if kinds.Value(i) == schema.CallKindFile {
+				done[callees.Value(i)] = true
+			}
+		}
+		return nil
+	})
+	if err := bundle.Tolerate(err); err != nil {
+		return nil, fmt.Errorf("read %s: %w", schema.TableSourceCalls, err)
+	}
+	return done, nil
+}

@@ -1,0 +1,129 @@
+package srclines
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/schema"
+)
+
+// shop is a module with two programs and a library package of its own.
+var shop = map[string]string{
+	"go.mod": "module example.com/shop\n\ngo 1.22\n",
+	"cmd/api/main.go": `package main
+
+import (
+	"database/sql"
+	"net/http"
+
+	"example.com/shop/store"
+)
+
+type server struct{}
+
+func (s *server) report() {
+	db, _ := sql.Open("mem", "")
+	_ = db
+	c := &http.Client{Transport: new(http.Transport)}
+	_ = c
+}
+
+func shadow() {
+	sql := struct{ Open func() }{}
+	sql.Open()
+}
+
+func main() { store.Open[int]() }
+`,
+	"cmd/other/main.go": "package main\n\nimport \"database/sql\"\n\nfunc main() { sql.Open(\"a\", \"b\") }\n",
+	"store/store.go": `package store
+
+import (
+	"database/sql"
+	yaml "gopkg.in/yaml.v3"
+)
+
+func Open[T any]() *sql.DB { db, _ := sql.Open("a", "b"); return db }
+
+var _, _ = yaml.Marshal(nil)
+`,
+	"store/testdata/x.go": "package x\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
+	"tools/go.mod":        "module example.com/shop/tools\n",
+	"tools/t.go":          "package tools\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
+}
+
+// TestIndexCalls indexes the calls of a program's module: its main
+// package and the module's other packages, not another program's main
+// package, a nested module or testdata; a shadowed import name is not a
+// call into the package; a second snapshot of the bundle adds nothing.
+func TestIndexCalls(t *testing.T) {
+	root := t.TempDir()
+	for name, text := range shop {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bdir := filepath.Join(t.TempDir(), "s.lsb")
+	mem := memory.DefaultAllocator
+	for round := 0; round < 2; round++ {
+		w, err := bundle.Create(bdir, bundle.NewManifest("s", "test"), mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.StackID([]bundle.StackFrame{{Function: "main.main", File: filepath.Join(root, "cmd/api/main.go"), Line: 24}})
+		if _, err := Snapshot(w, mem, Options{Source: "ingest"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := readCalls(t, bdir)
+	want := []string{
+		"call example.com/shop/store.Open main.main 24",
+		"call database/sql.Open main.(*server).report 13",
+		"call database/sql.Open example.com/shop/store.Open[...] 8",
+		"call gopkg.in/yaml.v3.Marshal example.com/shop/store.init 10",
+		"file example.com/shop  0",
+		"file example.com/shop  0",
+		"literal net/http.Client main.(*server).report 15",
+		"literal net/http.Transport main.(*server).report 15",
+	}
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// readCalls lists a bundle's source_calls rows as "kind callee function
+// line", sorted.
+func readCalls(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	b := &bundle.Bundle{Dir: dir}
+	err := b.ReadTable(schema.TableSourceCalls, memory.DefaultAllocator, func(rec arrow.Record) error {
+		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
+		fn, callee, kind := bundle.NewStrings(col(schema.ColFunction)), bundle.NewStrings(col(schema.ColCallee)), bundle.NewStrings(col(schema.ColKind))
+		line := col(schema.ColLine).(*array.Int64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out = append(out, strings.Join([]string{kind.Value(i), callee.Value(i), fn.Value(i), strconv.FormatInt(line.Value(i), 10)}, " "))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
