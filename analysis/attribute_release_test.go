@@ -186,6 +186,9 @@ func TestTwoDumpOrigins(t *testing.T) {
 			if inc.Origin == nil || inc.Origin.Function != leak.Origin || inc.Origin.Basis != "stacks" && inc.Origin.Basis != "source" || !strings.Contains(inc.Fix, leak.Fix) {
 				t.Errorf("top incident: origin %+v, fix %q; want origin %s from stacks or source and %q (origin evidence %q)", inc.Origin, inc.Fix, leak.Origin, leak.Fix, originDetail(inc))
 			}
+			if first := firstLine(t, rep); !strings.Contains(first, leak.Origin) || !strings.Contains(first, leak.Fix) {
+				t.Errorf("first line of the report %q does not name %s and %s", first, leak.Origin, leak.Fix)
+			}
 		})
 	}
 }
