@@ -1,6 +1,7 @@
 package analysis_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -266,12 +267,16 @@ func BenchmarkLifetimesMillionGoroutines(b *testing.B) {
 
 var suspects = &benchBundle{name: "suspects.lsb", write: writeSuspectsBundle}
 
-// suspectsRows is the goroutine rows of suspectsBundle: 20,000 leaking
+// leakingStacks is the number of leaking stacks of suspectsBundle, 20,000
+// unless -suspects says otherwise (to see how the cost grows with them).
+var leakingStacks = flag.Int("suspects", 20_000, "leaking stacks of BenchmarkAnalyzeTwentyThousandSuspects's bundle")
+
+// suspectsRows is the goroutine rows of suspectsBundle: the leaking
 // stacks with 1 to 9 goroutines in nine dumps, 100 stable ones with 111.
-const suspectsRows = 20_000*45 + 100*111*9
+func suspectsRows() int64 { return int64(*leakingStacks)*45 + 100*111*9 }
 
 // suspectsBundle writes (once per process) a bundle with about 1,000,000
-// goroutine rows in nine dumps where 20,000 distinct stacks each leak
+// goroutine rows in nine dumps where 20,000 distinct stacks (-suspects) each leak
 // one more goroutine per dump (900,000 rows) beside 100 stable stacks.
 func suspectsBundle(tb testing.TB) string { return suspects.path(tb) }
 
@@ -282,7 +287,8 @@ func writeSuspectsBundle(dir string) error {
 	if err != nil {
 		return err
 	}
-	const leaking, stable, snaps, stableRows = 20_000, 100, 9, 111
+	const stable, snaps, stableRows = 100, 9, 111
+	leaking := *leakingStacks
 	states := []string{"chan receive", "select", "sync.Mutex.Lock", "chan send"}
 	ids := make([]int64, leaking+stable)
 	for i := range ids {
@@ -336,7 +342,7 @@ func BenchmarkAnalyzeTwentyThousandSuspects(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if rep.Bundle.GoroutineRows != suspectsRows {
+		if rep.Bundle.GoroutineRows != suspectsRows() {
 			b.Fatalf("rows %d", rep.Bundle.GoroutineRows)
 		}
 		suspects = len(rep.Suspects)
