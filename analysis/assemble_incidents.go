@@ -156,20 +156,6 @@ func mergeCycles(sus []Suspect, groups [][]int) [][]int {
 	return out
 }
 
-// intHeap is a min-heap of ints for container/heap.
-type intHeap []int
-
-func (h intHeap) Len() int           { return len(h) }
-func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
-func (h *intHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
 // mergeCreators joins a group whose origin is only its creator
 // goroutine's entry function (eBPF's go-statement PC, a dump's "created
 // by" line) into a group, growing with it, whose full creation stack

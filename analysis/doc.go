@@ -64,7 +64,8 @@
 // ([Ancestry]), view_transitions.go (state changes from the raw trace).
 // The types of the report and views: api_report.go, api_suspect.go,
 // api_views.go. Shared leaves: common_order.go (a total order, so output
-// never depends on map order), common_words.go (counts in words).
+// never depends on map order), common_words.go (counts in words),
+// common_heap.go (a min-heap of ints).
 //
 // Leak patterns come from rules (see [Rule]): a built-in set embedded from
 // rules/default.json, extended by a user file named in LEAKSCOPE_RULES or

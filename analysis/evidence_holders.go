@@ -14,13 +14,54 @@ import (
 // function names and creators alone, never from source text.
 
 // holderNote is one possible holder of what a goroutine waits on, or one
-// ruled out, with the reason.
+// ruled out, with the reason. Its words are put together only when
+// written (String): most notes are never read.
 type holderNote struct {
-	goid int64
-	why  string
+	y   *waitGor
+	rel holderRel // how it may hold the waiter's object
+	// live is set for a possible holder that can run; one ruled out
+	// says why it cannot (cannotRun).
+	live bool
 }
 
-func (h holderNote) String() string { return fmt.Sprintf("goroutine %d (%s)", h.goid, h.why) }
+func (h holderNote) String() string {
+	status := "can run: "
+	if !h.live {
+		status = cannotRun(h.y)
+	}
+	return fmt.Sprintf("goroutine %d (%s, %s, %s%s)", h.y.goid, holderEntry(h.y), h.rel, status, h.y.state)
+}
+
+// holderRel is how a possible holder relates to a waiter: the index that
+// found it.
+type holderRel struct {
+	kind holderKind
+	fn   string // the creator (relCreatorClosure, relSibling) or frame function (relFrameClosure)
+	goid int64  // the goroutine that started both (relSibling)
+	obj  uint64 // the package-level object (relGlobal)
+}
+
+// holderKind is which index found a possible holder.
+type holderKind int8
+
+const (
+	relCreatorClosure holderKind = iota // a closure of the waiter's creator
+	relSibling                          // started by the same call
+	relFrameClosure                     // a closure of a function on the waiter's stack
+	relGlobal                           // anyone can reach a package-level object
+)
+
+func (r holderRel) String() string {
+	switch r.kind {
+	case relCreatorClosure:
+		return "a closure of " + r.fn + ", which started them"
+	case relSibling:
+		return fmt.Sprintf("started by the same %s in goroutine %d", r.fn, r.goid)
+	case relFrameClosure:
+		return "a closure of " + r.fn + ", on their stack"
+	}
+	return fmt.Sprintf("any goroutine can reach the package-level %#x", r.obj)
+}
 
 // maxHolderNotes bounds the possible and ruled-out holders kept per
 // goroutine for the evidence.
@@ -127,7 +168,7 @@ func (w *waitGraph) newHolderIndex() *holderIndex {
 		app = append(app, y)
 		ps, ok := parents[y.stack]
 		if !ok {
-			for _, f := range w.stacks.framesOf(y.stack) {
+			for _, f := range w.framesOf(y.stack) {
 				if p := closureParent(f.Function); p != "" && !containsStr(ps, p) {
 					ps = append(ps, p)
 				}
@@ -161,66 +202,75 @@ func (w *waitGraph) findHolders() {
 		if x.class != classParked || x.reach == reachMention || x.site == nil || x.selfHeld != "" {
 			continue
 		}
-		seen := map[*waitGor]bool{x: true}
-		global := false // consider is running the package-level rule
-		consider := func(hl *holderList, why string) {
-			if hl == nil {
-				return
-			}
-			for _, y := range hl.live {
-				if len(x.possible) >= maxHolderNotes {
-					break // the rest could add no note
-				}
-				if !seen[y] {
-					seen[y] = true
-					if y.class == classParked && y.kind == x.kind && y.site == x.site {
-						continue // a co-waiter a goroutine able to run reaches
-					}
-					if len(x.possible) < maxHolderNotes {
-						x.possible = append(x.possible, holderNote{y.goid, holderEntry(y) + ", " + why + ", can run: " + y.state})
-					}
-				}
-			}
-			for p := 0; p < len(hl.rest); {
-				if len(x.ruledOut) >= maxHolderNotes && len(x.parkedHolders) >= maxParkedHolders {
-					return // the rest could add no note
-				}
-				y := hl.rest[p]
-				if y.class == classParked && y.kind == x.kind && y.site == x.site {
-					p = hl.runEnd[p] // co-waiters: they wait for the same thing
-					continue
-				}
-				p++
-				if seen[y] {
-					continue
-				}
-				seen[y] = true
-				if len(x.ruledOut) < maxHolderNotes {
-					x.ruledOut = append(x.ruledOut, holderNote{y.goid, holderEntry(y) + ", " + why + ", " + cannotRun(y)})
-				}
-				if y.class == classParked && len(x.parkedHolders) < maxParkedHolders {
-					x.parkedHolders = append(x.parkedHolders, y)
-					if global {
-						x.anyHolders = append(x.anyHolders, y)
-					}
-				}
-			}
-		}
+		x.seenBy = x
 		if c := x.site.creator; c != "" {
-			consider(ix.byClosure[c], "a closure of "+c+", which started them")
-			consider(ix.byCreator[creatorKey{c, x.creator}], fmt.Sprintf("started by the same %s in goroutine %d", c, x.creator))
+			x.considerHolders(ix.byClosure[c], holderRel{kind: relCreatorClosure, fn: c})
+			x.considerHolders(ix.byCreator[creatorKey{c, x.creator}], holderRel{kind: relSibling, fn: c, goid: x.creator})
 		}
 		for _, f := range x.site.frames {
 			if !isRuntime(f.Function) {
-				consider(ix.byClosure[f.Function], "a closure of "+f.Function+", on their stack")
+				x.considerHolders(ix.byClosure[f.Function], holderRel{kind: relFrameClosure, fn: f.Function})
 			}
 		}
 		// Anyone can Signal a package-level Cond, send on or close a
 		// package-level channel or call Done; only its holder releases
 		// a lock, and a holder that can run shows as a lock handed on.
 		if x.block.obj != 0 && x.block.obj < staticLimit && x.kind != "lock" && x.kind != "rlock" {
-			global = true
-			consider(ix.app, fmt.Sprintf("any goroutine can reach the package-level %#x", x.block.obj))
+			x.considerHolders(ix.app, holderRel{kind: relGlobal, obj: x.block.obj})
+		}
+	}
+}
+
+// considerHolders notes the possible holders of x's object in hl, found
+// as rel says, until x's notes are full. A goroutine is noted once per
+// waiter (seenBy), whichever list finds it first.
+func (x *waitGor) considerHolders(hl *holderList, rel holderRel) {
+	if hl == nil {
+		return
+	}
+	for _, y := range hl.live {
+		if len(x.possible) >= maxHolderNotes {
+			break // the rest could add no note
+		}
+		if y.seenBy != x {
+			y.seenBy = x
+			if y.class == classParked && y.kind == x.kind && y.site == x.site {
+				continue // a co-waiter a goroutine able to run reaches
+			}
+			if x.possible == nil {
+				x.possible = make([]holderNote, 0, maxHolderNotes)
+			}
+			x.possible = append(x.possible, holderNote{y: y, rel: rel, live: true})
+		}
+	}
+	for p := 0; p < len(hl.rest); {
+		if len(x.ruledOut) >= maxHolderNotes && len(x.parkedHolders) >= maxParkedHolders {
+			return // the rest could add no note
+		}
+		y := hl.rest[p]
+		if y.class == classParked && y.kind == x.kind && y.site == x.site {
+			p = hl.runEnd[p] // co-waiters: they wait for the same thing
+			continue
+		}
+		p++
+		if y.seenBy == x {
+			continue
+		}
+		y.seenBy = x
+		if len(x.ruledOut) < maxHolderNotes {
+			if x.ruledOut == nil {
+				x.ruledOut = make([]holderNote, 0, maxHolderNotes)
+			}
+			x.ruledOut = append(x.ruledOut, holderNote{y: y, rel: rel})
+		}
+		if y.class == classParked && len(x.parkedHolders) < maxParkedHolders {
+			if x.parkedHolders == nil {
+				x.parkedHolders = make([]*waitGor, 0, maxParkedHolders)
+			}
+			x.parkedHolders = append(x.parkedHolders, y)
+			if rel.kind == relGlobal {
+				x.anyHolders = append(x.anyHolders, y)
+			}
 		}
 	}
 }
@@ -290,12 +340,13 @@ func pointsInto(y *waitGor, lock uint64) bool {
 	return false
 }
 
-// cannotRun says why a goroutine is ruled out as a waker.
+// cannotRun says why a goroutine is ruled out as a waker, before its
+// state.
 func cannotRun(y *waitGor) string {
 	if y.class == classLive {
-		return "idle: " + y.state
+		return "idle: "
 	}
-	return "parked in " + y.state
+	return "parked in "
 }
 
 func containsStr(s []string, v string) bool {

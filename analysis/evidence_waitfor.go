@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 	"sort"
@@ -41,6 +42,9 @@ type waitGor struct {
 	// though no frame shows it (findHolders); ruledOut those of the same
 	// kinds that cannot run.
 	possible, ruledOut []holderNote
+	// seenBy is the waiter whose possible holders findHolders last
+	// looked at this goroutine for.
+	seenBy *waitGor
 	// parkedHolders are the possible holders that are parked; anyHolders
 	// those among them found only because any goroutine can reach a
 	// package-level object.
@@ -56,6 +60,11 @@ type waitGor struct {
 	// what it waits on without waiting on it the same way.
 	wakers []*waitGor
 	scc    int // wait-for cycle id (0: in none)
+	// tarjan is findCycles' state for it.
+	tarjan struct {
+		index, low int // 0: not visited yet
+		on         bool
+	}
 	// viaChild is set when only a child that can run reaches it (a
 	// parent waiting for its worker's result or Done).
 	viaChild bool
@@ -74,6 +83,8 @@ type waitGraph struct {
 	// children maps a goid to the goroutines it created.
 	children map[int64][]*waitGor
 	stacks   *stackTable
+	// frames holds each stack's frames once ([waitGraph.framesOf]).
+	frames map[int64][]Frame
 	// liveApp counts the program's goroutines that can run; undecided
 	// those taken as able to run only because their source cannot rule
 	// out a timer case (not in liveApp: they block the all-asleep claim,
@@ -115,23 +126,30 @@ const staticLimit = 1 << 28
 // reachability fixpoint from the goroutines that can run, and finds
 // wait-for cycles.
 func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph {
-	w := &waitGraph{byGoid: map[int64]*waitGor{}, mentions: map[uint64][]*waitGor{}, children: map[int64][]*waitGor{}, stacks: st}
+	w := &waitGraph{byGoid: map[int64]*waitGor{}, mentions: map[uint64][]*waitGor{}, children: map[int64][]*waitGor{}, stacks: st,
+		frames: map[int64][]Frame{}}
 	if sd == nil || sd.truncated {
 		return w
 	}
 	w.runtimeAsleep = sd.allAsleep
 	signals := false
 	for _, g := range sd.gs {
-		for _, f := range st.framesOf(g.stack) {
+		if _, ok := w.frames[g.stack]; ok {
+			continue
+		}
+		for _, f := range w.framesOf(g.stack) {
 			signals = signals || f.Function == "os/signal.loop"
 		}
 	}
-	for _, g := range sd.gs {
+	xs := make([]waitGor, len(sd.gs)) // one block for all of them
+	w.gs, w.byGoid = make([]*waitGor, 0, len(sd.gs)), make(map[int64]*waitGor, len(sd.gs))
+	for i, g := range sd.gs {
 		if src != nil {
 			src.nameRefs(g)
 		}
-		x := &waitGor{gor: g}
-		frames := st.framesOf(g.stack)
+		x := &xs[i]
+		x.gor = g
+		frames := w.framesOf(g.stack)
 		x.classified = classifyGor(g, frames, src, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
 		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
 			x.class, x.undecided, x.timerBound = classInfra, false, 0
@@ -173,6 +191,17 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 	w.possibleLockChan()
 	w.findCycles()
 	return w
+}
+
+// framesOf returns a stack's frames, leaf first, reading the stack
+// table once per stack. The slice is shared: callers only read it.
+func (w *waitGraph) framesOf(stack int64) []Frame {
+	fr, ok := w.frames[stack]
+	if !ok {
+		fr = w.stacks.framesOf(stack)
+		w.frames[stack] = fr
+	}
+	return fr
 }
 
 // classified is a goroutine's class as [classifyGor] decides it.
@@ -402,41 +431,108 @@ func (w *waitGraph) linkWakers() {
 // or children. What stays unmarked is stuck, in the spirit of the
 // runtime's goroutineleak detector (which follows real reachability and
 // sees globals; frames show only their arguments).
+//
+// It reaches what sweeping every goroutine in order, again until a sweep
+// changes nothing, would reach, in the same order of changes (a
+// goroutine's viaChild depends on which rule reached it first), but
+// looks again only at goroutines one of whose wakers, children or
+// creator changed: each sweep's goroutines in order from a heap, those
+// after the change in this sweep, those before it in the next.
 func (w *waitGraph) fixpoint() {
-	for changed := true; changed; {
-		changed = false
-		for _, x := range w.gs {
-			if x.class != classParked || x.reach == reachMention || x.selfHeld != "" {
-				continue
+	deps := w.reachDeps()
+	cur, next := make(intHeap, len(w.gs)), intHeap{}
+	for i := range cur {
+		cur[i] = i // the first sweep: everyone, already a heap
+	}
+	inCur, inNext := make([]bool, len(w.gs)), make([]bool, len(w.gs))
+	for len(cur) > 0 {
+		i := heap.Pop(&cur).(int)
+		inCur[i] = false
+		if !w.reachStep(w.gs[i]) {
+			continue
+		}
+		for _, j := range deps[i] {
+			switch {
+			case j > i && !inCur[j]:
+				inCur[j] = true
+				heap.Push(&cur, j)
+			case j <= i && !inNext[j]:
+				inNext[j] = true
+				next = append(next, j)
 			}
-			r := reachNone
-			for _, y := range x.wakers {
-				if y.class == classLive || y.reach == reachMention {
-					r = reachMention
-					break
-				}
-			}
-			feeds := x.kind == "chan receive" || x.kind == "select" // what a signal-waiting owner does at shutdown
-			if r == reachNone && x.reach == reachNone {
-				for _, y := range w.children[x.goid] {
-					if y != x && y.class != classInfra && (y.class == classLive && !y.idle || y.reach == reachMention) {
-						r = reachFamily
-						x.viaChild = true
-						break
-					}
-				}
-			}
-			if r == reachNone && x.reach == reachNone {
-				if c := w.owner(x); c != nil && (c.class == classLive && (!c.idle || feeds) || c.reach == reachMention) {
-					r = reachFamily
-				}
-			}
-			if r > x.reach {
-				x.reach = r
-				changed = true
+		}
+		if len(cur) == 0 {
+			cur, next = next, cur[:0]
+			heap.Init(&cur)
+			inCur, inNext = inNext, inCur
+		}
+	}
+}
+
+// reachDeps returns, by index in w.gs, the goroutines whose reachStep
+// reads that one: it is their waker, child or creator.
+func (w *waitGraph) reachDeps() [][]int {
+	at := make(map[*waitGor]int, len(w.gs))
+	for i, x := range w.gs {
+		at[x] = i
+	}
+	deps := make([][]int, len(w.gs))
+	add := func(y *waitGor, i int) {
+		if j, ok := at[y]; ok && j != i {
+			deps[j] = append(deps[j], i)
+		}
+	}
+	for i, x := range w.gs {
+		if x.class != classParked || x.selfHeld != "" {
+			continue
+		}
+		for _, y := range x.wakers {
+			add(y, i)
+		}
+		for _, y := range w.children[x.goid] {
+			add(y, i)
+		}
+		if c := w.byGoid[x.creator]; c != nil {
+			add(c, i)
+		}
+	}
+	return deps
+}
+
+// reachStep raises x's reach when a waker, child or creator that can run
+// (or that one able to run reaches) now reaches it, and reports whether
+// it did.
+func (w *waitGraph) reachStep(x *waitGor) bool {
+	if x.class != classParked || x.reach == reachMention || x.selfHeld != "" {
+		return false
+	}
+	r := reachNone
+	for _, y := range x.wakers {
+		if y.class == classLive || y.reach == reachMention {
+			r = reachMention
+			break
+		}
+	}
+	feeds := x.kind == "chan receive" || x.kind == "select" // what a signal-waiting owner does at shutdown
+	if r == reachNone && x.reach == reachNone {
+		for _, y := range w.children[x.goid] {
+			if y != x && y.class != classInfra && (y.class == classLive && !y.idle || y.reach == reachMention) {
+				r = reachFamily
+				x.viaChild = true
+				break
 			}
 		}
 	}
+	if r == reachNone && x.reach == reachNone {
+		if c := w.owner(x); c != nil && (c.class == classLive && (!c.idle || feeds) || c.reach == reachMention) {
+			r = reachFamily
+		}
+	}
+	if r > x.reach {
+		x.reach = r
+		return true
+	}
+	return false
 }
 
 // owner returns x's creator when the function that ran the go statement
@@ -452,7 +548,7 @@ func (w *waitGraph) owner(x *waitGor) *waitGor {
 	if libraryGoroutine(x.site) {
 		return c
 	}
-	for _, f := range w.stacks.framesOf(c.stack) {
+	for _, f := range w.framesOf(c.stack) {
 		if f.Function == x.site.creator {
 			return c
 		}
@@ -478,36 +574,34 @@ func libraryGoroutine(s *site) bool {
 // least one of them waiting for a lock: each waits for something only
 // the others could release.
 func (w *waitGraph) findCycles() {
-	index := map[*waitGor]int{}
-	low := map[*waitGor]int{}
-	on := map[*waitGor]bool{}
-	var stack []*waitGor
+	var stack, comp []*waitGor
 	next := 1
 	var visit func(x *waitGor)
 	visit = func(x *waitGor) {
-		index[x], low[x] = next, next
+		t := &x.tarjan
+		t.index, t.low = next, next
 		next++
 		stack = append(stack, x)
-		on[x] = true
+		t.on = true
 		for _, y := range x.wakers {
 			if y.class != classParked || y.reach == reachMention {
 				continue
 			}
-			if index[y] == 0 {
+			if y.tarjan.index == 0 {
 				visit(y)
-				low[x] = min(low[x], low[y])
-			} else if on[y] {
-				low[x] = min(low[x], index[y])
+				t.low = min(t.low, y.tarjan.low)
+			} else if y.tarjan.on {
+				t.low = min(t.low, y.tarjan.index)
 			}
 		}
-		if low[x] != index[x] {
+		if t.low != t.index {
 			return
 		}
-		var comp []*waitGor
+		comp = comp[:0]
 		for {
 			y := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			on[y] = false
+			y.tarjan.on = false
 			comp = append(comp, y)
 			if y == x {
 				break
@@ -525,7 +619,7 @@ func (w *waitGraph) findCycles() {
 		}
 	}
 	for _, x := range w.gs {
-		if x.class == classParked && x.reach != reachMention && index[x] == 0 {
+		if x.class == classParked && x.reach != reachMention && x.tarjan.index == 0 {
 			visit(x)
 		}
 	}
