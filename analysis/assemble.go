@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -81,6 +82,7 @@ func numberSuspects(rep *Report, sus []*Suspect, sites []*heapSite, bySite map[*
 		}
 	}
 	linkHeapObjects(sus, sites, bySite, src)
+	rep.Suspects = slices.Grow(rep.Suspects, len(sus))
 	for _, s := range sus {
 		s.Display = display(s)
 		rep.Series.Suspects[s.ID] = s.Counts

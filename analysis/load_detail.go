@@ -128,6 +128,7 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 	}
 	dr := newDetailReader(d, st, sites)
 	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+		dr.last = lastRow{}
 		c := cols{rec}
 		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
 		stateCol, waitCol := c.str(schema.ColState), c.i64(schema.ColWaitMinutes)
@@ -163,6 +164,23 @@ type detailReader struct {
 	tracks map[int64]*track
 	in     interner
 	cur    int64
+	// last caches what the row before looked up, as rows come in runs
+	// of one snapshot and one stack; reset for every batch.
+	last lastRow
+	// gors is where the latest snapshot's goroutines are allocated, in
+	// one block; a row past its end gets its own.
+	gors []gor
+}
+
+// lastRow is what [detailReader.row] looked up for the row before it.
+type lastRow struct {
+	ok         bool
+	ts, prev   int64 // a snapshot and the one before it
+	stack      int64
+	si         *stackInfo
+	key        groupKey
+	site       *site
+	siteCached bool
 }
 
 // detailRow is one goroutines row as readDetail reads it.
@@ -186,6 +204,11 @@ func newDetailReader(d *dumpData, st *stackTable, sites []*site) *detailReader {
 		dr.sd.prevTS = d.snapshots[n-2]
 	}
 	dr.sd.truncated = d.totals[dr.sd.ts] > maxDetail
+	if n := d.totals[dr.sd.ts]; !dr.sd.truncated {
+		dr.sd.byGoid = make(map[int64]*gor, n)
+		dr.sd.gs = make([]*gor, 0, n)
+		dr.gors = make([]gor, n)
+	}
 	for _, s := range sites {
 		s.exact = true
 		for _, g := range s.groups {
@@ -200,19 +223,16 @@ func newDetailReader(d *dumpData, st *stackTable, sites []*site) *detailReader {
 // two latest snapshots, and, in the latest, the goroutine itself.
 func (dr *detailReader) row(x detailRow) {
 	sd, ts, goid, stack := dr.sd, x.ts, x.goid, x.stack
+	prev := dr.prevSnapshot(ts)
 	if ts > dr.cur {
-		pruneTracks(dr.tracks, dr.prevOf[ts])
+		pruneTracks(dr.tracks, prev)
 		dr.cur = ts
 	}
 	state := dr.in.get(normState(x.raw))
-	si := dr.infos[stack]
-	if si == nil {
-		si = newStackInfo(dr.st.framesOf(stack))
-		dr.infos[stack] = si
-	}
+	si := dr.stackInfo(stack)
 	t := dr.tracks[goid]
 	ticket := si.ticketOf(x.args, x.r)
-	since, woken, visible := t.parkedSince(goid, ts, dr.prevOf[ts], stack, state, ticket, x.wait)
+	since, woken, visible := t.parkedSince(goid, ts, prev, stack, state, ticket, x.wait)
 	if t == nil {
 		t = &track{}
 		dr.tracks[goid] = t
@@ -224,7 +244,7 @@ func (dr *detailReader) row(x detailRow) {
 		}
 	}
 	t.stack, t.state, t.since, t.ts, t.observer, t.ticket, t.wait = stack, state, since, ts, si.observer, ticket, x.wait
-	site := dr.siteOf[dr.d.groups[groupKey{state: state, stackID: stack, creator: x.creator}]]
+	site := dr.siteFor(groupKey{state: state, stackID: stack, creator: x.creator})
 	if since < ts && site != nil {
 		// Parked here in the snapshot before too, by goid: the exact
 		// survival the growth verdict weighs.
@@ -234,7 +254,8 @@ func (dr *detailReader) row(x detailRow) {
 		return
 	}
 	t.inLatest = true
-	g := &gor{goid: goid, creator: x.creatorGoid, stack: stack, wait: x.wait, since: since, state: state,
+	g := dr.newGor()
+	*g = gor{goid: goid, creator: x.creatorGoid, stack: stack, wait: x.wait, since: since, state: state,
 		leaked: strings.Contains(x.raw, "(leaked)"), ticket: ticket, woken: woken, visible: visible}
 	if site != nil {
 		g.site = site
@@ -249,6 +270,46 @@ func (dr *detailReader) row(x detailRow) {
 	si.readWords(x.args, x.r, g)
 	sd.gs = append(sd.gs, g)
 	sd.byGoid[goid] = g
+}
+
+// prevSnapshot returns the snapshot before ts (0 for the first).
+func (dr *detailReader) prevSnapshot(ts int64) int64 {
+	if !dr.last.ok || dr.last.ts != ts {
+		dr.last.ok, dr.last.ts, dr.last.prev = true, ts, dr.prevOf[ts]
+	}
+	return dr.last.prev
+}
+
+// stackInfo returns a stack's stackInfo, made on first sight.
+func (dr *detailReader) stackInfo(stack int64) *stackInfo {
+	if dr.last.si != nil && dr.last.stack == stack {
+		return dr.last.si
+	}
+	si := dr.infos[stack]
+	if si == nil {
+		si = newStackInfo(dr.st.framesOf(stack))
+		dr.infos[stack] = si
+	}
+	dr.last.stack, dr.last.si = stack, si
+	return si
+}
+
+// siteFor returns the site of a group's rows, nil when it has none.
+func (dr *detailReader) siteFor(k groupKey) *site {
+	if !dr.last.siteCached || dr.last.key != k {
+		dr.last.key, dr.last.site, dr.last.siteCached = k, dr.siteOf[dr.d.groups[k]], true
+	}
+	return dr.last.site
+}
+
+// newGor returns a goroutine of the latest snapshot to fill in.
+func (dr *detailReader) newGor() *gor {
+	if len(dr.gors) == 0 {
+		return &gor{}
+	}
+	g := &dr.gors[0]
+	dr.gors = dr.gors[1:]
+	return g
 }
 
 // parkedSince compares a goroutine's row at ts with its last sighting t
