@@ -48,7 +48,7 @@ func incidents(sus []Suspect, rules []Rule, rf *releaseFinder) []Incident {
 			key = "created by " + s.Creator
 		}
 		joined := false
-		if key != "" {
+		if key != "" && joinsAny(s) {
 			for _, gi := range byOrigin[key] {
 				if grewTogether(sus[groups[gi][0]], s) {
 					groups[gi] = append(groups[gi], i)
@@ -59,18 +59,19 @@ func incidents(sus []Suspect, rules []Rule, rf *releaseFinder) []Incident {
 		}
 		if !joined {
 			groups = append(groups, []int{i})
-			if key != "" {
+			if key != "" && joinsAny(s) {
 				byOrigin[key] = append(byOrigin[key], len(groups)-1)
 			}
 		}
 	}
 	groups = mergeCycles(sus, groups)
 	groups = mergeCreators(sus, groups)
+	owners := newHeapOwners(sus, groups)
 	for i, s := range sus {
 		if s.Kind != KindHeap {
 			continue
 		}
-		if gi := heapOwner(sus, groups, s); gi >= 0 {
+		if gi := owners.owner(s); gi >= 0 {
 			groups[gi] = append(groups[gi], i)
 		} else {
 			groups = append(groups, []int{i})
@@ -221,6 +222,11 @@ func mergeCreators(sus []Suspect, groups [][]int) [][]int {
 	return out
 }
 
+// joinsAny reports whether grewTogether can hold for s with any group:
+// one stuck for good that does not grow joins none, so thousands of
+// them from one origin are not each compared with all the others.
+func joinsAny(s Suspect) bool { return s.GrowthPerMin > 0 || s.Verdict != "stuck" }
+
 // grewTogether reports whether two goroutine groups of one origin grow
 // alike: both grow at rates within growTogether of each other, or
 // neither grows and neither is stuck.
@@ -252,29 +258,72 @@ func grewTogether(a, b Suspect) bool {
 // a package-level slice) is not theirs, since attribution found none of
 // them holding it, so it is an incident of its own.
 func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
-	for gi, g := range groups {
-		top := sus[g[0]]
-		if top.Kind == KindGoroutine && top.Origin != nil && libraryBelow(h.Stack, top.Origin.Function) {
-			return gi
+	return newHeapOwners(sus, groups).owner(h)
+}
+
+// heapOwners indexes the goroutine groups by the functions heapOwner
+// looks for on a heap suspect's stack, each to the first group that
+// has it, so each heap suspect costs its stack's length, not every
+// group's members.
+type heapOwners struct {
+	// byOrigin: a group led by a goroutine suspect of that origin
+	// function; byMember: a member located or entered there;
+	// byCreator: a member started by it.
+	byOrigin, byMember, byCreator map[string]int
+}
+
+// newHeapOwners indexes groups; heap suspects in them are left out.
+func newHeapOwners(sus []Suspect, groups [][]int) *heapOwners {
+	ho := &heapOwners{byOrigin: map[string]int{}, byMember: map[string]int{}, byCreator: map[string]int{}}
+	first := func(m map[string]int, fn string, gi int) {
+		if _, ok := m[fn]; !ok {
+			m[fn] = gi
 		}
 	}
-	library := allocatedByLibrary(h.Stack)
-	entry := entryFunction(h.Stack)
 	for gi, g := range groups {
+		if top := sus[g[0]]; top.Kind == KindGoroutine && top.Origin != nil {
+			first(ho.byOrigin, top.Origin.Function, gi)
+		}
 		for _, i := range g {
-			m := sus[i]
+			m := &sus[i]
 			if m.Kind != KindGoroutine {
 				continue
 			}
-			if containsFn(h.Stack, m.Location) || containsFn(h.Stack, entryFunction(m.Stack)) {
-				return gi
-			}
-			if library && m.Creator != "" && m.Creator != entry && containsFn(h.Stack, m.Creator) {
-				return gi
+			first(ho.byMember, m.Location, gi)
+			first(ho.byMember, entryFunction(m.Stack), gi)
+			if m.Creator != "" {
+				first(ho.byCreator, m.Creator, gi)
 			}
 		}
 	}
-	return -1
+	return ho
+}
+
+// owner is heapOwner for h.
+func (ho *heapOwners) owner(h Suspect) int {
+	best := -1
+	lower := func(m map[string]int, fn string) {
+		if gi, ok := m[fn]; ok && (best < 0 || gi < best) {
+			best = gi
+		}
+	}
+	for _, f := range h.Stack { // an origin must be on the stack
+		if libraryBelow(h.Stack, f.Function) {
+			lower(ho.byOrigin, f.Function)
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	library := allocatedByLibrary(h.Stack)
+	entry := entryFunction(h.Stack)
+	for _, f := range h.Stack {
+		lower(ho.byMember, f.Function)
+		if library && f.Function != entry {
+			lower(ho.byCreator, f.Function)
+		}
+	}
+	return best
 }
 
 // libraryBelow reports whether fn is on an allocation stack with a frame
