@@ -2,10 +2,10 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/leakscope/leakscope/internal/format"
-	"sort"
+	"slices"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // timeline orders what happened: the capture, each suspect's first sight,
@@ -74,7 +74,7 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		ev = append(ev, TimelineEvent{TS: gc[len(gc)-1].TS, Kind: "gc",
 			Event: format.Count(int64(gc[len(gc)-1].Value-gc[0].Value), "GC cycle") + " during the capture"})
 	}
-	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TS.Before(ev[j].TS) })
+	slices.SortStableFunc(ev, func(a, b TimelineEvent) int { return a.TS.Compare(b.TS) })
 	if ev == nil {
 		ev = []TimelineEvent{}
 	}
