@@ -41,7 +41,10 @@ type rawGroup struct {
 	// bottom-k of a hash of the goid), so that some of them were created
 	// during a trace window and attribution can follow their creation
 	// stacks; goids alone holds the oldest.
-	spread       []int64
+	spread []int64
+	// spreadHi is the index in spread of its highest hash once spread
+	// is full (keepSpread), -1 before.
+	spreadHi     int
 	creatorGoids map[int64]int64
 	labels       string
 }
@@ -182,7 +185,7 @@ func (d *dumpData) group(in *interner, rawState string, stack int64, creator str
 	k := groupKey{state: in.get(normState(rs)), stackID: stack, creator: in.get(creator)}
 	g := d.groups[k]
 	if g == nil {
-		g = &rawGroup{key: k, rawState: rs, snaps: map[int64]*snapStat{}, creatorGoids: map[int64]int64{}}
+		g = &rawGroup{key: k, rawState: rs, snaps: map[int64]*snapStat{}, creatorGoids: map[int64]int64{}, spreadHi: -1}
 		d.groups[k] = g
 	}
 	return g
@@ -219,10 +222,10 @@ func (d *dumpData) add(g *rawGroup, row dumpRow, rawState string, in *interner) 
 	}
 	if ts > g.goidsTS {
 		g.goidsTS = ts
-		g.goids, g.spread = g.goids[:0], g.spread[:0]
+		g.goids, g.spread, g.spreadHi = g.goids[:0], g.spread[:0], -1
 	}
 	if ts == g.goidsTS {
-		g.spread = keepSpread(g.spread, goid)
+		g.spread, g.spreadHi = keepSpread(g.spread, g.spreadHi, goid)
 		if len(g.goids) < goidSample {
 			g.goids = append(g.goids, goid)
 		}
@@ -292,20 +295,33 @@ func (d *dumpData) note(goid, creator int64, g *rawGroup, stack, ts int64) {
 
 // keepSpread adds goid to a sample of at most spreadSample goids, those
 // with the lowest hash: the same uniform sample whatever the row order.
-func keepSpread(s []int64, goid int64) []int64 {
+// hi is the index of the sample's highest hash once it is full (-1
+// before); it is returned with the sample, so a goid that hashes higher
+// costs one comparison.
+func keepSpread(s []int64, hi int, goid int64) ([]int64, int) {
 	if len(s) < spreadSample {
-		return append(s, goid)
+		return append(s, goid), -1
 	}
+	if hi < 0 {
+		hi = highestMix(s)
+	}
+	if mix(goid) < mix(s[hi]) {
+		s[hi] = goid
+		hi = highestMix(s)
+	}
+	return s, hi
+}
+
+// highestMix returns the index of the first goid of s with the highest
+// hash.
+func highestMix(s []int64) int {
 	hi := 0
 	for i, g := range s {
 		if mix(g) > mix(s[hi]) {
 			hi = i
 		}
 	}
-	if mix(goid) < mix(s[hi]) {
-		s[hi] = goid
-	}
-	return s
+	return hi
 }
 
 // mix is splitmix64's finaliser: a fixed, well-spread hash of a goid.
