@@ -11,7 +11,8 @@ import (
 
 // Parallel reading. A splitter goroutine reads the input in chunks of
 // whole lines, cut where a goroutine block starts at the beginning of a
-// line after a blank one ("\n\ngoroutine "), and hands each to one of
+// line after a blank one ("\n\ngoroutine "), or, with no such place in
+// maxCarry bytes, after the last line, and hands each chunk to one of
 // several parser workers, each a Reader of its own that parses the chunk
 // from a fresh state. The reader returns the workers' goroutines chunk by
 // chunk in input order and adds up their tallies; every line number and
@@ -24,11 +25,13 @@ import (
 // whether its parse ended at rest, so the state before the next chunk is
 // known. When a chunk did not end at rest (a cut fell inside an indented
 // block, a container log's record, a race report), held a line longer than
-// the read buffer, or the splitter found no place to cut, the reader
-// parses that chunk and all the rest of the input itself, sequentially:
-// the result is the sequential reader's, byte for byte, in every case.
-// The end of the input is always read sequentially, so truncation is
-// judged as Reader.finish judges it.
+// the read buffer, or could not be cut (no line ends in it), the reader
+// reads on itself, sequentially, from that chunk's start, until it is at
+// rest at the end of a chunk, and takes the workers' parse of the next
+// one; after seqRunMax chunks in a row it stops the workers and reads the
+// rest itself. The end of the input is always read by the reader itself,
+// so truncation is judged as Reader.finish judges it. The result is the
+// sequential reader's, byte for byte, in every case.
 
 // readOptions chooses how a Reader reads.
 type readOptions struct {
@@ -89,11 +92,17 @@ type parallel struct {
 	seqAhead atomic.Bool // the reader reads sequentially: stop parsing
 	wg       sync.WaitGroup
 
-	cur    *chunk // chunk whose goroutines are being returned
-	i      int    // next of them
-	seq    bool   // the reader reads the rest itself
-	merged int    // chunks whose workers' parse was taken
+	cur    *chunk      // chunk whose goroutines are being returned
+	i      int         // next of them
+	seq    bool        // the reader reads on itself, from stream
+	stream chunkStream // what the reader reads itself
+	seqRun int         // chunks the reader read itself since it last took the workers'
+	merged int         // chunks whose workers' parse was taken
 }
+
+// seqRunMax is how many chunks in a row the reader reads itself before
+// it stops the workers and reads the rest of the input itself.
+const seqRunMax = 8
 
 func startParallel(src io.Reader, o readOptions) *parallel {
 	n := 2*o.workers + 2
@@ -140,14 +149,32 @@ func (p *parallel) next(r *Reader) *Goroutine {
 			p.cur, p.i = c, 0
 			continue
 		}
-		p.seqAhead.Store(true)
 		p.seq = true
 		if !ok {
 			c = nil
 		}
-		r.lr.br = bufio.NewReaderSize(&chunkStream{p: p, cur: c}, readBuf)
+		p.stream = chunkStream{p: p, cur: c}
+		if r.lr.br == nil {
+			r.lr.br = bufio.NewReaderSize(&p.stream, readBuf)
+		} else {
+			r.lr.br.Reset(&p.stream)
+		}
 	}
 	return nil
+}
+
+// resume reports whether the reader, reading on itself, has come to the
+// end of a chunk at rest, so that the workers' parse of the next chunk
+// holds: the reader then takes it (next).
+func (p *parallel) resume(r *Reader) bool {
+	s := &p.stream
+	if !p.seq || s.cur == nil || s.at < len(s.cur.buf) || s.cur.err != nil || r.lr.br.Buffered() > 0 || !r.atRest() {
+		return false
+	}
+	p.recycle(s.cur)
+	s.cur = nil
+	p.seq, p.seqRun = false, 0
+	return true
 }
 
 // recycle gives c back to the splitter once no worker reads it.
@@ -173,6 +200,9 @@ func (s *chunkStream) Read(b []byte) (int, error) {
 				return 0, s.cur.err
 			}
 			s.p.recycle(s.cur)
+			if s.p.seqRun++; s.p.seqRun == seqRunMax {
+				s.p.seqAhead.Store(true)
+			}
 		}
 		c, ok := <-s.p.order
 		if !ok {
@@ -273,25 +303,28 @@ func (p *parallel) split() {
 			}
 			cut = p.cut(c.buf, searched)
 		}
-		if cut <= 0 {
+		if cut > 0 {
+			carry = append(carry[:0], c.buf[cut:]...)
+			c.buf = c.buf[:cut]
+		} else {
 			// The end of the input, a chunk that cannot be cut, or the
-			// reader reads on its own: the rest goes unparsed.
-			seq = true
+			// reader reads the rest on its own: the chunk goes unparsed.
 			carry = carry[:0]
-			p.order <- c
-			if c.err != nil {
-				return
-			}
-			continue
+			seq = seq || c.err != nil || p.seqAhead.Load()
 		}
-		carry = append(carry[:0], c.buf[cut:]...)
-		c.buf = c.buf[:cut]
 		c.line, c.off = line, off
 		line += bytes.Count(c.buf, newline)
-		off += int64(cut)
-		c.parsed, c.done = true, make(chan struct{})
+		off += int64(len(c.buf))
+		if cut > 0 {
+			c.parsed, c.done = true, make(chan struct{})
+		}
 		p.order <- c
-		p.work <- c
+		if c.parsed {
+			p.work <- c
+		}
+		if c.err != nil {
+			return
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +31,11 @@ type readerResult struct {
 }
 
 func readWith(data []byte, o readOptions) readerResult {
-	rd := newReader(bytes.NewReader(data), o)
+	return readFrom(bytes.NewReader(data), o)
+}
+
+func readFrom(r io.Reader, o readOptions) readerResult {
+	rd := newReader(r, o)
 	defer rd.stop()
 	var res readerResult
 	for {
@@ -246,4 +251,77 @@ func FuzzParallel(f *testing.F) {
 		c := int(size%64) + 1
 		sameAsSequential(t, "fuzz", data, readOptions{workers: 2 + int(size/64)%2, chunk: c, maxCarry: c + int(size/128)*c})
 	})
+}
+
+// failingReader returns its data a few bytes at a time, then err.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (r *failingReader) Read(b []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(b[:min(len(b), 1000)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestParallelReadError checks that a read error ends the parallel reader
+// where it ends the sequential one, with the same goroutines before it.
+func TestParallelReadError(t *testing.T) {
+	data := synthetic(t, 2000)
+	fail := errors.New("disk on fire")
+	for _, at := range []int{0, 10, len(data) / 3, len(data) - 1} {
+		want := readFrom(&failingReader{data[:at], fail}, readOptions{})
+		got := readFrom(&failingReader{data[:at], fail}, readOptions{workers: 2, chunk: 5000, maxCarry: 10000})
+		if !errors.Is(got.err, fail) || fmt.Sprint(got.err) != fmt.Sprint(want.err) || len(got.gs) != len(want.gs) || got.lines != want.lines || got.bytes != want.bytes {
+			t.Errorf("error at byte %d: %v after %d goroutines, %d lines, %d bytes; want %v after %d, %d, %d",
+				at, got.err, len(got.gs), got.lines, got.bytes, want.err, len(want.gs), want.lines, want.bytes)
+		}
+	}
+}
+
+// TestParallelLongLines compares the readers on input with lines longer
+// than the read buffer and than the longest line kept, between blocks
+// and inside one.
+func TestParallelLongLines(t *testing.T) {
+	data := synthetic(t, 300)
+	blocks := bytes.SplitAfter(data, []byte("\n\n"))
+	var b bytes.Buffer
+	for i, blk := range blocks {
+		b.Write(blk)
+		switch i {
+		case 50:
+			b.WriteString(strings.Repeat("x", 300<<10) + "\n\n")
+		case 100:
+			b.WriteString(strings.Repeat("y", 3<<20) + "\n\n")
+		case 150:
+			b.WriteString("goroutine 99999 [running]:\nmain.f(" + strings.Repeat("0x1, ", 100<<10) + "0x2)\n\t/x.go:1 +0x1\n\n")
+		}
+	}
+	for _, o := range []readOptions{ingestOptions(), {workers: 2, chunk: 4096, maxCarry: 8192}, {workers: 2, chunk: 64 << 10, maxCarry: 8 << 20}} {
+		o.workers = max(o.workers, 2)
+		sameAsSequential(t, "long lines", b.Bytes(), o)
+	}
+}
+
+// TestParallelResumes checks that the workers' parse is taken again after
+// a stretch the reader read itself: a long line, a race report and a
+// block that the splitter's cut falls inside of, in the middle of a
+// generated traceback.
+func TestParallelResumes(t *testing.T) {
+	data := synthetic(t, 20_000)
+	mid := bytes.Index(data[len(data)/2:], []byte("\n\ngoroutine ")) + len(data)/2 + 2
+	race := "==================\nWARNING: DATA RACE\nWrite at 0x00c0000881d8 by goroutine 9:\n  main.f()\n      /x.go:26 +0x33\n==================\n"
+	var b bytes.Buffer
+	b.Write(data[:mid])
+	b.WriteString(strings.Repeat("x", 300<<10) + "\n\n" + race)
+	b.Write(data[mid:])
+	o := readOptions{workers: 2, chunk: 64 << 10, maxCarry: 128 << 10}
+	chunks := b.Len() / o.chunk
+	if merged := sameAsSequential(t, "resumes", b.Bytes(), o); merged < chunks*3/4 {
+		t.Errorf("the workers' parse was taken of %d chunks of about %d", merged, chunks)
+	}
 }

@@ -94,6 +94,11 @@ func (r *Reader) Next() (*Goroutine, error) {
 		}
 	}
 	for !r.done {
+		if r.par != nil && r.par.resume(r) {
+			if g := r.par.next(r); g != nil {
+				return g, nil
+			}
+		}
 		ln, err := r.lr.next()
 		if err == io.EOF {
 			r.done = true
