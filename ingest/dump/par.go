@@ -355,7 +355,9 @@ func (p *parallel) cut(buf []byte, old int) int {
 func fill(r io.Reader, buf *[]byte, n int) error {
 	b := *buf
 	if cap(b) < n {
-		b = append(make([]byte, 0, n), b...)
+		// Room for carries of up to a quarter chunk more, so that a
+		// buffer is not grown afresh chunk after chunk.
+		b = append(make([]byte, 0, n+n/4), b...)
 	}
 	empty := 0
 	for len(b) < n {
