@@ -16,7 +16,10 @@ import (
 // several parser workers, each a Reader of its own that parses the chunk
 // from a fresh state. The reader returns the workers' goroutines chunk by
 // chunk in input order and adds up their tallies; every line number and
-// byte offset is the input's, as the splitter counts them.
+// byte offset is the input's, as the splitter counts them. A chunk the
+// reader needs before any worker took it the reader parses itself, as a
+// worker would: it does not sleep while the workers are busy or off the
+// CPUs.
 //
 // A chunk parsed from a fresh state is parsed as the sequential reader
 // would parse it when the state before it was at rest: no block open on
@@ -69,9 +72,10 @@ type chunk struct {
 	buf    []byte
 	line   int   // lines before it
 	off    int64 // bytes before it
-	parsed bool  // handed to a worker; done is closed when it is parsed
+	parsed bool  // handed to the workers; done is closed once it is parsed
 	err    error // io.EOF or the read error after buf: the last chunk
 	done   chan struct{}
+	taken  atomic.Bool // a worker or the reader took it to parse
 
 	gs     []Goroutine
 	frames []Frame
@@ -92,6 +96,7 @@ type parallel struct {
 	seqAhead atomic.Bool // the reader reads sequentially: stop parsing
 	wg       sync.WaitGroup
 
+	helper *Reader     // parses a chunk no worker has taken yet, for the reader
 	cur    *chunk      // chunk whose goroutines are being returned
 	i      int         // next of them
 	seq    bool        // the reader reads on itself, from stream
@@ -139,7 +144,7 @@ func (p *parallel) next(r *Reader) *Goroutine {
 		}
 		c, ok := <-p.order
 		if ok && c.parsed {
-			<-c.done
+			p.wait(c)
 		}
 		if ok && c.rest {
 			r.tally.add(&c.t)
@@ -175,6 +180,23 @@ func (p *parallel) resume(r *Reader) bool {
 	s.cur = nil
 	p.seq, p.seqRun = false, 0
 	return true
+}
+
+// wait waits for c's parse, or parses it itself when no worker has
+// taken it yet (they are busy, or the machine's CPUs are), rather than
+// sleep until one does.
+func (p *parallel) wait(c *chunk) {
+	if c.taken.CompareAndSwap(false, true) {
+		if p.helper == nil {
+			p.helper = newChunkReader()
+		}
+		c.rest = false
+		if !p.seqAhead.Load() {
+			p.helper.parseChunk(c)
+		}
+		close(c.done)
+	}
+	<-c.done
 }
 
 // recycle gives c back to the splitter once no worker reads it.
@@ -220,14 +242,22 @@ func (s *chunkStream) Read(b []byte) (int, error) {
 // interned from chunk to chunk.
 func (p *parallel) worker() {
 	defer p.wg.Done()
-	wr := &Reader{lr: &lineReader{}, names: make(map[string]string)}
+	wr := newChunkReader()
 	for c := range p.work {
+		if !c.taken.CompareAndSwap(false, true) {
+			continue // the reader parses it
+		}
 		c.rest = false
 		if !p.seqAhead.Load() {
 			wr.parseChunk(c)
 		}
 		close(c.done)
 	}
+}
+
+// newChunkReader returns a reader for parseChunk.
+func newChunkReader() *Reader {
+	return &Reader{lr: &lineReader{}, names: make(map[string]string)}
 }
 
 // parseChunk parses c from a fresh state into c's goroutines and tally,
@@ -317,6 +347,7 @@ func (p *parallel) split() {
 		off += int64(len(c.buf))
 		if cut > 0 {
 			c.parsed, c.done = true, make(chan struct{})
+			c.taken.Store(false)
 		}
 		p.order <- c
 		if c.parsed {
