@@ -71,4 +71,25 @@
 // reuses) plus a bounded table of interned function and file names, so its
 // memory does not grow with the size of the input. [Ingest] writes each
 // goroutine's row as soon as it is read.
+//
+// # Parallel parsing
+//
+// [Ingest] parses on a worker per CPU (GOMAXPROCS; one CPU parses
+// sequentially). A splitter reads the input in chunks of about 1 MiB of
+// whole lines, cut before a goroutine header that starts a line after a
+// blank one, and each worker parses a chunk from a fresh reader state;
+// goroutines, counts, notes and races are taken in input order. A chunk
+// parsed so is what the sequential reader makes of it only when the state
+// before it was at rest (no block, race report or split log line open),
+// which each worker tells of its chunk's end: after a chunk that did not
+// end at rest (input with no such header in 4 MiB is cut after a line,
+// which may fall inside an indented dump's block, a container log's
+// records or a race report), or one holding a line longer than 256 KiB,
+// the reader reads on itself until a chunk ends at rest, and takes the
+// workers' parse again from the next one (after eight chunks in a row it
+// reads the rest itself). The end of the input is always read by the
+// reader itself. So rows, stack ids, notes and truncation are the
+// sequential reader's in every case; plain tracebacks and debug=2 dumps
+// are parsed in parallel throughout.
+// At most 2×workers+2 chunks are in flight, so memory stays bounded.
 package dump

@@ -41,7 +41,15 @@ const maxPending = 1024
 // held back until the end of input (at most 1024 of them), because with
 // GOTRACEBACK=crash the M running it prints it again later, with its stack;
 // that later block replaces it.
+//
+// The input is parsed by a worker per CPU (see par.go) into the rows the
+// sequential reader would give; the rows are appended in input order.
 func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
+	return ingest(w, r, a, ingestOptions())
+}
+
+// ingest is Ingest reading with options o.
+func ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact, o readOptions) error {
 	a.Kind = bundle.SourceDump
 	a.Rows = 0
 	var ts int64
@@ -51,8 +59,9 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 	in := ingester{w: w, ts: ts, source: a.Name, pending: map[int64]schema.Goroutine{}, cols: newGoroutineCols(memory.DefaultAllocator)}
 	defer in.cols.release()
 	in.bw = newBatchWriter(w, in.cols)
-	rd := NewReader(r)
+	rd := newReader(r, o)
 	err := in.run(rd)
+	rd.stop()
 	if ferr := in.flushCols(); err == nil {
 		err = ferr
 	}

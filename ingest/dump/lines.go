@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 )
 
@@ -39,7 +40,13 @@ type logLine struct {
 //
 // Lines without an envelope pass as they are, so a log may mix them.
 type lineReader struct {
-	br      *bufio.Reader
+	br *bufio.Reader
+	// chunk, when not nil, is what a parser worker reads instead of br
+	// (see par.go): whole lines, at is where the next one starts. At its
+	// end next returns io.EOF without flushing split lines, and a line
+	// longer than readBuf stops it with errLongLine.
+	chunk   []byte
+	at      int
 	long    []byte
 	num     int
 	bytes   int64
@@ -49,9 +56,16 @@ type lineReader struct {
 	jsonBuf dockerLine
 }
 
+// readBuf is the size of lineReader's buffer.
+const readBuf = 256 << 10
+
 func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 256<<10)}
+	return &lineReader{br: bufio.NewReaderSize(r, readBuf)}
 }
+
+// errLongLine stops a parser worker's lineReader at a line longer than
+// readBuf, which the sequential reader reads in parts.
+var errLongLine = errors.New("line longer than the read buffer")
 
 // next returns the next line, io.EOF at the end. Its text is valid until
 // the next call.
@@ -59,7 +73,7 @@ func (lr *lineReader) next() (logLine, error) {
 	for {
 		raw, complete, tooLong, err := lr.physical()
 		if err != nil {
-			if err == io.EOF {
+			if err == io.EOF && lr.chunk == nil {
 				return lr.flush()
 			}
 			return logLine{}, err
@@ -105,6 +119,9 @@ func (lr *lineReader) flush() (logLine, error) {
 
 // physical reads one line of the input without its line end.
 func (lr *lineReader) physical() (line []byte, complete, tooLong bool, err error) {
+	if lr.chunk != nil {
+		return lr.chunkLine()
+	}
 	if lr.eof {
 		return nil, false, false, io.EOF
 	}
@@ -138,6 +155,22 @@ func (lr *lineReader) physical() (line []byte, complete, tooLong bool, err error
 	b = bytes.TrimSuffix(b, []byte("\n"))
 	b = bytes.TrimSuffix(b, []byte("\r"))
 	return b, complete, tooLong, nil
+}
+
+// chunkLine is physical for a parser worker's chunk of whole lines.
+func (lr *lineReader) chunkLine() (line []byte, complete, tooLong bool, err error) {
+	rest := lr.chunk[lr.at:]
+	if len(rest) == 0 {
+		return nil, false, false, io.EOF
+	}
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 || i >= readBuf {
+		return nil, false, false, errLongLine
+	}
+	lr.at += i + 1
+	lr.bytes += int64(i + 1)
+	lr.num++
+	return bytes.TrimSuffix(rest[:i], []byte("\r")), true, false, nil
 }
 
 // unwrap removes a log envelope from line. ok is false for a line

@@ -27,20 +27,51 @@ type Reader struct {
 	names   map[string]string
 	recent  [1 << recentBits]string // see intern
 	err     error
-	done    bool // the input has ended
-	fin     int  // next stream to finish at the end
+	done    bool      // the input has ended
+	fin     int       // next stream to finish at the end
+	par     *parallel // parser workers reading ahead, nil for none (see par.go)
 
+	tally
+	truncated bool
+	detail    string
+}
+
+// tally is what a reader counts and collects on the way, apart from the
+// goroutines: the parser workers of par.go each keep one for their part
+// of the input, added to the reader's in input order.
+type tally struct {
 	count          int
 	skipped        int
 	emptyBlocks    int
 	strayFrames    int
 	interrupted    int
 	firstInterrupt string
-	truncated      bool
-	detail         string
 	races          []Race
 	raceTotal      int
 	fatal          string
+}
+
+// add adds o, which counts the input after t's, to t: what t keeps
+// first (the first interruption, the fatal message, the first maxRaces
+// races) stays.
+func (t *tally) add(o *tally) {
+	t.count += o.count
+	t.skipped += o.skipped
+	t.emptyBlocks += o.emptyBlocks
+	t.strayFrames += o.strayFrames
+	t.interrupted += o.interrupted
+	if t.firstInterrupt == "" {
+		t.firstInterrupt = o.firstInterrupt
+	}
+	if t.fatal == "" {
+		t.fatal = o.fatal
+	}
+	t.raceTotal += o.raceTotal
+	for _, rc := range o.races {
+		if len(t.races) < maxRaces {
+			t.races = append(t.races, rc)
+		}
+	}
 }
 
 // NewReader returns a reader of the dump in r. It buffers r itself.
@@ -57,7 +88,17 @@ func (r *Reader) Next() (*Goroutine, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if r.par != nil {
+		if g := r.par.next(r); g != nil {
+			return g, nil
+		}
+	}
 	for !r.done {
+		if r.par != nil && r.par.resume(r) {
+			if g := r.par.next(r); g != nil {
+				return g, nil
+			}
+		}
 		ln, err := r.lr.next()
 		if err == io.EOF {
 			r.done = true
