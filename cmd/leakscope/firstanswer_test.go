@@ -62,6 +62,6 @@ func TestCaptureFirstAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(data, []byte("> **Preliminary:**")) || !bytes.Contains(data, []byte(truth.Leaks[0].Function)) {
-		t.Errorf("first answer does not say it is preliminary or does not name %s:\n%.600s", truth.Leaks[0].Function, data)
+		t.Errorf("first answer does not say it is preliminary or does not name %s:\n%.4000s\ncapture stderr:\n%s", truth.Leaks[0].Function, data, errb.String())
 	}
 }
