@@ -2,6 +2,7 @@ package gotrace
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -270,17 +271,23 @@ func (c *goroutineCols) release() {
 // validity appends to dst the validity bitmap of vals, where 0 is null,
 // and returns it with the number of nulls.
 func validity(dst []byte, vals []int64) ([]byte, int) {
-	nulls := 0
+	valid := 0
 	for i := 0; i < len(vals); i += 8 {
-		var bits byte
-		for j := i; j < i+8 && j < len(vals); j++ {
-			if vals[j] != 0 {
-				bits |= 1 << (j - i)
-			} else {
-				nulls++
-			}
+		var word byte
+		for j, v := range vals[i:min(i+8, len(vals))] {
+			word |= nonZero(v) << j
 		}
-		dst = append(dst, bits)
+		valid += bits.OnesCount8(word)
+		dst = append(dst, word)
 	}
-	return dst, nulls
+	return dst, len(vals) - valid
+}
+
+// nonZero is 1 for v != 0, else 0, without a branch.
+func nonZero(v int64) byte {
+	var b byte
+	if v != 0 {
+		b = 1
+	}
+	return b
 }

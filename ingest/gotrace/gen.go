@@ -105,15 +105,17 @@ type decoder struct {
 	stacks map[trace.Stack]int32 // handle → index
 	roots  []string              // outermost function by index
 	nStack int32
-	lastS  trace.Stack
-	lastI  int32
-	key    []byte
-	tmp    rec
-	syncs  int // Sync events seen in the generation
+	// recent are the last stacks looked up: a goroutine's creation names
+	// two (the creator's and the new goroutine's), over and over.
+	recent     [4]stackSlot
+	nextRecent int
+	key        []byte
+	tmp        rec
+	syncs      int // Sync events seen in the generation
 }
 
 func newDecoder(pool chan *part) *decoder {
-	return &decoder{pool: pool, cur: newPagedTable[int32](), stacks: map[trace.Stack]int32{}}
+	return &decoder{pool: pool, cur: newPagedTable[int32](livePageBits), stacks: map[trace.Stack]int32{}}
 }
 
 // decode reads one generation (a standalone trace: header and the
@@ -123,7 +125,8 @@ func (d *decoder) decode(c *chunk, r io.Reader) {
 	d.c, d.sum = c, genSummary{}
 	clear(d.stacks)
 	d.stacks[trace.NoStack] = 0
-	d.nStack, d.lastS, d.lastI = 0, trace.NoStack, 0
+	d.nStack = 0
+	d.recent = [len(d.recent)]stackSlot{}
 	d.roots = append(d.roots[:0], "")
 	d.lives, d.freed = d.lives[:0], d.freed[:0]
 	d.p = <-d.pool
@@ -344,16 +347,25 @@ func (d *decoder) full() {
 // (with its frames, to the current part) when new; 0 for no or an empty
 // stack.
 func (d *decoder) stack(s trace.Stack) int32 {
-	if s == d.lastS {
-		return d.lastI
+	for k := range d.recent {
+		if d.recent[k].s == s {
+			return d.recent[k].i
+		}
 	}
 	i, ok := d.stacks[s]
 	if !ok {
 		i = d.addStack(s)
 		d.stacks[s] = i
 	}
-	d.lastS, d.lastI = s, i
+	d.recent[d.nextRecent%len(d.recent)] = stackSlot{s, i}
+	d.nextRecent++
 	return i
+}
+
+// stackSlot is a stack handle and its index among the generation's.
+type stackSlot struct {
+	s trace.Stack
+	i int32
 }
 
 func (d *decoder) addStack(s trace.Stack) int32 {
