@@ -3,6 +3,7 @@ package bundle
 import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -140,6 +141,15 @@ func int64Values(a arrow.Array) (buf, vals []int64) {
 	return buf, buf[d.Offset() : d.Offset()+d.Len()]
 }
 
+// validBits returns a's validity bitmap, nil when a has no nulls.
+func validBits(a arrow.Array) []byte {
+	d := a.Data()
+	if d.NullN() == 0 || d.Buffers()[0] == nil {
+		return nil
+	}
+	return d.Buffers()[0].Bytes()
+}
+
 // uint16Values returns the values of a, a uint16 array.
 func uint16Values(a arrow.Array) []uint16 {
 	d := a.Data()
@@ -183,8 +193,9 @@ func (c *deltaCodec) encode(rec arrow.Record) arrow.Record {
 		c.scratch[k] = s
 		if b := c.bases[k]; b >= 0 {
 			_, base := int64Values(rec.Column(b))
+			valid := validBits(a)
 			for j, v := range vals {
-				if a.IsValid(j) {
+				if valid == nil || bitutil.BitIsSet(valid, off+j) {
 					s[off+j] = v - base[j]
 				} else {
 					s[off+j] = 0
@@ -244,8 +255,9 @@ func (c *deltaCodec) decode(rec arrow.Record) arrow.Record {
 			// The base column comes earlier in the encodings: it is
 			// decoded already, in place.
 			_, base := int64Values(rec.Column(b))
+			valid, off := validBits(a), a.Data().Offset()
 			for j, v := range vals {
-				if a.IsValid(j) {
+				if valid == nil || bitutil.BitIsSet(valid, off+j) {
 					vals[j] = v + base[j]
 				} else {
 					vals[j] = 0

@@ -3,6 +3,7 @@ package gotrace
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -269,16 +270,28 @@ func (c *goroutineCols) release() {
 }
 
 // validity appends to dst the validity bitmap of vals, where 0 is null,
-// and returns it with the number of nulls.
+// and returns it with the number of nulls; a column without nulls needs
+// no bitmap, so dst comes back as it was.
 func validity(dst []byte, vals []int64) ([]byte, int) {
+	if !slices.Contains(vals, 0) {
+		return dst, 0
+	}
 	valid := 0
-	for i := 0; i < len(vals); i += 8 {
-		var word byte
-		for j, v := range vals[i:min(i+8, len(vals))] {
-			word |= nonZero(v) << j
+	n := len(vals) &^ 7
+	for i := 0; i < n; i += 8 {
+		v := vals[i : i+8 : i+8]
+		w := nonZero(v[0]) | nonZero(v[1])<<1 | nonZero(v[2])<<2 | nonZero(v[3])<<3 |
+			nonZero(v[4])<<4 | nonZero(v[5])<<5 | nonZero(v[6])<<6 | nonZero(v[7])<<7
+		valid += bits.OnesCount8(w)
+		dst = append(dst, w)
+	}
+	if n < len(vals) {
+		var w byte
+		for j, x := range vals[n:] {
+			w |= nonZero(x) << j
 		}
-		valid += bits.OnesCount8(word)
-		dst = append(dst, word)
+		valid += bits.OnesCount8(w)
+		dst = append(dst, w)
 	}
 	return dst, len(vals) - valid
 }

@@ -262,6 +262,27 @@ func (h *handler) mergePart(p *part) {
 	}
 }
 
+// directOut applies a generation's steps to the handler as the decoder
+// makes them, on the handler's goroutine: what mergePart does with the
+// same steps encoded in parts (one worker, see pumpDirect).
+type directOut struct{ h *handler }
+
+func (o directOut) lifeStart(s *lifeStart) {
+	o.h.fallbackClock()
+	o.h.startLife(s)
+}
+
+func (o directOut) lifeEnd(e *lifeEnd) { o.h.endLife(e) }
+
+func (o directOut) note(r *rec) {
+	if r.kind != recSync {
+		o.h.fallbackClock()
+	}
+	o.h.handle(r)
+}
+
+func (o directOut) newStack(s *genStack) { o.h.genIDs = append(o.h.genIDs, o.h.stacks.id(s)) }
+
 // endGen finishes the merge of generation c: its index row.
 func (h *handler) endGen(c *chunk) {
 	sum := &c.sum
