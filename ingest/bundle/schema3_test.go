@@ -1,6 +1,8 @@
 package bundle
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -164,4 +166,54 @@ func fixtureGoroutines() []schema.TraceGoroutine {
 		out = append(out, g)
 	}
 	return out
+}
+
+// FuzzReadSpans reads mutations of spans tables as stored by schema 3
+// (testdata/schema3.lsb) and schema 4: the decoding of the stored columns
+// must refuse what does not fit, never panic.
+func FuzzReadSpans(f *testing.F) {
+	old, err := os.ReadFile(filepath.Join("testdata", "schema3.lsb", "spans.arrow"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(old)
+	dir := filepath.Join(f.TempDir(), "s4.lsb")
+	w, err := Create(dir, NewManifest("seed", "fuzz"), memory.DefaultAllocator)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, sp := range fixtureSpans()[:40] {
+		if i == 20 {
+			w.Flush()
+		}
+		w.Append(sp)
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	cur, err := os.ReadFile(tablePath(dir, schema.TableSpans))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(cur)
+	oldMax := MaxBatchBytes
+	MaxBatchBytes = 8 << 20
+	defer func() { MaxBatchBytes = oldMax }()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+		err := readBatches(bytes.NewReader(data), int64(len(data)), "fuzz.arrow", schema.SpansSchema, mem, func(rec arrow.Record) error {
+			for i := range rec.Columns() {
+				col := rec.Column(i)
+				for j := 0; j < col.Len(); j++ {
+					col.ValueStr(j)
+				}
+			}
+			return nil
+		})
+		var pe *PartialError
+		var ce *CorruptError
+		if err != nil && !errors.As(err, &pe) && !errors.As(err, &ce) {
+			t.Fatalf("error of type %T: %v", err, err)
+		}
+	})
 }
