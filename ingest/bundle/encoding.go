@@ -3,6 +3,7 @@ package bundle
 import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/bitutil"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -10,11 +11,15 @@ import (
 // deltaCodec turns the records of a table between the columns readers see
 // and the delta-encoded columns its file stores ([schema.Encodings]).
 type deltaCodec struct {
-	cols    []int         // indexes of the encoded columns, the same in both forms
-	bases   []int         // index of each one's Base column, -1 for deltas
-	out     *arrow.Schema // the schema of the records it returns
-	types   []arrow.DataType
-	scratch [][]int64 // encode's output buffers, reused once a record is written
+	cols  []int // indexes of the encoded columns, the same in both forms
+	lows  []int // index of each one's stored low bits, -1 for none
+	bases []int // index of each one's Base column, -1 for deltas
+	out   *arrow.Schema
+	types []arrow.DataType
+	keep  []int // decoding: the columns of the stored form readers see
+	// encode's output buffers, reused once a record is written
+	scratch    [][]int64
+	lowScratch [][]uint16
 }
 
 // newEncoder returns the codec that encodes records of table for its file,
@@ -25,11 +30,16 @@ func newEncoder(table string) *deltaCodec {
 		return nil
 	}
 	sc := schema.Schemas[table]
-	c := &deltaCodec{out: schema.StoredSchema(table), scratch: make([][]int64, len(encs))}
+	c := &deltaCodec{out: schema.StoredSchema(table), scratch: make([][]int64, len(encs)), lowScratch: make([][]uint16, len(encs))}
 	for _, e := range encs {
 		c.cols = append(c.cols, sc.FieldIndices(e.Column)[0])
 		c.bases = append(c.bases, baseIndex(sc, e))
 		c.types = append(c.types, arrow.PrimitiveTypes.Int64)
+		low := -1
+		if e.Low != "" {
+			low = c.out.FieldIndices(e.Low)[0]
+		}
+		c.lows = append(c.lows, low)
 	}
 	return c
 }
@@ -37,31 +47,67 @@ func newEncoder(table string) *deltaCodec {
 // newDecoder returns the codec that decodes the records of a file of
 // table whose schema is got, and the schema readers see; a nil codec
 // when got stores every column as it is (schema 2 and before, or a table
-// without encodings).
+// without encodings). It reads schema 3 too, where the split columns
+// were whole.
 func newDecoder(got *arrow.Schema, table string) (*deltaCodec, *arrow.Schema) {
 	var c *deltaCodec
 	fields := got.Fields()
+	drop := map[int]bool{}
 	for _, e := range schema.Encodings(table) {
-		idx := got.FieldIndices(e.Stored)
-		if len(idx) != 1 || !arrow.TypeEqual(fields[idx[0]].Type, arrow.PrimitiveTypes.Int64) {
+		i, low := storedForm(got, e)
+		if i < 0 {
 			continue
 		}
 		want := schema.Schemas[table].Field(schema.Schemas[table].FieldIndices(e.Column)[0])
 		if c == nil {
 			c = &deltaCodec{}
 		}
-		i := idx[0]
 		c.cols = append(c.cols, i)
+		c.lows = append(c.lows, low)
 		c.bases = append(c.bases, baseIndex(got, e))
 		c.types = append(c.types, want.Type)
 		fields[i] = arrow.Field{Name: want.Name, Type: want.Type, Nullable: fields[i].Nullable, Metadata: want.Metadata}
+		if low >= 0 {
+			drop[low] = true
+		}
 	}
 	if c == nil {
 		return nil, got
 	}
+	var kept []arrow.Field
+	for i, f := range fields {
+		if !drop[i] {
+			c.keep = append(c.keep, i)
+			kept = append(kept, f)
+		}
+	}
 	md := got.Metadata()
-	c.out = arrow.NewSchema(fields, &md)
+	c.out = arrow.NewSchema(kept, &md)
 	return c, c.out
+}
+
+// storedForm returns the index in got of e's stored int64 column and of
+// its uint16 low bits (-1 when whole, as in schema 3 or for an encoding
+// without Low); -1, -1 when got stores the column as it is.
+func storedForm(got *arrow.Schema, e schema.Encoding) (int, int) {
+	col := func(name string, t arrow.DataType) int {
+		if name == "" {
+			return -1
+		}
+		idx := got.FieldIndices(name)
+		if len(idx) != 1 || !arrow.TypeEqual(got.Field(idx[0]).Type, t) {
+			return -1
+		}
+		return idx[0]
+	}
+	i := col(e.Stored, arrow.PrimitiveTypes.Int64)
+	if e.Low == "" {
+		return i, -1
+	}
+	if low := col(e.Low, arrow.PrimitiveTypes.Uint16); i >= 0 && low >= 0 {
+		return i, low
+	}
+	return col(e.Schema3, arrow.PrimitiveTypes.Int64), -1
 }
 
 // baseIndex is the index in sc of e's Base column (-1 for deltas, or when
@@ -74,11 +120,11 @@ func baseIndex(sc *arrow.Schema, e schema.Encoding) int {
 	names := []string{e.Base}
 	for _, o := range schema.Encodings(schema.TableOf(sc)) {
 		if o.Column == e.Base {
-			names = append(names, o.Stored)
+			names = append(names, o.Stored, o.Schema3)
 		}
 	}
 	for _, n := range names {
-		if idx := sc.FieldIndices(n); len(idx) == 1 {
+		if idx := sc.FieldIndices(n); n != "" && len(idx) == 1 {
 			return idx[0]
 		}
 	}
@@ -95,6 +141,25 @@ func int64Values(a arrow.Array) (buf, vals []int64) {
 	return buf, buf[d.Offset() : d.Offset()+d.Len()]
 }
 
+// validBits returns a's validity bitmap, nil when a has no nulls.
+func validBits(a arrow.Array) []byte {
+	d := a.Data()
+	if d.NullN() == 0 || d.Buffers()[0] == nil {
+		return nil
+	}
+	return d.Buffers()[0].Bytes()
+}
+
+// uint16Values returns the values of a, a uint16 array.
+func uint16Values(a arrow.Array) []uint16 {
+	d := a.Data()
+	var buf []uint16
+	if b := d.Buffers()[1]; b != nil {
+		buf = arrow.Uint16Traits.CastFromBytes(b.Bytes())
+	}
+	return buf[d.Offset() : d.Offset()+d.Len()]
+}
+
 // withValues returns a's data as an array of type t over the value buffer
 // vals (with a's offset and validity).
 func withValues(a arrow.Array, t arrow.DataType, vals []int64) arrow.Array {
@@ -105,26 +170,32 @@ func withValues(a arrow.Array, t arrow.DataType, vals []int64) arrow.Array {
 	return array.MakeFromData(nd)
 }
 
+// lowArray returns vals[off:off+n] as a uint16 array without nulls.
+func lowArray(vals []uint16, off, n int) arrow.Array {
+	bufs := []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Uint16Traits.CastToBytes(vals))}
+	nd := array.NewData(arrow.PrimitiveTypes.Uint16, n, bufs, nil, 0, off)
+	defer nd.Release()
+	return array.MakeFromData(nd)
+}
+
 // encode returns rec with the encoded columns as deltas, in buffers the
 // codec reuses: the result is valid until the next call. The caller
 // releases it.
 func (c *deltaCodec) encode(rec arrow.Record) arrow.Record {
-	cols := append([]arrow.Array(nil), rec.Columns()...)
+	cols := make([]arrow.Array, c.out.NumFields())
+	copy(cols, rec.Columns())
 	var made []arrow.Array
 	for k, i := range c.cols {
 		a := rec.Column(i)
 		_, vals := int64Values(a)
 		off := a.Data().Offset()
-		s := c.scratch[k]
-		if cap(s) < off+len(vals) {
-			s = make([]int64, off+len(vals))
-		}
-		s = s[:off+len(vals)]
+		s := grow(c.scratch[k], off+len(vals))
 		c.scratch[k] = s
 		if b := c.bases[k]; b >= 0 {
 			_, base := int64Values(rec.Column(b))
+			valid := validBits(a)
 			for j, v := range vals {
-				if a.IsValid(j) {
+				if valid == nil || bitutil.BitIsSet(valid, off+j) {
 					s[off+j] = v - base[j]
 				} else {
 					s[off+j] = 0
@@ -135,6 +206,17 @@ func (c *deltaCodec) encode(rec arrow.Record) arrow.Record {
 			for j, v := range vals {
 				s[off+j], prev = v-prev, v
 			}
+		}
+		if low := c.lows[k]; low >= 0 {
+			lo := grow(c.lowScratch[k], off+len(vals))
+			c.lowScratch[k] = lo
+			for j := off; j < off+len(vals); j++ {
+				lo[j] = uint16(s[j])
+				s[j] >>= 16
+			}
+			la := lowArray(lo, off, len(vals))
+			made = append(made, la)
+			cols[low] = la
 		}
 		enc := withValues(a, c.types[k], s)
 		made = append(made, enc)
@@ -147,6 +229,14 @@ func (c *deltaCodec) encode(rec arrow.Record) arrow.Record {
 	return out
 }
 
+// grow returns s with length n, reallocated when its capacity is less.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
 // decode returns rec with the stored deltas summed back into the
 // columns' values, in place: rec's buffers are the reader's own. The
 // caller releases the result.
@@ -156,12 +246,18 @@ func (c *deltaCodec) decode(rec arrow.Record) arrow.Record {
 	for k, i := range c.cols {
 		a := rec.Column(i)
 		buf, vals := int64Values(a)
+		if low := c.lows[k]; low >= 0 {
+			for j, lo := range uint16Values(rec.Column(low)) {
+				vals[j] = vals[j]<<16 | int64(lo)
+			}
+		}
 		if b := c.bases[k]; b >= 0 {
 			// The base column comes earlier in the encodings: it is
 			// decoded already, in place.
 			_, base := int64Values(rec.Column(b))
+			valid, off := validBits(a), a.Data().Offset()
 			for j, v := range vals {
-				if a.IsValid(j) {
+				if valid == nil || bitutil.BitIsSet(valid, off+j) {
 					vals[j] = v + base[j]
 				} else {
 					vals[j] = 0
@@ -178,7 +274,11 @@ func (c *deltaCodec) decode(rec arrow.Record) arrow.Record {
 		made = append(made, dec)
 		cols[i] = dec
 	}
-	out := array.NewRecord(c.out, cols, rec.NumRows())
+	kept := make([]arrow.Array, len(c.keep))
+	for j, i := range c.keep {
+		kept[j] = cols[i]
+	}
+	out := array.NewRecord(c.out, kept, rec.NumRows())
 	for _, a := range made {
 		a.Release()
 	}

@@ -54,8 +54,8 @@ func TestDeltaColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := storedColumns(t, tablePath(dir, schema.TableSpans), mem)
-	if !slices.Contains(stored, "start_ts_delta") || slices.Contains(stored, schema.ColStartTS) {
-		t.Errorf("stored columns %v, want start_ts stored as start_ts_delta", stored)
+	if !slices.Contains(stored, "start_ts_delta_high") || !slices.Contains(stored, "start_ts_delta_low") || slices.Contains(stored, schema.ColStartTS) {
+		t.Errorf("stored columns %v, want start_ts stored as start_ts_delta_high and start_ts_delta_low", stored)
 	}
 	got := readSpans(t, dir, mem)
 	if len(got) != len(want) {

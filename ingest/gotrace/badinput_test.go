@@ -18,15 +18,29 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// ingestBytes ingests data as one window into a new bundle.
+// ingestBytes ingests data as one window into a new bundle, with one
+// worker (which applies steps as it decodes them) and again with two
+// (which merge parts), and fails the test unless both end alike.
 func ingestBytes(t testing.TB, mem memory.Allocator, data []byte) (string, bundle.Artifact, error) {
+	t.Helper()
+	dir, a, err := ingestWorkers(t, mem, data, 1)
+	_, a2, err2 := ingestWorkers(t, mem, data, 2)
+	if fmt.Sprint(err) != fmt.Sprint(err2) || a.Status != a2.Status || a.Detail != a2.Detail || a.Rows != a2.Rows {
+		t.Fatalf("one worker: %v, %s %q, %d rows; two: %v, %s %q, %d rows", err, a.Status, a.Detail, a.Rows, err2, a2.Status, a2.Detail, a2.Rows)
+	}
+	return dir, a, err
+}
+
+// ingestWorkers ingests data as one window into a new bundle with
+// workers generations decoded at once.
+func ingestWorkers(t testing.TB, mem memory.Allocator, data []byte, workers int) (string, bundle.Artifact, error) {
 	dir := filepath.Join(t.TempDir(), "b.lsb")
 	w, err := bundle.Create(dir, bundle.NewManifest("test", "gotrace-test"), mem)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := bundle.Artifact{Name: "cut.trace"}
-	err = Ingest(w, bytes.NewReader(data), &a, Options{Mem: mem})
+	err = Ingest(w, bytes.NewReader(data), &a, Options{Mem: mem, Workers: workers})
 	if cerr := w.Close(); cerr != nil {
 		t.Fatal(cerr)
 	}

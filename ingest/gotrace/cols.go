@@ -2,6 +2,8 @@ package gotrace
 
 import (
 	"fmt"
+	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -268,19 +270,37 @@ func (c *goroutineCols) release() {
 }
 
 // validity appends to dst the validity bitmap of vals, where 0 is null,
-// and returns it with the number of nulls.
+// and returns it with the number of nulls; a column without nulls needs
+// no bitmap, so dst comes back as it was.
 func validity(dst []byte, vals []int64) ([]byte, int) {
-	nulls := 0
-	for i := 0; i < len(vals); i += 8 {
-		var bits byte
-		for j := i; j < i+8 && j < len(vals); j++ {
-			if vals[j] != 0 {
-				bits |= 1 << (j - i)
-			} else {
-				nulls++
-			}
-		}
-		dst = append(dst, bits)
+	if !slices.Contains(vals, 0) {
+		return dst, 0
 	}
-	return dst, nulls
+	valid := 0
+	n := len(vals) &^ 7
+	for i := 0; i < n; i += 8 {
+		v := vals[i : i+8 : i+8]
+		w := nonZero(v[0]) | nonZero(v[1])<<1 | nonZero(v[2])<<2 | nonZero(v[3])<<3 |
+			nonZero(v[4])<<4 | nonZero(v[5])<<5 | nonZero(v[6])<<6 | nonZero(v[7])<<7
+		valid += bits.OnesCount8(w)
+		dst = append(dst, w)
+	}
+	if n < len(vals) {
+		var w byte
+		for j, x := range vals[n:] {
+			w |= nonZero(x) << j
+		}
+		valid += bits.OnesCount8(w)
+		dst = append(dst, w)
+	}
+	return dst, len(vals) - valid
+}
+
+// nonZero is 1 for v != 0, else 0, without a branch.
+func nonZero(v int64) byte {
+	var b byte
+	if v != 0 {
+		b = 1
+	}
+	return b
 }

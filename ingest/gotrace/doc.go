@@ -101,7 +101,10 @@
 // its end, what the row needs), varint-encoded in parts handed over as
 // they fill; this goroutine merges the parts in trace order into rows; and
 // a sink goroutine interns stacks and writes batches (trace_goroutines
-// and spans LZ4-compressed, see bundle's lz4Tables). A file is read where
+// and spans LZ4-compressed, see bundle's lz4Tables). With one worker (two
+// or three CPUs) there is nothing to merge: this goroutine reduces the
+// parser's events and applies the steps to the rows at once, without
+// encoding them into parts. A file is read where
 // it lies (workers read their generation's byte range); a stream is
 // buffered a few generations at a time. gotrace_bench_test.go compares
 // Ingest with a bare x/exp/trace loop on a 220 MB trace of

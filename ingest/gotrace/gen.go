@@ -97,50 +97,87 @@ type open struct {
 type decoder struct {
 	c      *chunk
 	sum    genSummary
-	p      *part
-	pool   chan *part
+	out    stepOut
+	p      *part              // the part being filled (parts mode)
+	pool   chan *part         // the worker's parts (parts mode)
 	cur    *pagedTable[int32] // goid → 1 + index in lives
 	lives  []open
 	freed  []int32
 	stacks map[trace.Stack]int32 // handle → index
 	roots  []string              // outermost function by index
 	nStack int32
-	lastS  trace.Stack
-	lastI  int32
-	key    []byte
-	tmp    rec
-	syncs  int // Sync events seen in the generation
+	// recent are the last stacks looked up: a goroutine's creation names
+	// two (the creator's and the new goroutine's), over and over.
+	recent     [4]stackSlot
+	nextRecent int
+	key        []byte
+	tmp        rec       // the note being made
+	start      lifeStart // the life start being made
+	syncs      int       // Sync events seen in the generation
 }
 
-func newDecoder(pool chan *part) *decoder {
-	return &decoder{pool: pool, cur: newPagedTable[int32](), stacks: map[trace.Stack]int32{}}
+// newDecoder returns a decoder that encodes its steps into parts from
+// pool, for a merge on another goroutine; with a nil pool, one that hands
+// them to out as it makes them.
+func newDecoder(pool chan *part, out stepOut) *decoder {
+	d := &decoder{pool: pool, out: out, cur: newPagedTable[int32](livePageBits), stacks: map[trace.Stack]int32{}}
+	if pool != nil {
+		d.out = partOut{d}
+	}
+	return d
 }
+
+// stepOut takes a generation's steps in trace order, each stack before
+// the steps that use it.
+type stepOut interface {
+	lifeStart(s *lifeStart)
+	lifeEnd(e *lifeEnd)
+	note(r *rec)
+	newStack(s *genStack)
+}
+
+// partOut encodes a worker's steps into its parts, handing each over to
+// the merge once it is full.
+type partOut struct{ d *decoder }
+
+func (o partOut) lifeStart(s *lifeStart) { o.d.p.putStart(s); o.d.full() }
+func (o partOut) lifeEnd(e *lifeEnd)     { o.d.p.putEnd(e); o.d.full() }
+func (o partOut) note(r *rec)            { o.d.p.putNote(r); o.d.full() }
+func (o partOut) newStack(s *genStack)   { o.d.p.stacks = append(o.d.p.stacks, *s) }
 
 // decode reads one generation (a standalone trace: header and the
-// generation's batches) from r, sending its parts on c.parts, then its
-// summary in c.sum, and closes c.parts.
+// generation's batches) from r and hands its steps on; then it sets its
+// summary in c.sum. In parts mode it sends the parts on c.parts and
+// closes c.parts.
 func (d *decoder) decode(c *chunk, r io.Reader) {
 	d.c, d.sum = c, genSummary{}
 	clear(d.stacks)
 	d.stacks[trace.NoStack] = 0
-	d.nStack, d.lastS, d.lastI = 0, trace.NoStack, 0
+	d.nStack = 0
+	d.recent = [len(d.recent)]stackSlot{}
 	d.roots = append(d.roots[:0], "")
 	d.lives, d.freed = d.lives[:0], d.freed[:0]
-	d.p = <-d.pool
+	if d.pool != nil {
+		d.p = <-d.pool
+	}
 	d.sum.err = d.read(r)
 	// Lives still going at the generation's end.
 	d.cur.each(func(goid int64, i int32) {
 		d.cur.remove(goid)
-		d.emitEnd(&d.lives[i-1].end)
+		d.out.lifeEnd(&d.lives[i-1].end)
 	})
-	c.parts <- d.p
-	d.p = nil
 	c.sum = d.sum
-	close(c.parts)
+	if d.pool != nil {
+		c.parts <- d.p
+		d.p = nil
+		close(c.parts)
+	}
 }
 
-// evBatchLen is how many events the reading goroutine hands over at once.
-const evBatchLen = 1024
+// evBatchLen is how many events the reading goroutine hands over at once:
+// each handover may wake the other goroutine (4096 rather than 1024 halves
+// ingest's context switches).
+const evBatchLen = 4096
 
 // read decodes the generation in r in two stages on two goroutines: one
 // runs the parser and only copies its events into batches, this one
@@ -259,7 +296,10 @@ func (d *decoder) transition(ev *trace.Event, st *trace.StateTransition, from, t
 		d.cur.put(g, i+1)
 		l = &d.lives[i]
 		*l = open{end: lifeEnd{goid: g, state: to}}
-		s := lifeStart{goid: g, ts: ts, firstTo: to, firstStack: d.stack(st.Stack)}
+		// In the decoder, not on the stack: out may keep the pointer
+		// for the call, which makes a local escape.
+		s := &d.start
+		*s = lifeStart{goid: g, ts: ts, firstTo: to, firstStack: d.stack(st.Stack)}
 		if from == trace.GoNotExist {
 			s.flags |= lifeCreated
 			if p := int64(ev.Goroutine()); p > 0 {
@@ -268,7 +308,7 @@ func (d *decoder) transition(ev *trace.Event, st *trace.StateTransition, from, t
 			s.creationStack = d.stack(ev.Stack())
 		}
 		d.sum.lives++
-		d.p.putStart(&s)
+		d.out.lifeStart(s)
 	} else {
 		l = &d.lives[i]
 		e := &l.end
@@ -297,10 +337,8 @@ func (d *decoder) transition(ev *trace.Event, st *trace.StateTransition, from, t
 		}
 		d.cur.remove(g)
 		d.freed = append(d.freed, i)
-		d.emitEnd(e)
-		return
+		d.out.lifeEnd(e)
 	}
-	d.full()
 }
 
 // alloc returns the index of a free slot in d.lives.
@@ -314,11 +352,6 @@ func (d *decoder) alloc() int32 {
 	return int32(len(d.lives) - 1)
 }
 
-func (d *decoder) emitEnd(e *lifeEnd) {
-	d.p.putEnd(e)
-	d.full()
-}
-
 // note keeps a task, region, log, metric or range event.
 func (d *decoder) note(ev *trace.Event) {
 	r := &d.tmp
@@ -327,8 +360,7 @@ func (d *decoder) note(ev *trace.Event) {
 	}
 	d.sum.last = r.ts
 	d.sum.events++
-	d.p.putNote(r)
-	d.full()
+	d.out.note(r)
 }
 
 // full hands the part over once it holds partOps steps.
@@ -344,16 +376,25 @@ func (d *decoder) full() {
 // (with its frames, to the current part) when new; 0 for no or an empty
 // stack.
 func (d *decoder) stack(s trace.Stack) int32 {
-	if s == d.lastS {
-		return d.lastI
+	for k := range d.recent {
+		if d.recent[k].s == s {
+			return d.recent[k].i
+		}
 	}
 	i, ok := d.stacks[s]
 	if !ok {
 		i = d.addStack(s)
 		d.stacks[s] = i
 	}
-	d.lastS, d.lastI = s, i
+	d.recent[d.nextRecent%len(d.recent)] = stackSlot{s, i}
+	d.nextRecent++
 	return i
+}
+
+// stackSlot is a stack handle and its index among the generation's.
+type stackSlot struct {
+	s trace.Stack
+	i int32
 }
 
 func (d *decoder) addStack(s trace.Stack) int32 {
@@ -374,7 +415,7 @@ func (d *decoder) addStack(s trace.Stack) int32 {
 		}
 	}
 	d.nStack++
-	d.p.stacks = append(d.p.stacks, gs)
+	d.out.newStack(&gs)
 	d.roots = append(d.roots, gs.root)
 	return d.nStack
 }

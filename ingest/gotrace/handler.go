@@ -1,7 +1,6 @@
 package gotrace
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -23,10 +22,11 @@ type handler struct {
 	clk          clock
 	stacks       *stackCache
 
-	live    *liveTable
-	dormant map[int64]*gor // cgo callback goroutines between callbacks
-	free    []*gor         // ended goroutines, for reuse
-	tasks   map[uint64]task
+	live      *liveTable
+	dormant   map[int64]*gor     // cgo callback goroutines between callbacks
+	free      []*gor             // ended goroutines, for reuse
+	tasks     *pagedTable[*task] // open tasks by id
+	freeTasks []*task            // ended tasks, for reuse
 
 	spanBase int64
 	nextSpan int64
@@ -82,7 +82,7 @@ func newHandler(w *bundle.Writer, mem memory.Allocator, source string, opts Opti
 		stacks:       newStackCache(),
 		live:         newLiveTable(),
 		dormant:      make(map[int64]*gor),
-		tasks:        make(map[uint64]task),
+		tasks:        newPagedTable[*task](taskPageBits),
 		spanBase:     (window + 1) << spanWindowShift,
 		rows:         make(map[string]int64),
 	}
@@ -262,6 +262,27 @@ func (h *handler) mergePart(p *part) {
 	}
 }
 
+// directOut applies a generation's steps to the handler as the decoder
+// makes them, on the handler's goroutine: what mergePart does with the
+// same steps encoded in parts (one worker, see pumpDirect).
+type directOut struct{ h *handler }
+
+func (o directOut) lifeStart(s *lifeStart) {
+	o.h.fallbackClock()
+	o.h.startLife(s)
+}
+
+func (o directOut) lifeEnd(e *lifeEnd) { o.h.endLife(e) }
+
+func (o directOut) note(r *rec) {
+	if r.kind != recSync {
+		o.h.fallbackClock()
+	}
+	o.h.handle(r)
+}
+
+func (o directOut) newStack(s *genStack) { o.h.genIDs = append(o.h.genIDs, o.h.stacks.id(s)) }
+
 // endGen finishes the merge of generation c: its index row.
 func (h *handler) endGen(c *chunk) {
 	sum := &c.sum
@@ -407,9 +428,11 @@ func (h *handler) finish() {
 	for goid, g := range h.dormant {
 		h.writeGoroutine(goid, g, g.endWall)
 	}
-	for _, id := range slices.Sorted(maps.Keys(h.tasks)) {
-		t := h.tasks[id]
-		h.writeTask(id, &t, 0)
+	var open []uint64
+	h.tasks.each(func(id int64, _ *task) { open = append(open, uint64(id)) })
+	slices.Sort(open)
+	for _, id := range open {
+		h.writeTask(id, h.tasks.get(int64(id)), 0)
 	}
 	h.close()
 }

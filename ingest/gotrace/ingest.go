@@ -199,44 +199,52 @@ func openFramer(r io.Reader, opts *Options) (*framer, int, error) {
 
 // pump cuts the input into generations on one goroutine, decodes up to
 // workers of them at once on others, and merges their parts in order on
-// this one, which the handler owns. It returns why the input ended: nil
-// at a clean end, a *cutError, a *CorruptError or a read error.
+// this one, which the handler owns. With one worker there is nothing to
+// merge: this goroutine decodes the generations in order and applies
+// their steps as it goes (directOut), which saves encoding them. It
+// returns why the input ended: nil at a clean end, a *cutError, a
+// *CorruptError or a read error.
 func pump(f *framer, h *handler, workers int) error {
 	f.pool = make(chan []byte, workers+2)
-	work := make(chan *chunk)
+	var work chan *chunk
+	if workers > 1 {
+		work = make(chan *chunk)
+	}
 	order := make(chan *chunk, workers)
 	quit := make(chan struct{})
 	var frameErr error
 	parts := partsPerWorker(workers)
 	go func() {
 		defer close(order)
-		defer close(work)
+		if work != nil {
+			defer close(work)
+		}
 		frameErr = frame(f, work, order, quit, parts)
 	}()
-	for range workers {
-		pool := make(chan *part, parts)
-		for range parts {
-			pool <- &part{pool: pool}
-		}
-		d := newDecoder(pool)
-		go func() {
-			for c := range work {
-				d.decode(c, f.open(c))
-				f.recycle(c)
-			}
-		}()
+	var direct *decoder
+	if work == nil {
+		direct = newDecoder(nil, directOut{h})
+	} else {
+		startWorkers(f, work, workers, parts)
 	}
 	var err error
 	for c := range order {
 		if err == nil {
 			h.startGen()
 		}
-		for p := range c.parts {
+		if direct != nil {
 			if err == nil {
-				h.mergePart(p)
+				direct.decode(c, f.open(c))
 			}
-			p.reset()
-			p.pool <- p
+			f.recycle(c)
+		} else {
+			for p := range c.parts {
+				if err == nil {
+					h.mergePart(p)
+				}
+				p.reset()
+				p.pool <- p
+			}
 		}
 		if err != nil {
 			continue // draining after a failure
@@ -256,8 +264,26 @@ func pump(f *framer, h *handler, workers int) error {
 	return frameErr
 }
 
-// frame hands each complete generation to a worker and, in order, to the
-// merge, and returns why the input ended. An incomplete last generation
+// startWorkers starts workers goroutines that decode the generations of
+// work into parts, each with parts of its own.
+func startWorkers(f *framer, work <-chan *chunk, workers, parts int) {
+	for range workers {
+		pool := make(chan *part, parts)
+		for range parts {
+			pool <- &part{pool: pool}
+		}
+		d := newDecoder(pool, nil)
+		go func() {
+			for c := range work {
+				d.decode(c, f.open(c))
+				f.recycle(c)
+			}
+		}()
+	}
+}
+
+// frame hands each complete generation to a worker (none when work is
+// nil) and, in order, to the merge, and returns why the input ended. An incomplete last generation
 // (cut at a batch boundary) is dropped.
 func frame(f *framer, work, order chan<- *chunk, quit <-chan struct{}, parts int) error {
 	for {
@@ -280,11 +306,13 @@ func frame(f *framer, work, order chan<- *chunk, quit <-chan struct{}, parts int
 				return &cutError{c.end, why + ", whose last batch is not a string or stack table (a generation's last)"}
 			}
 		}
-		c.parts = make(chan *part, parts+1)
-		select {
-		case work <- c:
-		case <-quit:
-			return nil
+		if work != nil {
+			c.parts = make(chan *part, parts+1)
+			select {
+			case work <- c:
+			case <-quit:
+				return nil
+			}
 		}
 		select {
 		case order <- c:

@@ -13,26 +13,38 @@ type pagedTable[V comparable] struct {
 	lastKey  int64
 	lastPage *page[V] // page lastKey, nil if none
 	n        int
+	bits     uint       // a page holds 1<<bits consecutive keys
+	spare    []*page[V] // emptied pages, for reuse
 }
 
-const livePageBits = 8
+// maxSparePages bounds the emptied pages a table keeps for reuse: ids
+// come in increasing runs, so pages empty and fill all the time.
+const maxSparePages = 16
+
+// livePageBits and taskPageBits size the pages of goroutines and of
+// tasks. Open tasks are fewer than live goroutines and end sooner, so
+// their pages are smaller: a task left open alone costs a page.
+const (
+	livePageBits = 8
+	taskPageBits = 6
+)
 
 type page[V comparable] struct {
-	v [1 << livePageBits]V
+	v []V
 	n int
 }
 
 // liveTable holds the live goroutines by goid.
 type liveTable = pagedTable[*gor]
 
-func newLiveTable() *liveTable { return newPagedTable[*gor]() }
+func newLiveTable() *liveTable { return newPagedTable[*gor](livePageBits) }
 
-func newPagedTable[V comparable]() *pagedTable[V] {
-	return &pagedTable[V]{pages: make(map[int64]*page[V]), lastKey: -1}
+func newPagedTable[V comparable](bits uint) *pagedTable[V] {
+	return &pagedTable[V]{pages: make(map[int64]*page[V]), lastKey: -1, bits: bits}
 }
 
 func (t *pagedTable[V]) page(goid int64) *page[V] {
-	k := goid >> livePageBits
+	k := goid >> t.bits
 	if k == t.lastKey && t.lastPage != nil {
 		return t.lastPage
 	}
@@ -46,7 +58,7 @@ func (t *pagedTable[V]) page(goid int64) *page[V] {
 // get returns the value of goid, the zero value if absent.
 func (t *pagedTable[V]) get(goid int64) V {
 	if p := t.page(goid); p != nil {
-		return p.v[goid&(1<<livePageBits-1)]
+		return p.v[goid&(1<<t.bits-1)]
 	}
 	var zero V
 	return zero
@@ -56,13 +68,17 @@ func (t *pagedTable[V]) get(goid int64) V {
 func (t *pagedTable[V]) put(goid int64, v V) {
 	p := t.page(goid)
 	if p == nil {
-		p = &page[V]{}
-		k := goid >> livePageBits
+		if n := len(t.spare); n > 0 {
+			p, t.spare = t.spare[n-1], t.spare[:n-1]
+		} else {
+			p = &page[V]{v: make([]V, 1<<t.bits)}
+		}
+		k := goid >> t.bits
 		t.pages[k] = p
 		t.lastKey, t.lastPage = k, p
 	}
 	var zero V
-	slot := &p.v[goid&(1<<livePageBits-1)]
+	slot := &p.v[goid&(1<<t.bits-1)]
 	if *slot == zero {
 		p.n++
 		t.n++
@@ -77,7 +93,7 @@ func (t *pagedTable[V]) remove(goid int64) {
 		return
 	}
 	var zero V
-	slot := &p.v[goid&(1<<livePageBits-1)]
+	slot := &p.v[goid&(1<<t.bits-1)]
 	if *slot == zero {
 		return
 	}
@@ -85,10 +101,13 @@ func (t *pagedTable[V]) remove(goid int64) {
 	p.n--
 	t.n--
 	if p.n == 0 {
-		k := goid >> livePageBits
+		k := goid >> t.bits
 		delete(t.pages, k)
 		if t.lastKey == k {
 			t.lastKey, t.lastPage = -1, nil
+		}
+		if len(t.spare) < maxSparePages {
+			t.spare = append(t.spare, p) // empty: every slot is zero again
 		}
 	}
 }
@@ -102,7 +121,7 @@ func (t *pagedTable[V]) each(fn func(goid int64, v V)) {
 	for k, p := range t.pages {
 		for i := range p.v {
 			if v := p.v[i]; v != zero {
-				fn(k<<livePageBits|int64(i), v)
+				fn(k<<t.bits|int64(i), v)
 			}
 		}
 	}

@@ -69,10 +69,24 @@ func (c *spanCols) append(s *schema.Span) {
 	b.task = append(b.task, s.TaskID)
 	b.start = append(b.start, s.StartTS)
 	b.end = append(b.end, s.EndTS)
-	b.kind = append(b.kind, c.kind.id(s.Kind))
+	b.kind = append(b.kind, c.kindID(s.Kind))
 	b.name = append(b.name, c.name.id(s.Name))
 	b.msgData = append(b.msgData, s.Message...)
 	b.msgOffsets = append(b.msgOffsets, int32(len(b.msgData)))
+}
+
+// kindID is the dictionary index of a span kind: the three kinds are the
+// dictionary's first values.
+func (c *spanCols) kindID(k string) int32 {
+	switch k {
+	case schema.SpanTask:
+		return 0
+	case schema.SpanRegion:
+		return 1
+	case schema.SpanLog:
+		return 2
+	}
+	return c.kind.id(k)
 }
 
 func (c *spanCols) len() int { return len(c.cur.id) }

@@ -45,21 +45,30 @@ func (h *handler) newSpanID() int64 {
 }
 
 func (h *handler) taskBegin(r *rec) {
-	if _, ok := h.tasks[r.id]; ok {
+	if h.tasks.get(int64(r.id)) != nil {
 		return
 	}
-	h.tasks[r.id] = task{parent: r.parent, name: r.str, goid: r.g, start: h.clk.wall(r.ts)}
+	var t *task
+	if n := len(h.freeTasks); n > 0 {
+		t = h.freeTasks[n-1]
+		h.freeTasks = h.freeTasks[:n-1]
+	} else {
+		t = new(task)
+	}
+	*t = task{parent: r.parent, name: r.str, goid: r.g, start: h.clk.wall(r.ts)}
+	h.tasks.put(int64(r.id), t)
 }
 
 func (h *handler) taskEnd(r *rec) {
-	t, ok := h.tasks[r.id]
-	if !ok {
+	t := h.tasks.get(int64(r.id))
+	if t == nil {
 		// Begun before the trace started.
-		t = task{parent: r.parent, name: r.str}
+		t = &task{parent: r.parent, name: r.str}
 	}
-	h.writeTask(r.id, &t, h.clk.wall(r.ts))
+	h.writeTask(r.id, t, h.clk.wall(r.ts))
 }
 
+// writeTask writes task id's span and forgets the task.
 func (h *handler) writeTask(id uint64, t *task, end int64) {
 	h.appendSpan(&schema.Span{
 		ID:       taskSpanID(id),
@@ -71,7 +80,11 @@ func (h *handler) writeTask(id uint64, t *task, end int64) {
 		StartTS:  t.start,
 		EndTS:    end,
 	})
-	delete(h.tasks, id)
+	if h.tasks.get(int64(id)) == t {
+		h.tasks.remove(int64(id))
+		*t = task{}
+		h.freeTasks = append(h.freeTasks, t)
+	}
 }
 
 // enclosing returns the span id a new region or log on g belongs to: the

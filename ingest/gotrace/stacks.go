@@ -27,18 +27,22 @@ func newStackCache() *stackCache {
 // resolve appends to ids the local id of each stack, adding new ones.
 func (c *stackCache) resolve(ids []int64, stacks []genStack) []int64 {
 	for i := range stacks {
-		s := &stacks[i]
-		id, ok := c.content[s.key]
-		if !ok {
-			c.next++
-			id = c.next
-			c.content[s.key] = id
-			c.fresh = append(c.fresh, s.frames)
-			c.roots = append(c.roots, s.root)
-		}
-		ids = append(ids, id)
+		ids = append(ids, c.id(&stacks[i]))
 	}
 	return ids
+}
+
+// id returns the local id of s, adding it when new.
+func (c *stackCache) id(s *genStack) int64 {
+	id, ok := c.content[s.key]
+	if !ok {
+		c.next++
+		id = c.next
+		c.content[s.key] = id
+		c.fresh = append(c.fresh, s.frames)
+		c.roots = append(c.roots, s.root)
+	}
+	return id
 }
 
 // takeFresh returns the frames of the local ids assigned since the last

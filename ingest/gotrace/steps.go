@@ -38,6 +38,7 @@ type part struct {
 		i uint64
 	}
 	lastTS, lastGoid int64
+	lastID           uint64 // of the last note with an id
 }
 
 // reset empties p, dropping its references to the generation's tables.
@@ -47,7 +48,7 @@ func (p *part) reset() {
 	clear(p.strIdx)
 	clear(p.strCache[:])
 	p.buf, p.strs, p.stacks = p.buf[:0], p.strs[:0], p.stacks[:0]
-	p.n, p.snap, p.lastTS, p.lastGoid = 0, nil, 0, 0
+	p.n, p.snap, p.lastTS, p.lastGoid, p.lastID = 0, nil, 0, 0, 0
 }
 
 func (p *part) uvarint(v uint64) { p.buf = binary.AppendUvarint(p.buf, v) }
@@ -115,16 +116,62 @@ func (p *part) putEnd(e *lifeEnd) {
 	p.uvarint(uint64(e.rootStack))
 }
 
+// noteFields says which fields of a rec each kind of note carries: the
+// others are zero and are not encoded.
+var noteFields = [...]uint8{
+	recSync:        noteVal,
+	recTaskBegin:   noteID | noteParent | noteStr,
+	recTaskEnd:     noteID | noteParent | noteStr,
+	recRegionBegin: noteID | noteStr,
+	recRegionEnd:   noteID | noteStr,
+	recLog:         noteID | noteStr | noteMsg,
+	recMetric:      noteStr | noteVal,
+	recRangeBegin:  noteStr,
+	recRangeEnd:    noteStr,
+}
+
+const (
+	noteID uint8 = 1 << iota
+	noteParent
+	noteStr
+	noteMsg
+	noteVal
+)
+
+// fieldsOf returns the fields notes of kind k carry (every field for a
+// kind the table lacks).
+func fieldsOf(k recKind) uint8 {
+	if int(k) < len(noteFields) {
+		return noteFields[k]
+	}
+	return 0xff
+}
+
+// putNote encodes a note: its time and goroutine as deltas, then the
+// fields its kind carries (a task's or region's id as a delta too: tasks
+// are numbered in order).
 func (p *part) putNote(r *rec) {
 	p.n++
 	p.buf = append(p.buf, stepNote|byte(r.kind)<<2)
 	p.ts(r.ts)
-	p.varint(r.g)
-	p.uvarint(r.id)
-	p.uvarint(r.parent)
-	p.str(r.str)
-	p.str(r.msg)
-	p.uvarint(r.val)
+	p.goid(r.g)
+	f := fieldsOf(r.kind)
+	if f&noteID != 0 {
+		p.varint(int64(r.id - p.lastID))
+		p.lastID = r.id
+	}
+	if f&noteParent != 0 {
+		p.uvarint(r.parent)
+	}
+	if f&noteStr != 0 {
+		p.str(r.str)
+	}
+	if f&noteMsg != 0 {
+		p.str(r.msg)
+	}
+	if f&noteVal != 0 {
+		p.uvarint(r.val)
+	}
 	if r.snap != nil {
 		p.snap = r.snap
 	}
@@ -135,6 +182,7 @@ type stepReader struct {
 	p                *part
 	off              int
 	lastTS, lastGoid int64
+	lastID           uint64
 	start            lifeStart
 	end              lifeEnd
 	note             rec
@@ -209,18 +257,35 @@ func (r *stepReader) next() byte {
 		e.stack = int32(r.uvarint())
 		e.rootStack = int32(r.uvarint())
 	case stepNote:
-		n := &r.note
-		*n = rec{kind: recKind(bits)}
-		n.ts = r.ts()
-		n.g = r.varint()
-		n.id = r.uvarint()
-		n.parent = r.uvarint()
-		n.str = r.str()
-		n.msg = r.str()
-		n.val = r.uvarint()
-		if n.kind == recSync && r.p.snap != nil {
-			n.snap, n.hasSnap = r.p.snap, true
-		}
+		r.readNote(recKind(bits))
 	}
 	return kind
+}
+
+// readNote decodes a note of kind k into r.note.
+func (r *stepReader) readNote(k recKind) {
+	n := &r.note
+	*n = rec{kind: k}
+	n.ts = r.ts()
+	n.g = r.goid()
+	f := fieldsOf(k)
+	if f&noteID != 0 {
+		r.lastID += uint64(r.varint())
+		n.id = r.lastID
+	}
+	if f&noteParent != 0 {
+		n.parent = r.uvarint()
+	}
+	if f&noteStr != 0 {
+		n.str = r.str()
+	}
+	if f&noteMsg != 0 {
+		n.msg = r.str()
+	}
+	if f&noteVal != 0 {
+		n.val = r.uvarint()
+	}
+	if k == recSync && r.p.snap != nil {
+		n.snap, n.hasSnap = r.p.snap, true
+	}
 }

@@ -208,8 +208,9 @@ func TestTransitionsTable(t *testing.T) {
 	}
 }
 
-// TestWorkersAgree: decoding one generation at a time or several at once,
-// from a file or from a stream, gives the same tables.
+// TestWorkersAgree: decoding one generation at a time (steps applied as
+// they are decoded) or several at once (steps merged from parts), from a
+// file or from a stream, gives the same tables.
 func TestWorkersAgree(t *testing.T) {
 	rec := record(t)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -222,7 +223,7 @@ func TestWorkersAgree(t *testing.T) {
 	for _, tc := range []struct {
 		workers int
 		stream  bool
-	}{{1, false}, {3, false}, {2, true}} {
+	}{{1, false}, {3, false}, {2, true}, {1, true}} {
 		dir := filepath.Join(t.TempDir(), "b.lsb")
 		w, err := bundle.Create(dir, bundle.NewManifest("t", "t"), mem)
 		if err != nil {

@@ -16,20 +16,33 @@ import (
 //     first), each row's value less Base's in that row, 0 in a null slot
 //     (decoded as 0).
 //
-// The validity bitmap is stored as it is. Readers of a bundle
-// (bundle.ReadTable) see the column as the schema declares it; only the
-// table file holds the stored form.
+// With Low set, that stored value is split in two: its low 16 bits in a
+// uint16 column named Low (not nullable), after the table's columns in
+// the order of the encodings, and the rest (the value shifted right by
+// 16 bits, sign kept) in the int64 column Stored; the value is
+// Stored<<16 | Low.
+//
+// The validity bitmap is stored as it is, on the Stored column. Readers of
+// a bundle (bundle.ReadTable) see the column as the schema declares it;
+// only the table file holds the stored form.
 type Encoding struct {
 	Column string // the column readers see
 	Stored string // the name of the stored column, which takes its place
 	Base   string // "" for deltas, else the column subtracted in each row
+	Low    string // the stored column of the low 16 bits, "" for none
+	// Schema3 is the stored name of a split column in schema 3, which
+	// held the whole stored value in the column's place (no Low column).
+	Schema3 string
 }
 
 // encodings lists, per table, the columns stored as differences, in the
 // order decoding needs them (a Base before a column stored less it).
 // spans and trace_goroutines hold millions of rows per trace, ids that
 // rise by small steps and times close to each other; stored as they are,
-// those took 1.3 times the size of the trace they came from.
+// those took 1.3 times the size of the trace they came from. The times'
+// deltas are mostly under 2^16 ns but vary in their low bits, which LZ4
+// leaves at about 2 bytes a row within int64 values; as a uint16 column
+// of their own they take about 1 (schema 4).
 var encodings = map[string][]Encoding{
 	TableSpans: {
 		{Column: ColSpanID, Stored: "span_id_delta"},
@@ -37,13 +50,13 @@ var encodings = map[string][]Encoding{
 		{Column: ColTaskID, Stored: "task_id_delta"},
 		// A region's parent is mostly its task; a task's is mostly null.
 		{Column: ColParentSpanID, Stored: "parent_span_id_less_task_id", Base: ColTaskID},
-		{Column: ColStartTS, Stored: "start_ts_delta"},
-		{Column: ColEndTS, Stored: "end_ts_delta"},
+		{Column: ColStartTS, Stored: "start_ts_delta_high", Low: "start_ts_delta_low", Schema3: "start_ts_delta"},
+		{Column: ColEndTS, Stored: "end_ts_delta_high", Low: "end_ts_delta_low", Schema3: "end_ts_delta"},
 	},
 	TableTraceGoroutines: {
 		{Column: ColGoid, Stored: "goid_delta"},
-		{Column: ColCreatedTS, Stored: "created_ts_delta"},
-		{Column: ColEndedTS, Stored: "ended_ts_delta"},
+		{Column: ColCreatedTS, Stored: "created_ts_delta_high", Low: "created_ts_delta_low", Schema3: "created_ts_delta"},
+		{Column: ColEndedTS, Stored: "ended_ts_delta_high", Low: "ended_ts_delta_low", Schema3: "ended_ts_delta"},
 	},
 }
 
@@ -61,7 +74,8 @@ func init() {
 }
 
 // StoredSchema returns the schema table is written with: the table's
-// schema with each encoded column replaced by its stored int64 column.
+// schema with each encoded column replaced by its stored int64 column,
+// then the uint16 columns of the split ones.
 func StoredSchema(table string) *arrow.Schema {
 	if sc, ok := storedSchemas[table]; ok {
 		return sc
@@ -74,6 +88,11 @@ func storedSchema(sc *arrow.Schema, encs []Encoding) *arrow.Schema {
 	for _, e := range encs {
 		i := sc.FieldIndices(e.Column)[0]
 		fields[i] = arrow.Field{Name: e.Stored, Type: arrow.PrimitiveTypes.Int64, Nullable: fields[i].Nullable, Metadata: fields[i].Metadata}
+	}
+	for _, e := range encs {
+		if e.Low != "" {
+			fields = append(fields, arrow.Field{Name: e.Low, Type: arrow.PrimitiveTypes.Uint16})
+		}
 	}
 	md := sc.Metadata()
 	return arrow.NewSchema(fields, &md)

@@ -137,6 +137,7 @@ func schemaOf(table string, fields ...arrow.Field) *arrow.Schema {
 // changes how it is stored. Adding a column keeps the version: columns
 // are only added at the end of a table, marked [Added], and readers look
 // columns up by name. Schema 3 stores some columns of spans and
-// trace_goroutines as deltas ([Encodings]); bundles of schema 2 hold them
-// as they are, and readers take both.
-const SchemaVersion = "3"
+// trace_goroutines as deltas ([Encodings]); schema 4 splits the deltas of
+// their times into high and low bits; bundles of schema 2 hold them as
+// they are, and readers take all three.
+const SchemaVersion = "4"

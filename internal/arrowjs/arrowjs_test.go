@@ -5,10 +5,11 @@ package arrowjs
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -54,13 +55,15 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 		{"goroutines", "wait_minutes", wrote.waitSum},
 		{"samples", "inuse_space", wrote.heapSum},
 		{"spans", "span_id", wrote.spanIDSum},
+		{"spans", "start_ts", wrote.spanStartSum},
+		{"spans", "end_ts", wrote.spanEndSum},
 	} {
 		s, ok := got[c.table].Sums[c.col]
 		if !ok {
 			t.Errorf("JS saw no column %s.%s", c.table, c.col)
 			continue
 		}
-		if v, _ := strconv.ParseInt(s, 10, 64); v != c.want {
+		if v := wrap64(s); v != c.want {
 			t.Errorf("JS sum of %s.%s = %s, Go wrote %d", c.table, c.col, s, c.want)
 		}
 	}
@@ -76,6 +79,16 @@ func TestApacheArrowJSReadsBundle(t *testing.T) {
 	}
 }
 
+// wrap64 is the decimal s modulo 2^64, as an int64: Go's sums wrap, JS's
+// do not.
+func wrap64(s string) int64 {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return 0
+	}
+	return int64(v.And(v, new(big.Int).SetUint64(math.MaxUint64)).Uint64())
+}
+
 // jsRows goroutines are written: more than one batch, so dictionaries are
 // replaced.
 const jsRows = 150_000
@@ -86,6 +99,7 @@ var jsStates = []string{"chan send", "select", "chan receive", "IO wait"}
 // jsSums are the column sums of what writeJSBundle wrote.
 type jsSums struct {
 	goidSum, waitSum, heapSum, spanIDSum int64
+	spanStartSum, spanEndSum             int64 // wrapping at 64 bits
 }
 
 // writeJSBundle writes a bundle at dir of jsRows goroutines on 7 stacks, a
@@ -121,6 +135,8 @@ func writeJSBundle(t *testing.T, dir string, mem memory.Allocator) jsSums {
 			sp := schema.Span{ID: int64(i), Kind: schema.SpanRegion, Name: fmt.Sprintf("region%d", i/10%5), Goid: g.Goid, StartTS: g.SnapshotTS, EndTS: g.SnapshotTS + int64(i)}
 			w.Append(sp)
 			sums.spanIDSum += sp.ID
+			sums.spanStartSum += sp.StartTS
+			sums.spanEndSum += sp.EndTS
 		}
 		if i%1000 == 0 {
 			w.Flush() // many batches, like a live capture

@@ -20,17 +20,21 @@ compressionRegistry.set(CompressionType.ZSTD, { encode: null, decode: (data) => 
 compressionRegistry.set(CompressionType.LZ4_FRAME, { encode: null, decode: (data) => aligned(lz4.decompress(data)) });
 
 // sumDeltas decodes the delta column name batch by batch and returns the
-// sum of its non-null values.
-function sumDeltas(table, name) {
+// sum of its non-null values. With low, the name of a uint16 column, each
+// delta is split: name holds its high bits, low its low 16 bits.
+function sumDeltas(table, name, low) {
   let s = 0n;
   for (const batch of table.batches) {
-    for (const d of batch.getChild(name).data) {
+    const lows = low ? batch.getChild(low).data : null;
+    batch.getChild(name).data.forEach((d, k) => {
       let run = 0n;
       for (let i = 0; i < d.length; i++) {
-        run = BigInt.asIntN(64, run + d.values[d.offset + i]);
+        let v = d.values[d.offset + i];
+        if (lows) v = (v << 16n) | BigInt(lows[k].values[lows[k].offset + i]);
+        run = BigInt.asIntN(64, run + v);
         if (d.getValid(i)) s += run;
       }
-    }
+    });
   }
   return s;
 }
@@ -45,6 +49,14 @@ for (const name of readdirSync(dir)) {
     const col = table.getChild(field.name);
     const t = String(field.type);
     if (!/^(Int|Uint|Float)/.test(t)) continue;
+    if (field.name.endsWith("_delta_high")) {
+      // A delta split in two (schema 4): its high bits here, its low 16
+      // bits in NAME_delta_low.
+      const base = field.name.slice(0, -"_delta_high".length);
+      sums[base] = sumDeltas(table, field.name, base + "_delta_low").toString();
+      continue;
+    }
+    if (field.name.endsWith("_delta_low")) continue;
     if (field.name.endsWith("_delta")) {
       // A column stored as deltas (schema 3): each batch's values are the
       // running sum of its deltas, over every slot, null or not, wrapping

@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	rtrace "runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,7 @@ func run() error {
 	child := flag.String("child", "", "bare or ingest, once, in this process (with -file)")
 	heapProfile := flag.String("heapprofile", "", "with -child: write the heap profile at the peak of the heap to this file")
 	cpuProfile := flag.String("cpuprofile", "", "with -child: write a CPU profile to this file")
+	execTrace := flag.String("exectrace", "", "with -child: write an execution trace of the run to this file")
 	flag.Parse()
 	if *child != "" {
 		if *cpuProfile != "" {
@@ -82,6 +84,13 @@ func run() error {
 		}
 		if *heapProfile != "" {
 			stop := benchstat.ProfilePeak(*heapProfile)
+			defer stop()
+		}
+		if *execTrace != "" {
+			stop, err := startTrace(*execTrace)
+			if err != nil {
+				return err
+			}
 			defer stop()
 		}
 		return runChild(*child, *file, *workers)
@@ -280,6 +289,20 @@ func benchTrace(size int, shape string) (string, error) {
 		return "", fmt.Errorf("generate trace: %w", err)
 	}
 	return path, os.Rename(tmp, path)
+}
+
+// startTrace writes an execution trace of this process to path until
+// stop is called.
+func startTrace(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := rtrace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { rtrace.Stop(); f.Close() }, nil
 }
 
 func loadAvg() string {
