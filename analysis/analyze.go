@@ -15,7 +15,7 @@ func analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	in, err := load(b, mem, cfg.userCode, opts.Source)
+	in, err := load(b, mem, cfg.userCode, extraSource{code: opts.Source, calls: opts.SourceCalls})
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,10 @@ type Options struct {
 	// the bundle holds no readable source of. The analysis itself reads
 	// no file.
 	Source []schema.SourceCode
+	// SourceCalls holds a call index of the program's source read at
+	// report time (srclines.CallsForBundle), used when the bundle holds
+	// none.
+	SourceCalls []schema.SourceCall
 }
 
 // DefaultMinScore is the score below which a group is not reported.

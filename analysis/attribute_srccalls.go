@@ -37,15 +37,7 @@ func (c *sourceCode) readCalls(b *bundle.Bundle, mem memory.Allocator) error {
 		file, fn, line := k.str(schema.ColFile), k.str(schema.ColFunction), k.i64(schema.ColLine)
 		callee, kind := k.str(schema.ColCallee), k.str(schema.ColKind)
 		for r := 0; r < int(rec.NumRows()); r++ {
-			switch kind(r) {
-			case schema.CallKindFile:
-				c.callFiles[callee(r)]++
-				continue
-			case schema.CallKindTruncated:
-				c.callsPartial = true
-				continue
-			}
-			c.calls = append(c.calls, sourceCall{file: file(r), function: fn(r), line: int(line(r)), callee: callee(r), kind: kind(r)})
+			c.addCall(schema.SourceCall{File: file(r), Function: fn(r), Line: line(r), Callee: callee(r), Kind: kind(r)})
 		}
 		return nil
 	})
@@ -53,6 +45,25 @@ func (c *sourceCode) readCalls(b *bundle.Bundle, mem memory.Allocator) error {
 		return fmt.Errorf("read %s: %w", schema.TableSourceCalls, err)
 	}
 	return nil
+}
+
+// addCalls keeps the rows of a call index.
+func (c *sourceCode) addCalls(rows []schema.SourceCall) {
+	for _, r := range rows {
+		c.addCall(r)
+	}
+}
+
+// addCall keeps one row of a call index.
+func (c *sourceCode) addCall(r schema.SourceCall) {
+	switch r.Kind {
+	case schema.CallKindFile:
+		c.callFiles[r.Callee]++
+	case schema.CallKindTruncated:
+		c.callsPartial = true
+	default:
+		c.calls = append(c.calls, sourceCall{file: r.File, function: r.Function, line: int(r.Line), callee: r.Callee, kind: r.Kind})
+	}
 }
 
 // callerInSource finds, where no stack shows it, the function of the

@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // loaded is the first stage's result: every table the analysis uses,
@@ -57,7 +56,7 @@ type loaded struct {
 
 // load reads the bundle's tables and builds the goroutine sites; userCode
 // are the user's own code prefixes (see [Options.UserCode]).
-func load(b *bundle.Bundle, mem memory.Allocator, userCode []string, source []schema.SourceCode) (*loaded, error) {
+func load(b *bundle.Bundle, mem memory.Allocator, userCode []string, source extraSource) (*loaded, error) {
 	in := &loaded{b: b, warnings: []string{}}
 	if err := in.readTables(mem, userCode, source); err != nil {
 		return nil, err
@@ -81,7 +80,7 @@ func load(b *bundle.Bundle, mem memory.Allocator, userCode []string, source []sc
 
 // readTables reads stacks, dumps, profile samples, metrics, the goroutine
 // population (dumps, traces, eBPF) and spans.
-func (in *loaded) readTables(mem memory.Allocator, userCode []string, source []schema.SourceCode) error {
+func (in *loaded) readTables(mem memory.Allocator, userCode []string, source extraSource) error {
 	var err error
 	b := in.b
 	if in.st, err = loadStacks(b, mem, userCode); err != nil {

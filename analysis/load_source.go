@@ -54,10 +54,18 @@ type funcSource struct {
 	ast            *parsedFunc  // the text read as Go, on first use
 }
 
+// extraSource is what a report reads of the program's source beside the
+// bundle's (see [Options.Source] and [Options.SourceCalls]).
+type extraSource struct {
+	code  []schema.SourceCode
+	calls []schema.SourceCall
+}
+
 // readSourceCode reads the source_code table (none: every quote is
-// unavailable), then lets each of extra (read at report time) stand in
-// for a function the table holds no readable source of.
-func readSourceCode(b *bundle.Bundle, mem memory.Allocator, extra []schema.SourceCode) (*sourceCode, error) {
+// unavailable), then lets each of extra's functions (read at report
+// time) stand in for one the table holds no readable source of, and
+// extra's call index for a bundle without one.
+func readSourceCode(b *bundle.Bundle, mem memory.Allocator, extra extraSource) (*sourceCode, error) {
 	c := &sourceCode{funcs: map[[2]string]*funcSource{}, asyncTimers: goBefore(b.Manifest.Target.GoVersion, 23)}
 	err := b.ReadTable(schema.TableSourceCode, mem, func(rec arrow.Record) error {
 		k := cols{rec}
@@ -73,13 +81,16 @@ func readSourceCode(b *bundle.Bundle, mem memory.Allocator, extra []schema.Sourc
 	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read source code: %w", err)
 	}
-	for _, r := range extra {
+	for _, r := range extra.code {
 		if cur := c.funcs[[2]string{r.File, r.Function}]; cur == nil || cur.status != schema.SourceOK {
 			c.add(r)
 		}
 	}
 	if err := c.readCalls(b, mem); err != nil {
 		return nil, err
+	}
+	if len(c.callFiles) == 0 {
+		c.addCalls(extra.calls)
 	}
 	return c, nil
 }

@@ -139,15 +139,20 @@ func parseReportArgs(args []string, stderr io.Writer) (reportArgs, error) {
 // threshold, user code and source roots of the command line.
 func analyseForReport(a reportArgs, rules []analysis.Rule, b *bundle.Bundle, mem memory.Allocator) (*analysis.Report, error) {
 	var source []schema.SourceCode
+	var calls []schema.SourceCall
 	var err error
 	if len(a.roots) > 0 {
 		// The bundle stays as it is: the source found is the analysis's
 		// for this report only.
-		if source, _, err = srclines.ForBundle(b, mem, srclines.Options{Source: "report", SourceRoots: a.roots, ModCache: srclines.DefaultModCache()}); err != nil {
+		opts := srclines.Options{Source: "report", SourceRoots: a.roots, ModCache: srclines.DefaultModCache()}
+		if source, _, err = srclines.ForBundle(b, mem, opts); err != nil {
 			return nil, fmt.Errorf("read source for %s: %w", a.bundle, err)
 		}
+		if calls, err = srclines.CallsForBundle(b, mem, opts); err != nil {
+			return nil, fmt.Errorf("index the program's calls for %s: %w", a.bundle, err)
+		}
 	}
-	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: a.minScore, UserCode: splitList(a.userCode), Source: source})
+	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: a.minScore, UserCode: splitList(a.userCode), Source: source, SourceCalls: calls})
 	if err != nil {
 		return nil, fmt.Errorf("analyse %s: %w", a.bundle, err)
 	}

@@ -41,12 +41,13 @@ type callIndex struct {
 	text      int64
 }
 
-// indexCalls appends the source_calls rows of the module of each main
-// package the frames name that no earlier call indexed: the main
-// package's own directory and every other package of the module.
-func (s *Snapshotter) indexCalls(w *bundle.Writer, frames []bundle.StackFrame) error {
+// indexCalls emits the source_calls rows of the module of each main
+// package the frames name that neither the bundle in dir nor an earlier
+// call indexed: the main package's own directory and every other package
+// of the module.
+func (s *Snapshotter) indexCalls(dir string, frames []bundle.StackFrame, emit func(schema.SourceCall) error) error {
 	if s.calls.done == nil {
-		done, err := indexedModules(w.Dir())
+		done, err := indexedModules(dir)
 		if err != nil {
 			return err
 		}
@@ -63,7 +64,7 @@ func (s *Snapshotter) indexCalls(w *bundle.Writer, frames []bundle.StackFrame) e
 		}
 		s.calls.done[mod.path] = true
 		for _, dir := range packageDirs(mod.read, read) {
-			if err := s.indexPackage(w, mod, dir); err != nil {
+			if err := s.indexPackage(emit, mod, dir); err != nil {
 				return err
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -44,9 +43,9 @@ func goFiles(dir string) []string {
 	return out
 }
 
-// indexPackage appends the source_calls rows of one package directory
-// of mod, within the index's bounds.
-func (s *Snapshotter) indexPackage(w *bundle.Writer, mod module, dir string) error {
+// indexPackage emits the source_calls rows of one package directory of
+// mod, within the index's bounds.
+func (s *Snapshotter) indexPackage(emit func(schema.SourceCall) error, mod module, dir string) error {
 	rel, err := filepath.Rel(mod.read, dir)
 	if err != nil {
 		return nil
@@ -57,7 +56,7 @@ func (s *Snapshotter) indexPackage(w *bundle.Writer, mod module, dir string) err
 				return nil
 			}
 			s.calls.truncated[mod.path] = true
-			return w.Append(schema.SourceCall{File: filepath.ToSlash(mod.named), Callee: mod.path, Kind: schema.CallKindTruncated})
+			return emit(schema.SourceCall{File: filepath.ToSlash(mod.named), Callee: mod.path, Kind: schema.CallKindTruncated})
 		}
 		data, err := readBounded(p)
 		if err != nil {
@@ -81,11 +80,11 @@ func (s *Snapshotter) indexPackage(w *bundle.Writer, mod module, dir string) err
 			pkg = "main"
 		}
 		for _, r := range fileCalls(fset, f, named, pkg) {
-			if err := w.Append(r); err != nil {
+			if err := emit(r); err != nil {
 				return err
 			}
 		}
-		if err := w.Append(schema.SourceCall{File: named, Callee: mod.path, Kind: schema.CallKindFile}); err != nil {
+		if err := emit(schema.SourceCall{File: named, Callee: mod.path, Kind: schema.CallKindFile}); err != nil {
 			return err
 		}
 	}

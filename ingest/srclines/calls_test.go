@@ -64,7 +64,8 @@ var _, _ = yaml.Marshal(nil)
 // TestIndexCalls indexes the calls of a program's module: its main
 // package and the module's other packages, not another program's main
 // package, a nested module or testdata; a shadowed import name is not a
-// call into the package; a second snapshot of the bundle adds nothing.
+// call into the package; a second snapshot of the bundle adds nothing;
+// CallsForBundle gives a bundle without an index the same rows.
 func TestIndexCalls(t *testing.T) {
 	root := t.TempDir()
 	for name, text := range shop {
@@ -89,7 +90,37 @@ func TestIndexCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A bundle without an index gets the same rows at report time, and
+	// the bundle stays as it is.
+	bare := filepath.Join(t.TempDir(), "bare.lsb")
+	w, err := bundle.Create(bare, bundle.NewManifest("s", "test"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.StackID([]bundle.StackFrame{{Function: "main.main", File: filepath.Join(root, "cmd/api/main.go"), Line: 24}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Open(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := CallsForBundle(b, mem, Options{Source: "report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var atReport []string
+	for _, r := range rows {
+		atReport = append(atReport, strings.Join([]string{r.Kind, r.Callee, r.Function, strconv.FormatInt(r.Line, 10)}, " "))
+	}
+	sort.Strings(atReport)
+	if left := readCalls(t, bare); len(left) != 0 {
+		t.Errorf("CallsForBundle wrote %d rows into the bundle", len(left))
+	}
 	got := readCalls(t, bdir)
+	if strings.Join(atReport, "\n") != strings.Join(got, "\n") {
+		t.Errorf("at report time:\n%s\nin the bundle:\n%s", strings.Join(atReport, "\n"), strings.Join(got, "\n"))
+	}
 	want := []string{
 		"call example.com/shop/store.Open main.main 24",
 		"call database/sql.Open main.(*server).report 13",

@@ -2,6 +2,7 @@ package srclines
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -34,6 +35,26 @@ func ForBundle(b *bundle.Bundle, mem memory.Allocator, opts Options) ([]schema.S
 		st.count(row)
 	}
 	return rows, st, nil
+}
+
+// CallsForBundle indexes, without changing the bundle, the calls of the
+// program's source as [Snapshot] would with opts, for each module of a
+// main package b's frames name that b holds no index of: what `leakscope
+// report --source-root` gives the analysis.
+func CallsForBundle(b *bundle.Bundle, mem memory.Allocator, opts Options) ([]schema.SourceCall, error) {
+	frames, err := bundleFrames(b, mem)
+	if err != nil {
+		return nil, err
+	}
+	s := New(opts)
+	for _, f := range frames {
+		if strings.HasPrefix(f.Function, "main.") && s.files[f.File] == nil {
+			s.files[f.File] = readFile(f.File, Candidates(f.File, s.opts))
+		}
+	}
+	var rows []schema.SourceCall
+	err = s.indexCalls(b.Dir, frames, func(r schema.SourceCall) error { rows = append(rows, r); return nil })
+	return rows, err
 }
 
 // bundleFrames reads the frames table.

@@ -141,7 +141,7 @@ func (s *Snapshotter) Snapshot(w *bundle.Writer, mem memory.Allocator) (Stats, e
 		s.have[[2]string{fn.file, fn.function}] = true
 		st.count(row)
 	}
-	return st, s.indexCalls(w, w.Frames())
+	return st, s.indexCalls(w.Dir(), w.Frames(), func(r schema.SourceCall) error { return w.Append(r) })
 }
 
 // row reads (once per file) and returns fn's source_code row, counting
