@@ -112,8 +112,9 @@ func callerInSource(in *loaded, s *site) (*Origin, []sourceCall) {
 		return a.file < b.file || a.file == b.file && a.line < b.line
 	})
 	byFn := firstPerFunction(sites)
-	if len(byFn) != 1 || in.src.callsPartial {
-		// A partial index may lack the call that made them.
+	if len(byFn) != 1 || in.src.callsPartial || byFn[0].file == "" {
+		// A partial index may lack the call that made them; a value
+		// of the library's own is no caller in the user's code.
 		return nil, byFn[:min(len(byFn), maxSourceCandidates)]
 	}
 	c := byFn[0]
