@@ -15,7 +15,7 @@ const PatternLibraryObject = "library-object-not-released"
 // manifest name, and its snapshot of the user's source.
 func newReleaseFinder(in *loaded) *releaseFinder {
 	t := in.b.Manifest.Target
-	rf := &releaseFinder{src: newLibSource(t.GoVersion), syms: map[string]bool{}, user: in.src}
+	rf := &releaseFinder{src: in.libSource(), syms: map[string]bool{}, user: in.src}
 	for _, f := range in.st.frames {
 		rf.syms[f.Function] = true
 	}

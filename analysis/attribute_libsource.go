@@ -23,12 +23,19 @@ const (
 // their source at the paths the frames name, where that source is known
 // to be what was built: a module cache directory is named by its
 // module's version and never changes (go.sum checks it), and a Go root
-// is taken only when its VERSION is the target's Go version. The user's
+// is taken only when its VERSION is the target's Go version, or, when
+// that version is unknown (dumps alone), when every frame of the bundle
+// in the file lies inside a declaration of its function there. The user's
 // own code is never read from disk (it comes from the bundle's
 // snapshot).
 type libSource struct {
 	goVersion string
 	pkgs      map[string]*libPkg // by directory; nil: not readable
+	// frames are the bundle's frames by file, for a Go root file when
+	// the target's Go version is unknown (see matchesFrames); matched
+	// memoises that check by file.
+	frames  map[string][]Frame
+	matched map[string]bool
 }
 
 // libPkg is the declarations of one library package.
@@ -60,8 +67,11 @@ func (ls *libSource) trusted(path string) bool {
 		return true
 	}
 	root := build.Default.GOROOT
-	if ls.goVersion == "" || root == "" || !strings.HasPrefix(path, filepath.Join(root, "src")+"/") {
+	if root == "" || !strings.HasPrefix(path, filepath.Join(root, "src")+"/") {
 		return false
+	}
+	if ls.goVersion == "" {
+		return ls.matchesFrames(path)
 	}
 	v, err := os.ReadFile(filepath.Join(root, "VERSION"))
 	if err != nil {

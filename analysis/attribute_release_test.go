@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -156,40 +159,66 @@ func TestTwoDumpOrigins(t *testing.T) {
 				t.Fatal(err)
 			}
 			leak := truth.Leaks[0]
-			rep := analyzeRecording(t, record(t, dir, 8*time.Second, 8*time.Second, false, "-rate", "20"))
-			for _, inc := range rep.Incidents {
-				t.Logf("%s: %s (%s); fix %s; evidence %v", inc.ID, inc.Summary, inc.Pattern, inc.Fix, inc.Evidence)
-				if inc.Origin != nil && inc.Origin.Function == "main.main" {
-					t.Errorf("%s names main.main as its origin", inc.ID)
-				}
-			}
-			if len(rep.Incidents) == 0 {
-				t.Fatal("no incident")
-			}
-			inc := rep.Incidents[0]
-			if filepath.Base(name) == "http-transport-per-call" {
-				// The goroutines serve a Transport, and the program's
-				// source builds one where the library has its own
-				// (DefaultTransport): the caller stays unknown, naming
-				// both.
-				if inc.Origin != nil {
-					t.Fatalf("origin %+v, want unknown: net/http's DefaultTransport may have made them", inc.Origin)
-				}
-				if d := originDetail(inc); !strings.Contains(d, shortTruth(leak.Origin)) || !strings.Contains(d, "DefaultTransport") {
-					t.Errorf("origin evidence %q names neither %s nor DefaultTransport", d, leak.Origin)
-				}
-				return
-			}
-			// The caller shows on a stack through the creator function
-			// (a heap sample) or, from the program's source, as the only
-			// function calling into the library code that reaches it.
-			if inc.Origin == nil || inc.Origin.Function != leak.Origin || inc.Origin.Basis != "stacks" && inc.Origin.Basis != "source" || !strings.Contains(inc.Fix, leak.Fix) {
-				t.Errorf("top incident: origin %+v, fix %q; want origin %s from stacks or source and %q (origin evidence %q)", inc.Origin, inc.Fix, leak.Origin, leak.Fix, originDetail(inc))
-			}
-			if first := firstLine(t, rep); !strings.Contains(first, leak.Origin) || !strings.Contains(first, leak.Fix) {
-				t.Errorf("first line of the report %q does not name %s and %s", first, leak.Origin, leak.Fix)
-			}
+			rec := record(t, dir, 8*time.Second, 8*time.Second, false, "-rate", "20")
+			checkTwoDumps(t, name, leak, analyzeRecording(t, rec))
+			// As `leakscope ingest` of the dump files makes it: no Go
+			// version and no symbols of the target, so the Go root is
+			// read only where it holds the frames' lines.
+			t.Run("ingested", func(t *testing.T) { checkTwoDumps(t, name, leak, analyzeIngested(t, rec)) })
 		})
+	}
+}
+
+// analyzeIngested analyses a recorded bundle without what a capture
+// reads of the target's executable (its Go version, release methods).
+func analyzeIngested(t *testing.T, dir string) *analysis.Report {
+	t.Helper()
+	b, err := bundle.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Manifest.Target.GoVersion, b.Manifest.Target.Methods = "", nil
+	rep, err := analysis.Analyze(b, memory.DefaultAllocator, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// checkTwoDumps checks a two-dump report of a library sample (see
+// TestTwoDumpOrigins).
+func checkTwoDumps(t *testing.T, name string, leak samples.Leak, rep *analysis.Report) {
+	t.Helper()
+	for _, inc := range rep.Incidents {
+		t.Logf("%s: %s (%s); fix %s; evidence %v", inc.ID, inc.Summary, inc.Pattern, inc.Fix, inc.Evidence)
+		if inc.Origin != nil && inc.Origin.Function == "main.main" {
+			t.Errorf("%s names main.main as its origin", inc.ID)
+		}
+	}
+	if len(rep.Incidents) == 0 {
+		t.Fatal("no incident")
+	}
+	inc := rep.Incidents[0]
+	if filepath.Base(name) == "http-transport-per-call" {
+		// The goroutines serve a Transport, and the program's source
+		// builds one where the library has its own (DefaultTransport):
+		// the caller stays unknown, naming both.
+		if inc.Origin != nil {
+			t.Fatalf("origin %+v, want unknown: net/http's DefaultTransport may have made them", inc.Origin)
+		}
+		if d := originDetail(inc); !strings.Contains(d, shortTruth(leak.Origin)) || !strings.Contains(d, "DefaultTransport") {
+			t.Errorf("origin evidence %q names neither %s nor DefaultTransport", d, leak.Origin)
+		}
+		return
+	}
+	// The caller shows on a stack through the creator function (a heap
+	// sample) or, from the program's source, as the only function
+	// calling into the library code that reaches it.
+	if inc.Origin == nil || inc.Origin.Function != leak.Origin || inc.Origin.Basis != "stacks" && inc.Origin.Basis != "source" || !strings.Contains(inc.Fix, leak.Fix) {
+		t.Errorf("top incident: origin %+v, fix %q; want origin %s from stacks or source and %q (origin evidence %q)", inc.Origin, inc.Fix, leak.Origin, leak.Fix, originDetail(inc))
+	}
+	if first := firstLine(t, rep); !strings.Contains(first, leak.Origin) || !strings.Contains(first, leak.Fix) {
+		t.Errorf("first line of the report %q does not name %s and %s", first, leak.Origin, leak.Fix)
 	}
 }
 

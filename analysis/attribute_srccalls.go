@@ -81,11 +81,8 @@ func callerInSource(in *loaded, s *site) (*Origin, []sourceCall) {
 	if p == nil {
 		return nil, nil
 	}
-	pkg, recv, _, name := splitFunc(s.creator)
-	key := name
-	if recv != "" {
-		key = recv + "." + name
-	}
+	pkg, recv, _, _ := splitFunc(s.creator)
+	key := declKey(s.creator)
 	if p.decls[key] == nil {
 		return nil, nil
 	}
@@ -149,6 +146,7 @@ func creatorFile(in *loaded, s *site) string {
 func (in *loaded) libSource() *libSource {
 	if in.lib == nil {
 		in.lib = newLibSource(in.b.Manifest.Target.GoVersion)
+		in.lib.frames = framesByFile(in.st)
 	}
 	return in.lib
 }

@@ -49,7 +49,8 @@
 //     from. attribute_callers.go origins on other stacks;
 //     attribute_srccalls.go origins from the program's own call index;
 //     attribute_onset.go when it began; attribute_release.go,
-//     attribute_releaseuser.go, attribute_libsource.go and
+//     attribute_releaseuser.go, attribute_libsource.go (with
+//     attribute_libmatch.go, a Go root checked against the frames) and
 //     attribute_libincident.go the library object leaked per call and its
 //     release.
 //   - assembly (assemble.go: assemble): the report. assemble_suspects.go
