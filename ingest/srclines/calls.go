@@ -25,6 +25,8 @@ const (
 	// maxModuleUp bounds how far up from a main package its go.mod is
 	// looked for.
 	maxModuleUp = 12
+	// maxIndexDirs bounds the directories of a module walked.
+	maxIndexDirs = 20000
 )
 
 // module is the Go module holding a program's main package: its root as
@@ -63,8 +65,14 @@ func (s *Snapshotter) indexCalls(dir string, frames []bundle.StackFrame, emit fu
 			continue
 		}
 		s.calls.done[mod.path] = true
-		for _, dir := range packageDirs(mod.read, read) {
+		dirs, complete := packageDirs(mod.read, read)
+		for _, dir := range dirs {
 			if err := s.indexPackage(emit, mod, dir); err != nil {
+				return err
+			}
+		}
+		if !complete {
+			if err := s.truncate(emit, mod); err != nil {
 				return err
 			}
 		}
@@ -122,24 +130,42 @@ func findModule(named, read string) (module, bool) {
 
 // packageDirs lists the directories of a module's packages to index:
 // the main package's, and every other directory of the module (not a
-// nested module's, vendor, testdata, or hidden) whose package is not
-// main — another program's main package is not linked into this one.
-func packageDirs(root, mainDir string) []string {
+// nested module's, vendor, testdata, node_modules, or hidden) whose
+// package is not main — another program's main package is not linked
+// into this one. It reports false when it stopped at maxIndexDirs
+// directories.
+func packageDirs(root, mainDir string) ([]string, bool) {
 	out := []string{mainDir}
+	seen := 0
+	complete := true
 	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		name := d.Name()
-		if p != root && (name == "vendor" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || exists(filepath.Join(p, "go.mod"))) {
+		if seen++; seen > maxIndexDirs {
+			complete = false
+			return filepath.SkipAll
+		}
+		if p != root && skippedDir(p, d.Name()) {
 			return filepath.SkipDir
 		}
-		if p != mainDir && packageName(p) != "" && packageName(p) != "main" {
+		if name := packageName(p); p != mainDir && name != "" && name != "main" {
 			out = append(out, p)
 		}
 		return nil
 	})
-	return out
+	return out, complete
+}
+
+// skippedDir reports a directory the module's packages are never in.
+func skippedDir(p, name string) bool {
+	switch {
+	case name == "vendor", name == "testdata", name == "node_modules":
+		return true
+	case strings.HasPrefix(name, "."), strings.HasPrefix(name, "_"):
+		return true
+	}
+	return exists(filepath.Join(p, "go.mod"))
 }
 
 func exists(p string) bool {

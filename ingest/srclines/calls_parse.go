@@ -52,11 +52,7 @@ func (s *Snapshotter) indexPackage(emit func(schema.SourceCall) error, mod modul
 	}
 	for _, p := range goFiles(dir) {
 		if s.calls.files >= maxIndexFiles || s.calls.text >= maxIndexText {
-			if s.calls.truncated[mod.path] {
-				return nil
-			}
-			s.calls.truncated[mod.path] = true
-			return emit(schema.SourceCall{File: filepath.ToSlash(mod.named), Callee: mod.path, Kind: schema.CallKindTruncated})
+			return s.truncate(emit, mod)
 		}
 		data, err := readBounded(p)
 		if err != nil {
@@ -89,6 +85,16 @@ func (s *Snapshotter) indexPackage(emit func(schema.SourceCall) error, mod modul
 		}
 	}
 	return nil
+}
+
+// truncate emits, once per module, the row saying its index stopped at
+// its bounds.
+func (s *Snapshotter) truncate(emit func(schema.SourceCall) error, mod module) error {
+	if s.calls.truncated[mod.path] {
+		return nil
+	}
+	s.calls.truncated[mod.path] = true
+	return emit(schema.SourceCall{File: filepath.ToSlash(mod.named), Callee: mod.path, Kind: schema.CallKindTruncated})
 }
 
 // fileCalls lists the calls of a parsed file's declarations into other

@@ -56,14 +56,15 @@ func Open[T any]() *sql.DB { db, _ := sql.Open("a", "b"); return db }
 
 var _, _ = yaml.Marshal(nil)
 `,
-	"store/testdata/x.go": "package x\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
-	"tools/go.mod":        "module example.com/shop/tools\n",
-	"tools/t.go":          "package tools\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
+	"store/testdata/x.go":     "package x\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
+	"web/node_modules/x/x.go": "package x\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
+	"tools/go.mod":            "module example.com/shop/tools\n",
+	"tools/t.go":              "package tools\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
 }
 
 // TestIndexCalls indexes the calls of a program's module: its main
 // package and the module's other packages, not another program's main
-// package, a nested module or testdata; a shadowed import name is not a
+// package, a nested module, testdata or node_modules; a shadowed import name is not a
 // call into the package; a second snapshot of the bundle adds nothing;
 // CallsForBundle gives a bundle without an index the same rows.
 func TestIndexCalls(t *testing.T) {
