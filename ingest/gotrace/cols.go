@@ -28,13 +28,7 @@ type dictCol struct {
 	values []string
 	index  map[string]int32
 	dict   arrow.Array // cached dictionary of values, nil when stale
-	// Rows repeat few values, mostly the very same strings, which compare
-	// equal at once: a small cache saves hashing them.
-	cache [16]struct {
-		v  string
-		id int32
-		ok bool
-	}
+	recent recentStrings[int32]
 }
 
 func newDictCol(mem memory.Allocator, initial ...string) *dictCol {
@@ -47,22 +41,18 @@ func newDictCol(mem memory.Allocator, initial ...string) *dictCol {
 
 // id returns the dictionary index of v, adding it when new.
 func (d *dictCol) id(v string) int32 {
-	slot := len(v) & 15
-	if len(v) > 0 {
-		slot = (len(v) ^ int(v[len(v)-1])) & 15
-	}
-	c := &d.cache[slot]
-	if c.ok && c.v == v {
-		return c.id
-	}
-	if i, ok := d.index[v]; ok {
-		c.v, c.id, c.ok = v, i, true
+	if i, ok := d.recent.get(v); ok {
 		return i
 	}
-	i := int32(len(d.values))
+	i, ok := d.index[v]
+	if ok {
+		d.recent.put(v, i)
+		return i
+	}
+	i = int32(len(d.values))
 	d.values = append(d.values, v)
 	d.index[v] = i
-	c.v, c.id, c.ok = v, i, true
+	d.recent.put(v, i)
 	if d.dict != nil {
 		d.dict.Release()
 		d.dict = nil

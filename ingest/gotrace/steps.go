@@ -32,11 +32,8 @@ type part struct {
 	pool   chan *part           // the worker's, where the merge returns the part
 
 	// encoding state
-	strIdx   map[string]uint64
-	strCache [16]struct {
-		s string
-		i uint64
-	}
+	strIdx           map[string]uint64
+	strCache         recentStrings[uint64]
 	lastTS, lastGoid int64
 	lastID           uint64 // of the last note with an id
 }
@@ -46,7 +43,7 @@ func (p *part) reset() {
 	clear(p.strs)
 	clear(p.stacks)
 	clear(p.strIdx)
-	clear(p.strCache[:])
+	p.strCache.reset()
 	p.buf, p.strs, p.stacks = p.buf[:0], p.strs[:0], p.stacks[:0]
 	p.n, p.snap, p.lastTS, p.lastGoid, p.lastID = 0, nil, 0, 0, 0
 }
@@ -69,12 +66,9 @@ func (p *part) str(s string) {
 		p.uvarint(0)
 		return
 	}
-	// A part repeats few strings (wait reasons, region names), each
-	// usually the same string value of the trace's table, which compares
-	// equal at once: a small cache saves hashing them.
-	c := &p.strCache[(len(s)^int(s[0]))&15]
-	if c.s == s {
-		p.uvarint(c.i)
+	// A part repeats few strings (wait reasons, region names).
+	if i, ok := p.strCache.get(s); ok {
+		p.uvarint(i)
 		return
 	}
 	if p.strIdx == nil {
@@ -86,7 +80,7 @@ func (p *part) str(s string) {
 		i = uint64(len(p.strs))
 		p.strIdx[s] = i
 	}
-	c.s, c.i = s, i
+	p.strCache.put(s, i)
 	p.uvarint(i)
 }
 
