@@ -96,15 +96,17 @@
 // on its own. One goroutine (the framer) reads only batch headers and cuts
 // the input into generations; Options.Workers workers (one per two CPUs,
 // at most four) decode generations with x/exp/trace at once, each on two
-// goroutines: one runs the parser and copies its events into batches, the
-// other reduces them to a few steps per goroutine life (its first event,
-// its end, what the row needs), varint-encoded in parts handed over as
-// they fill; this goroutine merges the parts in trace order into rows; and
-// a sink goroutine interns stacks and writes batches (trace_goroutines
-// and spans LZ4-compressed, see bundle's lz4Tables). With one worker (two
-// or three CPUs) there is nothing to merge: this goroutine reduces the
-// parser's events and applies the steps to the rows at once, without
-// encoding them into parts. A file is read where
+// goroutines: one runs the parser and copies its events into batches,
+// going on to its next generation as soon as it has read one, the other
+// reduces them to a few steps per goroutine life (its first event, its
+// end, what the row needs), varint-encoded in parts handed over as they
+// fill; this goroutine merges the parts in trace order into rows; and a
+// sink goroutine interns stacks and writes batches (trace_goroutines and
+// spans LZ4-compressed, see bundle's lz4Tables). With one worker (two or
+// three CPUs) there is nothing to merge: this goroutine reduces the
+// parser's events and applies them to the rows at once, without encoding
+// steps, and each goroutine state change goes straight to the live
+// goroutine, without a life summed up first (direct.go). A file is read where
 // it lies (workers read their generation's byte range); a stream is
 // buffered a few generations at a time. gotrace_bench_test.go compares
 // Ingest with a bare x/exp/trace loop on a 220 MB trace of

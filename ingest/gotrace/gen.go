@@ -3,7 +3,6 @@ package gotrace
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 
 	"golang.org/x/exp/trace"
 
@@ -113,6 +112,8 @@ type decoder struct {
 	key        []byte
 	tmp        rec       // the note being made
 	start      lifeStart // the life start being made
+	lastEnd    lifeEnd   // the life end being made (one worker)
+	direct     *handler  // the handler steps go to at once (one worker)
 	syncs      int       // Sync events seen in the generation
 }
 
@@ -123,6 +124,9 @@ func newDecoder(pool chan *part, out stepOut) *decoder {
 	d := &decoder{pool: pool, out: out, cur: newPagedTable[int32](livePageBits), stacks: map[trace.Stack]int32{}}
 	if pool != nil {
 		d.out = partOut{d}
+	}
+	if o, ok := out.(directOut); ok {
+		d.direct = o.h
 	}
 	return d
 }
@@ -145,11 +149,8 @@ func (o partOut) lifeEnd(e *lifeEnd)     { o.d.p.putEnd(e); o.d.full() }
 func (o partOut) note(r *rec)            { o.d.p.putNote(r); o.d.full() }
 func (o partOut) newStack(s *genStack)   { o.d.p.stacks = append(o.d.p.stacks, *s) }
 
-// decode reads one generation (a standalone trace: header and the
-// generation's batches) from r and hands its steps on; then it sets its
-// summary in c.sum. In parts mode it sends the parts on c.parts and
-// closes c.parts.
-func (d *decoder) decode(c *chunk, r io.Reader) {
+// begin starts the reduction of generation c.
+func (d *decoder) begin(c *chunk) {
 	d.c, d.sum = c, genSummary{}
 	clear(d.stacks)
 	d.stacks[trace.NoStack] = 0
@@ -157,105 +158,74 @@ func (d *decoder) decode(c *chunk, r io.Reader) {
 	d.recent = [len(d.recent)]stackSlot{}
 	d.roots = append(d.roots[:0], "")
 	d.lives, d.freed = d.lives[:0], d.freed[:0]
+	d.syncs = 0
 	if d.pool != nil {
 		d.p = <-d.pool
 	}
-	d.sum.err = d.read(r)
-	// Lives still going at the generation's end.
+}
+
+// reduce reduces a batch of the generation's events. A panic in the
+// parser's accessors becomes the generation's error, and the rest of the
+// generation is skipped.
+func (d *decoder) reduce(evs []trace.Event) {
+	if d.sum.err != nil {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			d.sum.err = fmt.Errorf("trace parser failed: %v", p)
+		}
+	}()
+	for i := range evs {
+		d.event(&evs[i])
+	}
+}
+
+// end finishes the generation, whose parse stopped with err (nil at its
+// end): the lives still going end with it, and its summary is set in
+// c.sum. In parts mode it sends the last part on c.parts and closes
+// c.parts.
+func (d *decoder) end(err error) {
+	if d.sum.err == nil {
+		d.sum.err = err
+	}
 	d.cur.each(func(goid int64, i int32) {
 		d.cur.remove(goid)
 		d.out.lifeEnd(&d.lives[i-1].end)
 	})
+	c := d.c
 	c.sum = d.sum
 	if d.pool != nil {
 		c.parts <- d.p
 		d.p = nil
 		close(c.parts)
 	}
+	d.c = nil
 }
 
-// evBatchLen is how many events the reading goroutine hands over at once:
-// each handover may wake the other goroutine (4096 rather than 1024 halves
-// ingest's context switches).
-const evBatchLen = 4096
-
-// read decodes the generation in r in two stages on two goroutines: one
-// runs the parser and only copies its events into batches, this one
-// reduces them. The parser is the slowest stage and does the same work as
-// bare reading, so on two free cores a generation takes about as long as
-// bare reading of it. A panic in the parser or its accessors is returned
-// as an error.
-func (d *decoder) read(r io.Reader) (err error) {
-	batches := make(chan []trace.Event, 4)
-	free := make(chan []trace.Event, 8)
-	quit := make(chan struct{})
-	var readErr error
-	go func() {
-		defer close(batches)
-		readErr = readEvents(r, batches, free, quit)
-	}()
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("trace parser failed: %v", p)
-		}
-		close(quit)
-		for range batches {
-		}
-	}()
-	d.syncs = 0
-	for b := range batches {
-		for i := range b {
-			d.event(&b[i])
-		}
-		select {
-		case free <- b[:0]:
-		default:
+// run reduces the generations p parses, until p is done, and calls done
+// with each once it is reduced.
+func (d *decoder) run(p *parser, done func(*chunk)) {
+	for b := range p.out {
+		d.take(p, b)
+		if b.end {
+			done(b.c)
 		}
 	}
-	return readErr
 }
 
-// readEvents parses r and sends its events in batches on out, reusing
-// the batches that come back on free, until the end, an error or quit.
-func readEvents(r io.Reader, out chan<- []trace.Event, free <-chan []trace.Event, quit <-chan struct{}) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("trace parser failed: %v", p)
-		}
-	}()
-	tr, err := trace.NewReader(r)
-	if err != nil {
-		return err
+// take reduces one batch of p's, beginning or ending its generation as
+// the batch says.
+func (d *decoder) take(p *parser, b evBatch) {
+	if d.c != b.c {
+		d.begin(b.c)
 	}
-	var b []trace.Event
-	send := func() bool {
-		select {
-		case out <- b:
-		case <-quit:
-			return false
-		}
-		select {
-		case b = <-free:
-		default:
-			b = make([]trace.Event, 0, evBatchLen)
-		}
-		return true
+	if b.evs != nil {
+		d.reduce(b.evs)
+		p.recycle(b.evs)
 	}
-	b = make([]trace.Event, 0, evBatchLen)
-	for {
-		ev, err := tr.ReadEvent()
-		if err != nil {
-			if len(b) > 0 && !send() {
-				return nil
-			}
-			if err == io.EOF {
-				return nil
-			}
-			return err
-		}
-		if b = append(b, ev); len(b) == evBatchLen && !send() {
-			return nil
-		}
+	if b.end {
+		d.end(b.err)
 	}
 }
 
@@ -268,7 +238,11 @@ func (d *decoder) event(ev *trace.Event) {
 			return
 		}
 		if from, to := st.Goroutine(); from != to {
-			d.transition(ev, &st, from, to)
+			if d.direct != nil {
+				d.applyTransition(d.direct, ev, &st, from, to)
+			} else {
+				d.transition(ev, &st, from, to)
+			}
 		}
 	case trace.EventSync:
 		// Each generation read alone begins and ends with a Sync; the
@@ -296,19 +270,7 @@ func (d *decoder) transition(ev *trace.Event, st *trace.StateTransition, from, t
 		d.cur.put(g, i+1)
 		l = &d.lives[i]
 		*l = open{end: lifeEnd{goid: g, state: to}}
-		// In the decoder, not on the stack: out may keep the pointer
-		// for the call, which makes a local escape.
-		s := &d.start
-		*s = lifeStart{goid: g, ts: ts, firstTo: to, firstStack: d.stack(st.Stack)}
-		if from == trace.GoNotExist {
-			s.flags |= lifeCreated
-			if p := int64(ev.Goroutine()); p > 0 {
-				s.parent = p
-			}
-			s.creationStack = d.stack(ev.Stack())
-		}
-		d.sum.lives++
-		d.out.lifeStart(s)
+		d.startLife(ev, st, g, ts, from, to)
 	} else {
 		l = &d.lives[i]
 		e := &l.end

@@ -1,6 +1,7 @@
 package gotrace
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -262,27 +263,6 @@ func (h *handler) mergePart(p *part) {
 	}
 }
 
-// directOut applies a generation's steps to the handler as the decoder
-// makes them, on the handler's goroutine: what mergePart does with the
-// same steps encoded in parts (one worker, see pumpDirect).
-type directOut struct{ h *handler }
-
-func (o directOut) lifeStart(s *lifeStart) {
-	o.h.fallbackClock()
-	o.h.startLife(s)
-}
-
-func (o directOut) lifeEnd(e *lifeEnd) { o.h.endLife(e) }
-
-func (o directOut) note(r *rec) {
-	if r.kind != recSync {
-		o.h.fallbackClock()
-	}
-	o.h.handle(r)
-}
-
-func (o directOut) newStack(s *genStack) { o.h.genIDs = append(o.h.genIDs, o.h.stacks.id(s)) }
-
 // endGen finishes the merge of generation c: its index row.
 func (h *handler) endGen(c *chunk) {
 	sum := &c.sum
@@ -425,7 +405,8 @@ func (h *handler) finish() {
 		h.metrics.emitGoroutines(h, h.last, true)
 	}
 	h.live.each(func(goid int64, g *gor) { h.endGoroutine(goid, g, 0) })
-	for goid, g := range h.dormant {
+	for _, goid := range slices.Sorted(maps.Keys(h.dormant)) {
+		g := h.dormant[goid]
 		h.writeGoroutine(goid, g, g.endWall)
 	}
 	var open []uint64

@@ -221,41 +221,26 @@ func pump(f *framer, h *handler, workers int) error {
 		}
 		frameErr = frame(f, work, order, quit, parts)
 	}()
-	var direct *decoder
 	if work == nil {
-		direct = newDecoder(nil, directOut{h})
-	} else {
-		startWorkers(f, work, workers, parts)
+		return pumpDirect(f, h, order, quit, func() error { return frameErr })
 	}
+	startWorkers(f, work, workers, parts)
 	var err error
 	for c := range order {
 		if err == nil {
 			h.startGen()
 		}
-		if direct != nil {
+		for p := range c.parts {
 			if err == nil {
-				direct.decode(c, f.open(c))
+				h.mergePart(p)
 			}
-			f.recycle(c)
-		} else {
-			for p := range c.parts {
-				if err == nil {
-					h.mergePart(p)
-				}
-				p.reset()
-				p.pool <- p
+			p.reset()
+			p.pool <- p
+		}
+		if err == nil {
+			if err = h.finishGen(c); err != nil {
+				close(quit)
 			}
-		}
-		if err != nil {
-			continue // draining after a failure
-		}
-		if c.sum.err != nil {
-			err = &CorruptError{c.off, fmt.Sprintf("generation %d (bytes %d to %d) does not decode: %v", c.gen, c.off, c.end, c.sum.err)}
-		} else if h.endGen(c); h.err != nil {
-			err = h.err
-		}
-		if err != nil {
-			close(quit)
 		}
 	}
 	if err != nil {
@@ -264,8 +249,51 @@ func pump(f *framer, h *handler, workers int) error {
 	return frameErr
 }
 
-// startWorkers starts workers goroutines that decode the generations of
-// work into parts, each with parts of its own.
+// pumpDirect decodes the generations of order on one parser and applies
+// their steps to h on this goroutine as they come. frameErr gives why
+// the input ended, once order is closed.
+func pumpDirect(f *framer, h *handler, order <-chan *chunk, quit chan struct{}, frameErr func() error) error {
+	p := startParser(f, order, quit)
+	d := newDecoder(nil, directOut{h})
+	var err error
+	for b := range p.out {
+		if err != nil {
+			continue // draining after a failure
+		}
+		if d.c != b.c {
+			h.startGen()
+		}
+		d.take(p, b)
+		if !b.end {
+			continue
+		}
+		f.recycle(b.c)
+		if err = h.finishGen(b.c); err != nil {
+			close(quit)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return frameErr()
+}
+
+// finishGen ends the merge of generation c, or says why c does not
+// decode.
+func (h *handler) finishGen(c *chunk) error {
+	if c.sum.err != nil {
+		return &CorruptError{c.off, fmt.Sprintf("generation %d (bytes %d to %d) does not decode: %v", c.gen, c.off, c.end, c.sum.err)}
+	}
+	if h.endGen(c); h.err != nil {
+		return h.err
+	}
+	return nil
+}
+
+// startWorkers starts workers parsers and reducers that decode the
+// generations of work into parts, each with parts of its own. They parse
+// every generation they take: the merge drains the parts of every
+// generation the framer handed out, even after a failure.
 func startWorkers(f *framer, work <-chan *chunk, workers, parts int) {
 	for range workers {
 		pool := make(chan *part, parts)
@@ -273,12 +301,7 @@ func startWorkers(f *framer, work <-chan *chunk, workers, parts int) {
 			pool <- &part{pool: pool}
 		}
 		d := newDecoder(pool, nil)
-		go func() {
-			for c := range work {
-				d.decode(c, f.open(c))
-				f.recycle(c)
-			}
-		}()
+		go d.run(startParser(f, work, nil), f.recycle)
 	}
 }
 

@@ -1,13 +1,19 @@
 package gotrace
 
+import (
+	"maps"
+	"slices"
+)
+
 // pagedTable maps goroutine ids to values, the zero value meaning absent.
 // The runtime hands out goids in increasing runs, so the goroutines an
 // event names are clustered: the table is split into pages of consecutive
 // goids, and the page of the previous lookup is kept at hand, which saves
 // hashing and a cache miss on most events compared with one map entry per
-// goroutine. A page is freed when its last goroutine goes, so memory
-// follows the goroutines present (at most one page per goroutine, for
-// scattered survivors).
+// goroutine. A page is freed once its last goroutine is gone and a
+// lookup moves on to another page, so memory follows the goroutines
+// present (at most one page per goroutine, for scattered survivors, and
+// one empty page).
 type pagedTable[V comparable] struct {
 	pages    map[int64]*page[V]
 	lastKey  int64
@@ -48,11 +54,26 @@ func (t *pagedTable[V]) page(goid int64) *page[V] {
 	if k == t.lastKey && t.lastPage != nil {
 		return t.lastPage
 	}
+	t.dropEmptyLast()
 	p := t.pages[k]
 	if p != nil {
 		t.lastKey, t.lastPage = k, p
 	}
 	return p
+}
+
+// dropEmptyLast forgets the last page used if it is empty. An emptied
+// page stays until the table moves on to another: ids come in increasing
+// runs, and a program whose tasks or goroutines live one at a time would
+// otherwise drop and re-add the same page at every id.
+func (t *pagedTable[V]) dropEmptyLast() {
+	if p := t.lastPage; p != nil && p.n == 0 {
+		delete(t.pages, t.lastKey)
+		if len(t.spare) < maxSparePages {
+			t.spare = append(t.spare, p) // empty: every slot is zero again
+		}
+	}
+	t.lastKey, t.lastPage = -1, nil
 }
 
 // get returns the value of goid, the zero value if absent.
@@ -100,12 +121,8 @@ func (t *pagedTable[V]) remove(goid int64) {
 	*slot = zero
 	p.n--
 	t.n--
-	if p.n == 0 {
-		k := goid >> t.bits
-		delete(t.pages, k)
-		if t.lastKey == k {
-			t.lastKey, t.lastPage = -1, nil
-		}
+	if p.n == 0 && p != t.lastPage {
+		delete(t.pages, goid>>t.bits)
 		if len(t.spare) < maxSparePages {
 			t.spare = append(t.spare, p) // empty: every slot is zero again
 		}
@@ -115,10 +132,16 @@ func (t *pagedTable[V]) remove(goid int64) {
 // len returns the number of goroutines present.
 func (t *pagedTable[V]) len() int { return t.n }
 
-// each calls fn for every goroutine present; fn may remove it.
+// each calls fn for every goroutine present, in increasing order of
+// goid (so that the same trace gives its rows in the same order); fn may
+// remove it.
 func (t *pagedTable[V]) each(fn func(goid int64, v V)) {
 	var zero V
-	for k, p := range t.pages {
+	for _, k := range slices.Sorted(maps.Keys(t.pages)) {
+		p := t.pages[k]
+		if p == nil {
+			continue // dropped by an earlier fn
+		}
 		for i := range p.v {
 			if v := p.v[i]; v != zero {
 				fn(k<<t.bits|int64(i), v)
