@@ -64,7 +64,7 @@ type result struct {
 }
 
 func run() error {
-	pairs := flag.Int("pairs", 3, "bare/ingest pairs to run, order alternating")
+	pairs := flag.Int("pairs", 3, "bare/ingest pairs to run, order alternating (0: generate the trace and stop)")
 	size := flag.Int("size", 220, "size in MB of the generated trace")
 	shape := flag.String("shape", "mixed", "shape of the generated trace: mixed, spans or goroutines")
 	file := flag.String("file", "", "trace to read instead of the generated one")
@@ -105,6 +105,10 @@ func run() error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
+	}
+	if *pairs <= 0 {
+		fmt.Printf("trace %s: %.1f MB\n", path, mb(st.Size()))
+		return nil
 	}
 	fmt.Printf("trace %s: %.1f MB; GOMAXPROCS %d; load average before: %s\n", path, mb(st.Size()), runtime.GOMAXPROCS(0), loadAvg())
 	var ratios, cpuRatios []float64
