@@ -75,7 +75,7 @@ const (
 const maxWorkers = 4
 
 // defaultWorkers is the number of generations decoded at once: each
-// worker keeps two cores busy (parser and reduction, see decoder.read).
+// worker keeps two cores busy (parser and reduction, see parse.go).
 func defaultWorkers() int { return max(1, min(runtime.GOMAXPROCS(0)/2, maxWorkers)) }
 
 // Ingest reads one Go execution trace (one window) from r and adds its
