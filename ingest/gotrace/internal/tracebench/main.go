@@ -75,25 +75,7 @@ func run() error {
 	execTrace := flag.String("exectrace", "", "with -child: write an execution trace of the run to this file")
 	flag.Parse()
 	if *child != "" {
-		if *cpuProfile != "" {
-			stop, err := benchstat.ProfileCPU(*cpuProfile)
-			if err != nil {
-				return err
-			}
-			defer stop()
-		}
-		if *heapProfile != "" {
-			stop := benchstat.ProfilePeak(*heapProfile)
-			defer stop()
-		}
-		if *execTrace != "" {
-			stop, err := startTrace(*execTrace)
-			if err != nil {
-				return err
-			}
-			defer stop()
-		}
-		return runChild(*child, *file, *workers)
+		return profiledChild(*child, *file, *workers, *cpuProfile, *heapProfile, *execTrace)
 	}
 	path := *file
 	if path == "" {
@@ -145,6 +127,30 @@ func run() error {
 	fmt.Printf("tables:%s\n", tableSizes(perTable, st.Size()))
 	fmt.Printf("load average after: %s\n", loadAvg())
 	return nil
+}
+
+// profiledChild runs one child in this process, writing the profiles
+// and execution trace whose file names are not empty.
+func profiledChild(mode, path string, workers int, cpuProfile, heapProfile, execTrace string) error {
+	if cpuProfile != "" {
+		stop, err := benchstat.ProfileCPU(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if heapProfile != "" {
+		stop := benchstat.ProfilePeak(heapProfile)
+		defer stop()
+	}
+	if execTrace != "" {
+		stop, err := startTrace(execTrace)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	return runChild(mode, path, workers)
 }
 
 // runProcess runs one child and adds its CPU time and peak RSS.
