@@ -33,42 +33,31 @@ func (o directOut) newStack(s *genStack) { o.h.genIDs = append(o.h.genIDs, o.h.s
 // applyTransition follows one goroutine state change on the handler h.
 // A goroutine's first event in a generation (its creation, or its status
 // when the generation began, which comes from the undetermined state)
-// starts a life as in parts mode; every later one changes the live
-// goroutine as the life's end would have, and its end ends it.
+// starts a life as in parts mode; every later one, and the end, is
+// applied to the live goroutine at once as a life's end of that one
+// change (handler.endLife).
 func (d *decoder) applyTransition(h *handler, ev *trace.Event, st *trace.StateTransition, from, to trace.GoState) {
 	ts := int64(ev.Time())
 	d.sum.last = ts
 	d.sum.events++
 	goid := int64(st.Resource.Goroutine())
-	g := h.live.get(goid)
-	if g == nil || from == trace.GoUndetermined {
-		d.startLife(ev, st, goid, ts, from, to)
-		if g = h.live.get(goid); g == nil || to != trace.GoNotExist {
-			return
-		}
-	} else {
-		if st.Stack != trace.NoStack {
-			if si := d.stack(st.Stack); si != 0 {
-				g.lastStack = h.genIDs[si]
-				if g.startFunc == "" && d.roots[si] != "" {
-					g.startFunc = h.root(si)
-				}
-			}
-		}
-		g.state = to
-		if st.Reason != "" || to == trace.GoRunning {
-			g.reason = st.Reason
-		}
-		if to != trace.GoNotExist {
-			return
-		}
-	}
 	e := &d.lastEnd
-	*e = lifeEnd{goid: goid, ts: ts, flags: lifeEnded}
-	if from == trace.GoSyscall {
-		e.flags |= lifeEndSyscall
+	*e = lifeEnd{goid: goid}
+	if h.live.get(goid) == nil || from == trace.GoUndetermined {
+		d.startLife(ev, st, goid, ts, from, to)
+	} else {
+		var si int32
+		if st.Stack != trace.NoStack {
+			si = d.stack(st.Stack)
+		}
+		e.change(si, d.roots[si] != "", to, st.Reason)
 	}
-	h.endLife(e)
+	if to == trace.GoNotExist {
+		e.ended(ts, from)
+	}
+	if e.flags != 0 {
+		h.endLife(e)
+	}
 }
 
 // startLife hands on the start of a goroutine's life in the generation.

@@ -67,6 +67,33 @@ const (
 	lifeEndSyscall                   // it ended in a syscall (a cgo callback returned): its id may come back
 )
 
+// change sums up in e one state change after the life's first event: the
+// stack it happened at (si, the generation's index; 0 for none), whether
+// that stack's outermost function is known, the new state and the reason.
+func (e *lifeEnd) change(si int32, root bool, to trace.GoState, reason string) {
+	if si != 0 {
+		e.stack = si
+		if e.rootStack == 0 && root {
+			e.rootStack = si
+		}
+	}
+	e.state = to
+	e.flags |= lifeState
+	if reason != "" || to == trace.GoRunning {
+		e.reason = reason
+		e.flags |= lifeReason
+	}
+}
+
+// ended marks e as the goroutine's end at ts, coming from state from.
+func (e *lifeEnd) ended(ts int64, from trace.GoState) {
+	e.ts = ts
+	e.flags |= lifeEnded
+	if from == trace.GoSyscall {
+		e.flags |= lifeEndSyscall
+	}
+}
+
 // genStack is a stack of the generation: its frames, a key made of them
 // (equal keys, equal stacks across generations) and its outermost
 // function other than runtime.goexit.
@@ -273,30 +300,16 @@ func (d *decoder) transition(ev *trace.Event, st *trace.StateTransition, from, t
 		d.startLife(ev, st, g, ts, from, to)
 	} else {
 		l = &d.lives[i]
-		e := &l.end
+		var si int32
 		if st.Stack != trace.NoStack && st.Stack != l.handle {
 			l.handle = st.Stack
-			if si := d.stack(st.Stack); si != 0 {
-				e.stack = si
-				if e.rootStack == 0 && d.roots[si] != "" {
-					e.rootStack = si
-				}
-			}
+			si = d.stack(st.Stack)
 		}
-		e.state = to
-		e.flags |= lifeState
-		if st.Reason != "" || to == trace.GoRunning {
-			e.reason = st.Reason
-			e.flags |= lifeReason
-		}
+		l.end.change(si, d.roots[si] != "", to, st.Reason)
 	}
 	if to == trace.GoNotExist {
 		e := &l.end
-		e.ts = ts
-		e.flags |= lifeEnded
-		if from == trace.GoSyscall {
-			e.flags |= lifeEndSyscall
-		}
+		e.ended(ts, from)
 		d.cur.remove(g)
 		d.freed = append(d.freed, i)
 		d.out.lifeEnd(e)

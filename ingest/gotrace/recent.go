@@ -30,10 +30,7 @@ func (c *recentStrings[V]) get(s string) (V, bool) {
 func (c *recentStrings[V]) put(s string, v V) {
 	c.s[c.next], c.v[c.next] = s, v
 	c.next = (c.next + 1) % recentLen
-	c.n = max(c.n, c.next)
-	if c.next == 0 {
-		c.n = recentLen
-	}
+	c.n = min(c.n+1, recentLen)
 }
 
 // reset forgets every entry.
