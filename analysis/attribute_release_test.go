@@ -31,9 +31,7 @@ const callsBound = 0.25
 // call near the program's own measure (see checkHeapPerCall); the twin
 // must have no suspect.
 func TestLibraryObjectIncidents(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs eight library samples for 10 s each")
-	}
+	liveTest(t, "runs eight library samples for 10 s each")
 	root, err := samples.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -144,9 +142,7 @@ func checkHeapPerCall(t *testing.T, inc analysis.Incident, rec recorded) {
 // Transport's connections are created by a dial goroutine that had
 // exited: no incident may name main.main as their origin.
 func TestTwoDumpOrigins(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs four library samples for 8 s each")
-	}
+	liveTest(t, "runs four library samples for 8 s each")
 	root, err := samples.Root()
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ var handlerHeapProg = &testProg{name: "handlerheap"}
 // incident: the leaked goroutines hold their channel, not the handler's
 // slice.
 func TestHandlerHeapOwnSuspect(t *testing.T) {
+	liveTest(t, "builds and runs a Go program")
 	bin := handlerHeapProg.build(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

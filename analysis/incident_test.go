@@ -24,9 +24,7 @@ import (
 // attached, the library fix in the user's terms, and the report's first
 // line naming the function and the fix.
 func TestInformerPerReconcileIncident(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a client-go sample for 10 s")
-	}
+	liveTest(t, "runs a client-go sample for 10 s")
 	root, err := samples.Root()
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,7 @@ import (
 // whose lock the goroutines queue on (main.(*cache).get), and never
 // main.main.
 func TestLockHeldAcrossLibraryCallback(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a sample for 8 s")
-	}
+	liveTest(t, "runs a sample for 8 s")
 	root, err := samples.Root()
 	if err != nil {
 		t.Fatal(err)

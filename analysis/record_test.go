@@ -22,6 +22,18 @@ import (
 	"github.com/leakscope/leakscope/samples"
 )
 
+// liveTest starts a test that runs a program and mostly waits on it: it
+// is skipped with -short (saying why), and otherwise runs beside the
+// package's other live tests (-parallel of them at once, after the tests
+// that are not live), so that their waits overlap.
+func liveTest(t *testing.T, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	t.Parallel()
+}
+
 // fetched is one scraped artifact with the time it was taken.
 type fetched struct {
 	name string

@@ -152,6 +152,7 @@ var (
 // in a function that uses time.After elsewhere, and the receive from a
 // stopped timer's channel, are stuck.
 func TestTimerCasesFromSource(t *testing.T) {
+	liveTest(t, "builds and runs a Go program")
 	rep := analyseDumps(t, true, settledDump(t, runTimerProg(t, "stuck"), timerStuck...))
 	for loc, pattern := range map[string]string{"main.waitBoth": "select-without-cancel", "main.(*retrier).reset": "timer-not-stopped"} {
 		s := suspectAt(rep, loc)

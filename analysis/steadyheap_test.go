@@ -22,9 +22,7 @@ import (
 // 6 in 100 through), so a capture that names it is repeated once and the
 // test fails only when the second does too.
 func TestSteadyHeapWindow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("captures a live program for 7 s")
-	}
+	liveTest(t, "captures a live program for 7 s")
 	unsampled, naming := 0, 0
 	for try := 1; ; try++ {
 		sampled, named := captureSteadyHeap(t, try)

@@ -23,9 +23,7 @@ import (
 // checks what the trace adds: creation links for the ancestry tree,
 // goroutine and region lifetimes, and trace evidence on the suspect.
 func TestRealTraceAndDumps(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a sample program for a few seconds")
-	}
+	liveTest(t, "runs a sample program for a few seconds")
 	root, err := samples.Root()
 	if err != nil {
 		t.Fatal(err)

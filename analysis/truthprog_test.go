@@ -105,6 +105,7 @@ func (r truthRun) suspect(t *testing.T, kind, location string) analysis.Suspect 
 // bound is what the program's measured pacing delay, the heap sampling
 // error and the snapshot times allow.
 func TestKnownProgram(t *testing.T) {
+	liveTest(t, "captures a live program for 9 s")
 	r := runTruthProg(t)
 	t.Logf("pacing lag %v", r.lag)
 	g := r.suspect(t, analysis.KindGoroutine, "main.fetchQuote")
