@@ -55,23 +55,14 @@ type tableWriter struct {
 
 func tablePath(dir, table string) string { return filepath.Join(dir, table+".arrow") }
 
-// lz4Tables are compressed with LZ4, every other table with zstd. They
-// are the tables ingest writes by the million rows while it reads: Arrow
-// Go's IPC writer sets up a new zstd encoder, with a 16 MB history and its
-// own tables, for every record batch it compresses, so with zstd the two
-// trace tables cost trace ingest about 20 % more CPU and 60 MB more peak
-// memory than with LZ4, for tables 2.5 times smaller, and the goroutines
-// table of a 1M-goroutine dump 1.2 s more CPU and 45 MB more peak memory
-// (docs/DESIGN.md, "Speed and memory"). Readers handle both codecs.
-var lz4Tables = map[string]bool{schema.TableTraceGoroutines: true, schema.TableSpans: true, schema.TableGoroutines: true}
-
-// codecOf is the IPC compression of table.
-func codecOf(table string) ipc.Option {
-	if lz4Tables[table] {
-		return ipc.WithLZ4()
-	}
-	return ipc.WithZstd()
-}
+// tableCodec is the IPC compression of every table: LZ4. Arrow Go's IPC
+// writer (v15) sets up a new compressor for every record batch and every
+// dictionary batch it writes; a zstd encoder allocates and zeroes a 16 MB
+// history each time, which made a capture's raw files ingest in 5 times
+// the wall time and 7 times the CPU for tables 10-15 % smaller
+// (docs/DESIGN.md, "Speed and memory"). Readers handle zstd as well, which
+// bundles written before hold.
+func tableCodec() ipc.Option { return ipc.WithLZ4() }
 
 // newTableWriter starts the table in dir; with a staging directory stage,
 // it writes there, after a copy of what dir's table holds.
@@ -93,7 +84,7 @@ func newTableWriter(dir, stage, table string, mem memory.Allocator) (*tableWrite
 		return nil, fmt.Errorf("create table %s: %w", table, err)
 	}
 	tw.f = f
-	tw.w = ipc.NewWriter(f, ipc.WithSchema(schema.StoredSchema(table)), codecOf(table), ipc.WithAllocator(writerMem(mem)))
+	tw.w = ipc.NewWriter(f, ipc.WithSchema(schema.StoredSchema(table)), tableCodec(), ipc.WithAllocator(writerMem(mem)))
 	tw.b = array.NewRecordBuilder(mem, sc)
 	if exists {
 		n, err := tw.copyTable(orig)

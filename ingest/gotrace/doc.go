@@ -102,7 +102,7 @@
 // end, what the row needs), varint-encoded in parts handed over as they
 // fill; this goroutine merges the parts in trace order into rows; and a
 // sink goroutine interns stacks and writes batches (trace_goroutines and
-// spans LZ4-compressed, see bundle's lz4Tables). With one worker (two or
+// spans LZ4-compressed, see bundle's tableCodec). With one worker (two or
 // three CPUs) there is nothing to merge: this goroutine reduces the
 // parser's events and applies them to the rows at once, without encoding
 // steps, and each goroutine state change goes straight to the live

@@ -129,7 +129,7 @@ const (
 // flushCols hands each table's buffered rows to the sink once they fill a
 // batch, or all of them when force is set. There is no time limit: a
 // trace is ingested in seconds, and a batch costs its compressor's set-up
-// (see bundle's lz4Tables).
+// (see bundle's tableCodec).
 func (h *handler) flushCols(force bool) {
 	if n := h.gcols.len(); n > 0 && (force || n >= colBatchRows) && h.err == nil {
 		rec, b, err := h.gcols.record()

@@ -15,7 +15,8 @@ const aligned = (raw) => {
   return out.subarray(0, raw.length);
 };
 
-// zstd for most tables, LZ4 frames for the high-volume trace tables.
+// LZ4 frames for every table; zstd in bundles written before (both codecs
+// are read).
 compressionRegistry.set(CompressionType.ZSTD, { encode: null, decode: (data) => aligned(zstdDecompress(data)) });
 compressionRegistry.set(CompressionType.LZ4_FRAME, { encode: null, decode: (data) => aligned(lz4.decompress(data)) });
 
