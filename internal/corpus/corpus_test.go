@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -53,11 +55,11 @@ func TestCorpusAccuracy(t *testing.T) {
 	var runtimes []map[string]RuntimeResult
 	all := recordings(t, progs)
 	for i, recs := range all {
-		outcomes, runtime := evaluateAll(t, progs, recs, len(all) > 1)
+		outcomes, byProgram := evaluateAll(t, progs, recs, len(all) > 1)
 		checkSource(t, outcomes)
-		runs, runtimes = append(runs, outcomes), append(runtimes, runtime)
+		runs, runtimes = append(runs, outcomes), append(runtimes, byProgram)
 		t.Logf("corpus accuracy (%d programs, run %d):\n%s\n%s", len(progs), i+1,
-			Markdown(Table(progs, outcomes, runtime)), details(progs, outcomes))
+			Markdown(Table(progs, outcomes, byProgram)), details(progs, outcomes))
 		if f := flaggedControls(outcomes); f != "" {
 			t.Logf("suspects on controls (run %d):\n%s", i+1, f)
 		}
@@ -94,19 +96,22 @@ func TestCorpusAccuracy(t *testing.T) {
 }
 
 // evaluateAll scores every program's recording, analyses its one-dump,
-// two-dump and traceback bundles again (the verdicts must not change), and
+// two-dumps and traceback bundles again (the verdicts must not change), and
 // reads what the runtime's own goroutineleak profile found. A program
 // without a recording is an error, unless the run is one of several
-// (partial), which may hold only some of the programs.
+// (partial), which may hold only some of the programs. Programs are
+// evaluated a CPU's worth at a time; the outcomes keep the programs' order.
 func evaluateAll(t *testing.T, progs []blocking.Program, recs []*Recording, partial bool) ([]Outcome, map[string]RuntimeResult) {
 	byName := map[string]*Recording{}
 	for _, r := range recs {
 		byName[r.Program] = r
 	}
-	var outcomes []Outcome
-	runtime := map[string]RuntimeResult{}
 	tmp := t.TempDir()
-	for _, p := range progs {
+	each := make([][]Outcome, len(progs))
+	found := make([]*RuntimeResult, len(progs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range progs {
 		r := byName[p.Truth.Name]
 		if r == nil && !partial {
 			t.Errorf("%s: no recording", p.Truth.Name)
@@ -114,27 +119,49 @@ func evaluateAll(t *testing.T, progs []blocking.Program, recs []*Recording, part
 		if r == nil {
 			continue
 		}
-		for _, pr := range r.Problems {
-			t.Errorf("%s: %s", p.Truth.Name, pr)
-		}
-		got, err := Evaluate(r, p, tmp)
-		if err != nil {
-			t.Error(err)
-		}
-		outcomes = append(outcomes, got...)
-		for _, o := range got {
-			if o.Err == "" && o.Recorded && !o.NoSource && (o.Form == "dump" || o.Form == "two-dumps" || o.Form == "traceback") {
-				sameReports(t, filepath.Join(tmp, o.Program+"-"+o.Form+".lsb"), o.Program+" "+o.Form)
-			}
-		}
-		if found, leaked, err := RuntimeFound(r, p.Truth); err == nil {
-			runtime[p.Truth.Name] = RuntimeResult{Found: found, Leaked: leaked}
-			if !p.Truth.Healthy && found != p.Truth.GoroutineLeak {
-				t.Errorf("%s: truth says goroutineleak=%v, the runtime's profile says %v", p.Truth.Name, p.Truth.GoroutineLeak, found)
-			}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			each[i], found[i] = evaluateOne(t, p, r, tmp)
+		}()
+	}
+	wg.Wait()
+	var outcomes []Outcome
+	byProgram := map[string]RuntimeResult{}
+	for i, p := range progs {
+		outcomes = append(outcomes, each[i]...)
+		if found[i] != nil {
+			byProgram[p.Truth.Name] = *found[i]
 		}
 	}
-	return outcomes, runtime
+	return outcomes, byProgram
+}
+
+// evaluateOne is evaluateAll for one program's recording r; its runtime
+// result is nil when the recording has no goroutineleak profile.
+func evaluateOne(t *testing.T, p blocking.Program, r *Recording, tmp string) ([]Outcome, *RuntimeResult) {
+	for _, pr := range r.Problems {
+		t.Errorf("%s: %s", p.Truth.Name, pr)
+	}
+	got, err := Evaluate(r, p, tmp)
+	if err != nil {
+		t.Error(err)
+	}
+	for _, o := range got {
+		if o.Err == "" && o.Recorded && !o.NoSource && (o.Form == "dump" || o.Form == "two-dumps" || o.Form == "traceback") {
+			sameReports(t, filepath.Join(tmp, o.Program+"-"+o.Form+".lsb"), o.Program+" "+o.Form)
+		}
+	}
+	found, leaked, err := RuntimeFound(r, p.Truth)
+	if err != nil {
+		return got, nil
+	}
+	if !p.Truth.Healthy && found != p.Truth.GoroutineLeak {
+		t.Errorf("%s: truth says goroutineleak=%v, the runtime's profile says %v", p.Truth.Name, p.Truth.GoroutineLeak, found)
+	}
+	return got, &RuntimeResult{Found: found, Leaked: leaked}
 }
 
 // checkSource logs the outcomes that failed and checks that no bundle
