@@ -25,13 +25,17 @@ import (
 	"github.com/leakscope/leakscope/web"
 )
 
-// skipShort skips, with -short, a test that runs an agent watching and
-// capturing a live program (seconds each; make test-short skips them).
-func skipShort(t *testing.T) {
+// liveTest starts a test that runs an agent watching and capturing a
+// live program, seconds each and mostly waiting: make test-short skips
+// them (-short), and otherwise they run beside each other (-parallel at
+// once, after the package's other tests). Each has its own program,
+// agent, listener, spool and workbench.
+func liveTest(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs an agent capturing a live program")
 	}
+	t.Parallel()
 }
 
 func TestMain(m *testing.M) {
@@ -256,7 +260,7 @@ func uploadedEntry(st status) *Entry {
 // report and postmortem, and uploads it; the workbench's report names the
 // planted leak.
 func TestAlertTriggersCapture(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	p, leak := startLeaky(t, "")
 	wb := newWorkbench(t)
 	a := startAgent(t, Config{Node: "node-7", Select: Selection{PIDs: []int{p.PID}}, UploadTo: wb.srv.URL, WatchEvery: time.Second})
@@ -335,7 +339,7 @@ func TestAlertTriggersCapture(t *testing.T) {
 // the leaky sample while the workbench's data directory is full (413), and
 // checks the capture waits in the spool and is uploaded once there is room.
 func TestRuleTriggersAndRetries(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	exe := fmt.Sprintf("leaky-%d", os.Getpid())
 	p, leak := startLeaky(t, exe)
 	wb := newWorkbench(t)

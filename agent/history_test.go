@@ -79,7 +79,7 @@ func countProfile(fs []capture.HistoryFile, profile string) int {
 // earlier profiles are still there, the debris is gone, and the new
 // agent keeps adding.
 func TestHistorySurvivesRestart(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	p, _ := startLeaky(t, "")
 	spool := t.TempDir()
 	cfg := Config{Select: Selection{PIDs: []int{p.PID}}, WatchEvery: time.Second, SpoolDir: spool,
@@ -161,7 +161,7 @@ func alertCapture(t *testing.T, a *Agent, pid int) *Entry {
 // window drops old samples, and that a process gone for the grace period
 // loses its history.
 func TestHistoryBound(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	p, _ := startLeaky(t, "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

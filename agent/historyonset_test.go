@@ -73,7 +73,7 @@ func (l *lateLeak) leak(t *testing.T) time.Time {
 // began. The first answer, written after the first dump, already names
 // the leak with its history onset.
 func TestHistoryOnset(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	l := startLateLeak(t)
 	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second,
 		SpoolDir: t.TempDir(), History: HistoryConfig{Keep: time.Hour}})
@@ -95,7 +95,7 @@ func TestHistoryOnset(t *testing.T) {
 // agent uploading to a workbench: a preliminary capture naming the leak
 // is listed there before the final one, which holds the history onset.
 func TestHistoryOnsetRule(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	l := startLateLeak(t)
 	wb := newWorkbench(t)
 	rule := Rule{Window: 20 * time.Second, GoroutinesPerMin: 120, For: 8 * time.Second, MinPoints: 3}
@@ -214,7 +214,7 @@ func historyGapAt(m bundle.Manifest, ts time.Time) time.Duration {
 // one stack: the goroutine profiles cannot tell their members apart, so
 // neither group's counts or onset take the history.
 func TestHistoryShared(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	l := startLateLeak(t, "-twin")
 	a, _ := runAgentUntil(t, Config{Select: Selection{PIDs: []int{l.cmd.Process.Pid}}, WatchEvery: time.Second,
 		SpoolDir: t.TempDir(), History: HistoryConfig{Keep: time.Hour}})

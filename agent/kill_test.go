@@ -67,7 +67,7 @@ func freeAddr(t *testing.T) string {
 // workbench holds the capture exactly once, and the entry has its
 // reports.
 func TestAgentKillAtEveryStep(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	p, _ := startLeaky(t, "")
 	for _, point := range []string{"agent:captured", "agent:reported", "agent:uploaded", "spool:id-saved"} {
 		t.Run(strings.ReplaceAll(point, ":", "-"), func(t *testing.T) {

@@ -65,7 +65,7 @@ func (wb *workbench) list(t *testing.T) []listed {
 // seconds after the trigger, while the capture still runs; the final
 // capture then replaces it under the same id, and the link leads to it.
 func TestPreliminaryInWorkbench(t *testing.T) {
-	skipShort(t)
+	liveTest(t)
 	p, leak := startLeaky(t, "")
 	wb := newWorkbench(t)
 	log := &lockedLog{t: t}
