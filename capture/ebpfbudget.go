@@ -78,7 +78,7 @@ func (e *ebpfSource) budgetLoop(ctx context.Context) {
 		for !next.After(time.Now()) {
 			next = next.Add(interval) // an interval start already passed
 		}
-		if end := from.Add(w.length); end.Before(next) {
+		if end, ok := detachAt(from, w, interval, next); ok {
 			if !sleepUntil(ctx, end) {
 				return
 			}
@@ -90,6 +90,18 @@ func (e *ebpfSource) budgetLoop(ctx context.Context) {
 		e.setGoroutineProbes(true)
 		next = next.Add(interval)
 	}
+}
+
+// detachAt says when the goroutine probes are detached in the interval
+// whose window w was measured from from, and whether they are: only a
+// window shorter than the interval ends, and only before the next
+// interval starts at next. A window of the whole interval never ends,
+// whenever the loop measured it (attaching the tracer on a loaded machine
+// can take longer than an interval, so from may lie well after the
+// interval's start).
+func detachAt(from time.Time, w probeWindow, interval time.Duration, next time.Time) (time.Time, bool) {
+	end := from.Add(w.length)
+	return end, w.length < interval && end.Before(next)
 }
 
 // sample returns the goroutine probe hits and the target's CPU time since

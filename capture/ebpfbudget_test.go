@@ -41,6 +41,31 @@ func TestWindowFor(t *testing.T) {
 	}
 }
 
+// TestDetachAt: a window of the whole interval is never cut, even when it
+// was measured late in the interval (the next interval starting later
+// than from plus the interval); a shorter one ends after its length,
+// unless the next interval starts first.
+func TestDetachAt(t *testing.T) {
+	const interval = 2 * time.Second
+	from := time.Unix(1000, 0)
+	for _, c := range []struct {
+		name   string
+		length time.Duration
+		next   time.Time
+		want   bool
+	}{
+		{"throughout, measured on time", interval, from.Add(interval), false},
+		{"throughout, measured late", interval, from.Add(interval + 150*time.Millisecond), false},
+		{"short window", 500 * time.Millisecond, from.Add(interval), true},
+		{"short window past the next start", 500 * time.Millisecond, from.Add(300 * time.Millisecond), false},
+	} {
+		end, ok := detachAt(from, probeWindow{length: c.length}, interval, c.next)
+		if ok != c.want || ok && !end.Equal(from.Add(c.length)) {
+			t.Errorf("%s: detach %v at %v, want %v at %v", c.name, ok, end, c.want, from.Add(c.length))
+		}
+	}
+}
+
 // TestCaptureProbeWindows captures a service creating a goroutine per
 // request under a budget it exceeds: the goroutine probes are attached for
 // the first part of each interval only, each time is a probe_windows row,
