@@ -105,8 +105,11 @@ func TestCaptureProbeWindows(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	windows := readProbeWindows(t, b, mem)
 	t.Logf("windows %+v; counters %v", windows, src.Counters)
-	if len(windows) < 3 || int64(len(windows)) != src.Counters["goroutine_probe_windows"] {
-		t.Fatalf("%d probe windows in 7 s of %v intervals (manifest says %d), want one per interval", len(windows), interval, src.Counters["goroutine_probe_windows"])
+	if len(windows) == 0 {
+		t.Fatal("no probe window")
+	}
+	if want := 1 + intervalStarts(windows[0], 7*time.Second, interval); len(windows) < want || int64(len(windows)) != src.Counters["goroutine_probe_windows"] {
+		t.Fatalf("%d probe windows in 7 s of %v intervals (manifest says %d), want at least %d: one, and one per interval start after it", len(windows), interval, src.Counters["goroutine_probe_windows"], want)
 	}
 	// The first window starts before the tracer loads (which may take
 	// longer than an interval); the others when an interval starts.
@@ -116,6 +119,24 @@ func TestCaptureProbeWindows(t *testing.T) {
 		}
 	}
 	checkGoroutineEventsInWindows(t, b, mem, windows)
+}
+
+// intervalStarts counts the interval starts of a capture of duration d
+// that come clearly after the first probe window ends and before the
+// capture ends: each opens a window. The first window starts when the
+// capture does (its start is taken before the tracer attaches) and ends
+// once the budget loop has measured it, which on a loaded machine may be
+// past some interval starts; a quarter interval of slack on both sides
+// keeps a start at a boundary out of the count.
+func intervalStarts(first windowRow, d, interval time.Duration) int {
+	n := 0
+	slack := int64(interval / 4)
+	for at := first.start + int64(interval); at < first.start+int64(d)-slack; at += int64(interval) {
+		if at > first.end+slack {
+			n++
+		}
+	}
+	return n
 }
 
 // requestWork keeps four clients requesting url/work, each making the
