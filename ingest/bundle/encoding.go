@@ -47,14 +47,14 @@ func newEncoder(table string) *deltaCodec {
 // newDecoder returns the codec that decodes the records of a file of
 // table whose schema is got, and the schema readers see; a nil codec
 // when got stores every column as it is (schema 2 and before, or a table
-// without encodings). It reads schema 3 too, where the split columns
-// were whole.
+// without encodings). It reads the stored forms of schemas 3 and 4 too
+// (each encoding's Former).
 func newDecoder(got *arrow.Schema, table string) (*deltaCodec, *arrow.Schema) {
 	var c *deltaCodec
 	fields := got.Fields()
 	drop := map[int]bool{}
 	for _, e := range schema.Encodings(table) {
-		i, low := storedForm(got, e)
+		form, i, low := storedForm(got, e)
 		if i < 0 {
 			continue
 		}
@@ -64,7 +64,7 @@ func newDecoder(got *arrow.Schema, table string) (*deltaCodec, *arrow.Schema) {
 		}
 		c.cols = append(c.cols, i)
 		c.lows = append(c.lows, low)
-		c.bases = append(c.bases, baseIndex(got, e))
+		c.bases = append(c.bases, baseIndex(got, form))
 		c.types = append(c.types, want.Type)
 		fields[i] = arrow.Field{Name: want.Name, Type: want.Type, Nullable: fields[i].Nullable, Metadata: want.Metadata}
 		if low >= 0 {
@@ -86,45 +86,48 @@ func newDecoder(got *arrow.Schema, table string) (*deltaCodec, *arrow.Schema) {
 	return c, c.out
 }
 
-// storedForm returns the index in got of e's stored int64 column and of
-// its uint16 low bits (-1 when whole, as in schema 3 or for an encoding
-// without Low); -1, -1 when got stores the column as it is.
-func storedForm(got *arrow.Schema, e schema.Encoding) (int, int) {
+// storedForm returns the form in which got stores e's column (e itself
+// or one of its Former), the index in got of its stored int64 column and
+// that of its uint16 low bits (-1 for a form without Low); -1, -1 when
+// got stores the column as it is.
+func storedForm(got *arrow.Schema, e schema.Encoding) (schema.Encoding, int, int) {
 	col := func(name string, t arrow.DataType) int {
-		if name == "" {
-			return -1
-		}
 		idx := got.FieldIndices(name)
 		if len(idx) != 1 || !arrow.TypeEqual(got.Field(idx[0]).Type, t) {
 			return -1
 		}
 		return idx[0]
 	}
-	i := col(e.Stored, arrow.PrimitiveTypes.Int64)
-	if e.Low == "" {
-		return i, -1
+	for _, f := range append([]schema.Encoding{e}, e.Former...) {
+		i, low := col(f.Stored, arrow.PrimitiveTypes.Int64), -1
+		if f.Low != "" {
+			low = col(f.Low, arrow.PrimitiveTypes.Uint16)
+		}
+		if i >= 0 && (f.Low == "") == (low < 0) {
+			return f, i, low
+		}
 	}
-	if low := col(e.Low, arrow.PrimitiveTypes.Uint16); i >= 0 && low >= 0 {
-		return i, low
-	}
-	return col(e.Schema3, arrow.PrimitiveTypes.Int64), -1
+	return e, -1, -1
 }
 
-// baseIndex is the index in sc of e's Base column (-1 for deltas, or when
-// sc lacks it, as a schema-2 table has no encoded column to decode). A
-// Base that is itself encoded is found under its stored name.
-func baseIndex(sc *arrow.Schema, e schema.Encoding) int {
-	if e.Base == "" {
+// baseIndex is the index in sc of form's Base column (-1 for deltas, or
+// when sc lacks it, as a schema-2 table has no encoded column to decode).
+// A Base that is itself encoded is found under one of its stored names.
+func baseIndex(sc *arrow.Schema, form schema.Encoding) int {
+	if form.Base == "" {
 		return -1
 	}
-	names := []string{e.Base}
+	names := []string{form.Base}
 	for _, o := range schema.Encodings(schema.TableOf(sc)) {
-		if o.Column == e.Base {
-			names = append(names, o.Stored, o.Schema3)
+		if o.Column == form.Base {
+			names = append(names, o.Stored)
+			for _, f := range o.Former {
+				names = append(names, f.Stored)
+			}
 		}
 	}
 	for _, n := range names {
-		if idx := sc.FieldIndices(n); n != "" && len(idx) == 1 {
+		if idx := sc.FieldIndices(n); len(idx) == 1 {
 			return idx[0]
 		}
 	}

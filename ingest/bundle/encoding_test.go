@@ -23,7 +23,7 @@ func TestDeltaColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	starts := []int64{5, 0, 1 << 62, -(1 << 62), 7, 1<<63 - 1, -1 << 63, 0, 3}
+	starts := []int64{5, 0, 1 << 62, -(1 << 62), 7, 1<<63 - 1, -1 << 63, 0, -1, 3} // -1: no end
 	var want []schema.Span
 	for i, s := range starts {
 		sp := schema.Span{ID: int64(len(starts) - i), Kind: schema.SpanRegion, Name: "r", Goid: s / 3, StartTS: s, EndTS: s + 1,
@@ -43,19 +43,24 @@ func TestDeltaColumns(t *testing.T) {
 	}
 	rec := b.NewRecord()
 	b.Release()
-	sliced := rec.NewSlice(3, 7)
+	sliced := rec.NewSlice(3, 9)
 	if err := w.WriteRecord(schema.TableSpans, sliced); err != nil {
 		t.Fatal(err)
 	}
 	sliced.Release()
 	rec.Release()
-	want = append(want, want[3:7]...)
+	want = append(want, want[3:9]...)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	stored := storedColumns(t, tablePath(dir, schema.TableSpans), mem)
-	if !slices.Contains(stored, "start_ts_delta_high") || !slices.Contains(stored, "start_ts_delta_low") || slices.Contains(stored, schema.ColStartTS) {
-		t.Errorf("stored columns %v, want start_ts stored as start_ts_delta_high and start_ts_delta_low", stored)
+	for _, c := range []string{"start_ts_less_end_ts_high", "start_ts_less_end_ts_low", "end_ts_delta_high", "end_ts_delta_low"} {
+		if !slices.Contains(stored, c) {
+			t.Errorf("stored columns %v, want %s", stored, c)
+		}
+	}
+	if slices.Contains(stored, schema.ColStartTS) || slices.Contains(stored, schema.ColEndTS) {
+		t.Errorf("stored columns %v hold start_ts or end_ts as they are", stored)
 	}
 	got := readSpans(t, dir, mem)
 	if len(got) != len(want) {

@@ -138,6 +138,7 @@ func schemaOf(table string, fields ...arrow.Field) *arrow.Schema {
 // are only added at the end of a table, marked [Added], and readers look
 // columns up by name. Schema 3 stores some columns of spans and
 // trace_goroutines as deltas ([Encodings]); schema 4 splits the deltas of
-// their times into high and low bits; bundles of schema 2 hold them as
-// they are, and readers take all three.
-const SchemaVersion = "4"
+// their times into high and low bits; schema 5 stores a span's start less
+// its end; bundles of schema 2 hold them as they are, and readers take
+// all four.
+const SchemaVersion = "5"

@@ -131,7 +131,7 @@ func writeJSBundle(t *testing.T, dir string, mem memory.Allocator) jsSums {
 			w.Append(s)
 		}
 		if i%10 == 0 {
-			// spans is compressed with LZ4, the other tables with zstd.
+			// spans stores its ids and times as differences (schema.Encodings), which summarize.mjs undoes.
 			sp := schema.Span{ID: int64(i), Kind: schema.SpanRegion, Name: fmt.Sprintf("region%d", i/10%5), Goid: g.Goid, StartTS: g.SnapshotTS, EndTS: g.SnapshotTS + int64(i)}
 			w.Append(sp)
 			sums.spanIDSum += sp.ID

@@ -15,22 +15,34 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// TestSchema3Tables reads spans and trace_goroutines of a schema-3 bundle
-// (testdata/schema3.lsb, written by the schema-3 writer from
-// fixtureSpans and fixtureGoroutines, two batches each), where the
-// deltas of the times are whole int64 columns, adds a row to each, and
-// reads back every value: the tables are rewritten in the current stored
-// form, their times split into high and low bits.
-func TestSchema3Tables(t *testing.T) {
+// TestOlderSchemaTables reads spans and trace_goroutines of bundles of
+// schema 3 and 4 (testdata/schema3.lsb and schema4.lsb, written by those
+// schemas' writers from fixtureSpans and fixtureGoroutines, two batches
+// each), adds a row to each, and reads back every value: the tables are
+// rewritten in the current stored form. Schema 3 holds the deltas of the
+// times as whole int64 columns, schema 4 splits them into high and low
+// bits, start_ts among them.
+func TestOlderSchemaTables(t *testing.T) {
+	for _, c := range []struct{ bundle, has, hasNot string }{
+		{"schema3.lsb", "start_ts_delta", "start_ts_delta_low"},
+		{"schema4.lsb", "start_ts_delta_low", "start_ts_less_end_ts_low"},
+	} {
+		t.Run(c.bundle, func(t *testing.T) { testOlderSchema(t, c.bundle, c.has, c.hasNot) })
+	}
+}
+
+// testOlderSchema is TestOlderSchemaTables of testdata/name, whose spans
+// table stores the column has, and not hasNot.
+func testOlderSchema(t *testing.T, name, has, hasNot string) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	dir := filepath.Join(t.TempDir(), "s3.lsb")
-	if err := os.CopyFS(dir, os.DirFS("testdata/schema3.lsb")); err != nil {
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", name))); err != nil {
 		t.Fatal(err)
 	}
 	spansPath, gorPath := tablePath(dir, schema.TableSpans), tablePath(dir, schema.TableTraceGoroutines)
-	if got := storedColumns(t, spansPath, mem); !slices.Contains(got, "start_ts_delta") || slices.Contains(got, "start_ts_delta_low") {
-		t.Fatalf("testdata spans has columns %v: not a schema-3 table", got)
+	if got := storedColumns(t, spansPath, mem); !slices.Contains(got, has) || slices.Contains(got, hasNot) {
+		t.Fatalf("testdata/%s spans has columns %v: want %s and not %s", name, got, has, hasNot)
 	}
 	spans, gors := fixtureSpans(), fixtureGoroutines()
 	checkSpans(t, dir, mem, spans)
@@ -118,7 +130,7 @@ func checkTraceGoroutines(t *testing.T, dir string, mem memory.Allocator, want [
 	}
 }
 
-// fixtureSpans are the spans of testdata/schema3.lsb: ids, goroutines,
+// fixtureSpans are the spans of testdata/schema3.lsb and schema4.lsb: ids, goroutines,
 // tasks and times that rise by uneven steps, some null, in two batches.
 func fixtureSpans() []schema.Span {
 	var out []schema.Span
@@ -149,7 +161,8 @@ func fixtureSpans() []schema.Span {
 	return out
 }
 
-// fixtureGoroutines are the trace goroutines of testdata/schema3.lsb.
+// fixtureGoroutines are the trace goroutines of testdata/schema3.lsb and
+// schema4.lsb.
 func fixtureGoroutines() []schema.TraceGoroutine {
 	var out []schema.TraceGoroutine
 	ts := int64(1_764_000_000_000_000_000)
@@ -168,16 +181,19 @@ func fixtureGoroutines() []schema.TraceGoroutine {
 	return out
 }
 
-// FuzzReadSpans reads mutations of spans tables as stored by schema 3
-// (testdata/schema3.lsb) and schema 4: the decoding of the stored columns
-// must refuse what does not fit, never panic.
+// FuzzReadSpans reads mutations of spans tables as stored by schemas 3
+// and 4 (testdata/schema3.lsb, schema4.lsb) and the current one: the
+// decoding of the stored columns must refuse what does not fit, never
+// panic.
 func FuzzReadSpans(f *testing.F) {
-	old, err := os.ReadFile(filepath.Join("testdata", "schema3.lsb", "spans.arrow"))
-	if err != nil {
-		f.Fatal(err)
+	for _, name := range []string{"schema3.lsb", "schema4.lsb"} {
+		old, err := os.ReadFile(filepath.Join("testdata", name, "spans.arrow"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(old)
 	}
-	f.Add(old)
-	dir := filepath.Join(f.TempDir(), "s4.lsb")
+	dir := filepath.Join(f.TempDir(), "cur.lsb")
 	w, err := Create(dir, NewManifest("seed", "fuzz"), memory.DefaultAllocator)
 	if err != nil {
 		f.Fatal(err)
