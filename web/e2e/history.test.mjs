@@ -43,8 +43,12 @@ test('overview chart: the history is shaded apart from the capture', async () =>
   await page.goto(`${base}/#/c/${c.id}/overview`);
   await page.waitForSelector('#overview-chart canvas');
   assert.equal(await page.locator('#overview-chart').getAttribute('data-history'), String(hist.snapshots.length));
-  const drawn = await page.evaluate(([snapshots, capStart]) => {
+  // What the chart has painted: the band's pixels and a column in it and
+  // one in the capture. A loaded machine may paint after the canvas
+  // appears, so the shading is waited for (10 s at most), then asserted.
+  const measure = ([snapshots, capStart]) => {
     const el = document.querySelector('#overview-chart');
+    if (!el || !el.uplot || !el.historyBand) return null;
     const u = el.uplot, band = el.historyBand;
     const c = el.querySelector('canvas');
     const img = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -69,7 +73,14 @@ test('overview chart: the history is shaded apart from the capture', async () =>
       after: share(Math.round((px(capStart) + px(capEnd)) / 2)),
       note: document.querySelector('#history-note')?.textContent || '',
     };
-  }, [hist.snapshots, capStart]);
+  };
+  const args = [hist.snapshots, capStart];
+  let drawn = await page.evaluate(measure, args);
+  for (const deadline = Date.now() + 10000; !(drawn && drawn.inside > 0.8) && Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 100));
+    drawn = await page.evaluate(measure, args);
+  }
+  assert.ok(drawn, 'the overview chart has no uPlot or history band');
   assert.ok(Math.abs(drawn.band.from - Date.parse(hist.start) / 1000) < 1e-3, `band starts at ${drawn.band.from}, the first history snapshot at ${hist.start}`);
   assert.ok(Math.abs(drawn.band.to - capStart) < 1e-3, `band ends at ${drawn.band.to}, the capture began at ${hist.capture_start}`);
   for (const x of drawn.snapPx) assert.ok(x >= drawn.from && x <= drawn.to, `history snapshot at pixel ${x} outside the band ${drawn.from}..${drawn.to}`);
