@@ -440,7 +440,10 @@ test('overview chart: trace-window series drawn window by window with nothing in
   await page.goto(`${base}/#/c/${sid}/overview`);
   await page.waitForSelector('#overview-chart canvas');
   assert.equal(await page.locator('#overview-chart').getAttribute('data-windows'), String(windows.length));
-  const drawn = await page.evaluate(([windows, live]) => {
+  // What the chart has painted; a loaded machine may paint after the
+  // canvas appears, so the line is waited for (10 s at most), then the
+  // last reading asserted.
+  const measure = ([windows, live]) => {
     const el = document.querySelector('#overview-chart');
     const u = el.uplot;
     const c = el.querySelector('canvas');
@@ -469,7 +472,13 @@ test('overview chart: trace-window series drawn window by window with nothing in
     // The heap axis's ticks (uPlot's splits of axis 2) at its step.
     const ticks = u.axes[2]._splits || [];
     return { gaps, inside, gMin: u.scales.g.min, heapMin: u.scales.heap.min, ticks, step: ticks.length > 1 ? ticks[1] - ticks[0] : 0 };
-  }, [windows, live]);
+  };
+  const linePainted = (d) => d.inside.reduce((n, w) => n + w.hit, 0) >= 0.8 * d.inside.reduce((n, w) => n + w.points, 0);
+  let drawn = await page.evaluate(measure, [windows, live]);
+  for (const deadline = Date.now() + 10000; !linePainted(drawn) && Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 100));
+    drawn = await page.evaluate(measure, [windows, live]);
+  }
   assert.equal(drawn.gMin, 0, 'the goroutine axis starts at zero');
   // Its ticks are binary sizes, as every byte figure is written: a power
   // of two of bytes apart ("4.0 MiB", "8.0 MiB"), never "4.8 MiB".
