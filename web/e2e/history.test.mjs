@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
+import { evaluateUntil } from './poll.mjs';
 
 const base = process.env.LEAKSCOPE_URL;
 const shots = process.env.LEAKSCOPE_SCREENSHOTS || new URL('./screenshots/', import.meta.url).pathname;
@@ -74,12 +75,7 @@ test('overview chart: the history is shaded apart from the capture', async () =>
       note: document.querySelector('#history-note')?.textContent || '',
     };
   };
-  const args = [hist.snapshots, capStart];
-  let drawn = await page.evaluate(measure, args);
-  for (const deadline = Date.now() + 10000; !(drawn && drawn.inside > 0.8) && Date.now() < deadline;) {
-    await new Promise((r) => setTimeout(r, 100));
-    drawn = await page.evaluate(measure, args);
-  }
+  const drawn = await evaluateUntil(page, measure, [hist.snapshots, capStart], (d) => d && d.inside > 0.8);
   assert.ok(drawn, 'the overview chart has no uPlot or history band');
   assert.ok(Math.abs(drawn.band.from - Date.parse(hist.start) / 1000) < 1e-3, `band starts at ${drawn.band.from}, the first history snapshot at ${hist.start}`);
   assert.ok(Math.abs(drawn.band.to - capStart) < 1e-3, `band ends at ${drawn.band.to}, the capture began at ${hist.capture_start}`);

@@ -9,6 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
+import { evaluateUntil } from './poll.mjs';
 
 const base = process.env.LEAKSCOPE_URL;
 const archive = process.env.LEAKSCOPE_BUNDLE_ARCHIVE;
@@ -474,11 +475,7 @@ test('overview chart: trace-window series drawn window by window with nothing in
     return { gaps, inside, gMin: u.scales.g.min, heapMin: u.scales.heap.min, ticks, step: ticks.length > 1 ? ticks[1] - ticks[0] : 0 };
   };
   const linePainted = (d) => d.inside.reduce((n, w) => n + w.hit, 0) >= 0.8 * d.inside.reduce((n, w) => n + w.points, 0);
-  let drawn = await page.evaluate(measure, [windows, live]);
-  for (const deadline = Date.now() + 10000; !linePainted(drawn) && Date.now() < deadline;) {
-    await new Promise((r) => setTimeout(r, 100));
-    drawn = await page.evaluate(measure, [windows, live]);
-  }
+  const drawn = await evaluateUntil(page, measure, [windows, live], linePainted);
   assert.equal(drawn.gMin, 0, 'the goroutine axis starts at zero');
   // Its ticks are binary sizes, as every byte figure is written: a power
   // of two of bytes apart ("4.0 MiB", "8.0 MiB"), never "4.8 MiB".
