@@ -62,16 +62,7 @@ func TestDeltaColumns(t *testing.T) {
 	if slices.Contains(stored, schema.ColStartTS) || slices.Contains(stored, schema.ColEndTS) {
 		t.Errorf("stored columns %v hold start_ts or end_ts as they are", stored)
 	}
-	got := readSpans(t, dir, mem)
-	if len(got) != len(want) {
-		t.Fatalf("read %d spans, want %d", len(got), len(want))
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		if want := [6]int64{w.ID, w.Goid, w.StartTS, w.EndTS, w.TaskID, w.ParentID}; g != want {
-			t.Errorf("span %d: id, goid, start, end, task, parent %v, want %v", i, g, want)
-		}
-	}
+	checkSpans(t, dir, mem, want)
 }
 
 // readSpans returns id, goid, start, end, task and parent of every span
