@@ -248,8 +248,10 @@ func seriesRange(ts []int64, v []float64) Range {
 // heapSigmas is how many standard errors of sampling the fitted rise of a
 // heap site must clear. At two, a steady window of 16 × 64 KiB at the
 // default rate reads as growth in about 1 of 100 captures of 3–6
-// snapshots (binomial model); a planted 2.5 MiB in 24 s at 5 snapshots
-// (samples/cache-pin's renderReport) still clears it.
+// snapshots (binomial model). The other side of that bar: a site that
+// rose by 2.6 MB of 8 KiB objects over 5 snapshots (five samples) has a
+// floor of 2.2 MB, so a leak of a handful of samples is found in some
+// captures and not others; samples/cache-pin plants about 30.
 const heapSigmas = 2.0
 
 // heapFloor is the smallest rise of a heap series taken as growth, and
