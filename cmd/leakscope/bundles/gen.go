@@ -2,7 +2,8 @@
 
 // Command gen records the committed sample bundles: it runs a few sample
 // programs and captures each with `leakscope capture` (pprof, execution
-// trace windows and, where privileged, eBPF) for a short while.
+// trace windows and, where privileged, eBPF) for a short while. Given
+// sample names as arguments, it records only those.
 package main
 
 import (
@@ -63,7 +64,14 @@ func run() error {
 	// Build the samples with the runtime's goroutine leak profile, so the
 	// bundles show leakscope's cross-check against it.
 	os.Setenv("GOEXPERIMENT", "goroutineleakprofile")
+	only := map[string]bool{}
+	for _, a := range os.Args[1:] {
+		only[a] = true
+	}
 	for _, r := range recordings {
+		if len(only) > 0 && !only[r.sample] {
+			continue
+		}
 		out := r.sample + ".lsb"
 		if err := os.RemoveAll(out); err != nil {
 			return err
