@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,9 @@ func (c *capturer) startEBPF(ctx context.Context) {
 		s := m.Source(bundle.SourceEBPF)
 		s.Settings = t.Settings()
 		s.Settings["goroutine_budget"] = budgetSettings(c.opts.EBPFBudget)
+		// Interval starts are counted from the capture's start, which
+		// the probe_windows rows date on CLOCK_MONOTONIC too.
+		s.Settings["goroutine_intervals_from_mono_ns"] = strconv.FormatInt(monoNow()-time.Since(c.start).Nanoseconds(), 10)
 	})
 	go func() {
 		defer close(e.done)

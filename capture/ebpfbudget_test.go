@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,7 +109,11 @@ func TestCaptureProbeWindows(t *testing.T) {
 	if len(windows) == 0 {
 		t.Fatal("no probe window")
 	}
-	if want := 1 + intervalStarts(windows[0], 7*time.Second, interval); len(windows) < want || int64(len(windows)) != src.Counters["goroutine_probe_windows"] {
+	from, err := strconv.ParseInt(src.Settings["goroutine_intervals_from_mono_ns"], 10, 64)
+	if err != nil {
+		t.Fatalf("goroutine_intervals_from_mono_ns: %v", err)
+	}
+	if want := 1 + intervalStarts(from, windows[0], 7*time.Second, interval); len(windows) < want || int64(len(windows)) != src.Counters["goroutine_probe_windows"] {
 		t.Fatalf("%d probe windows in 7 s of %v intervals (manifest says %d), want at least %d: one, and one per interval start after it", len(windows), interval, src.Counters["goroutine_probe_windows"], want)
 	}
 	// The first window starts before the tracer loads (which may take
@@ -122,16 +127,17 @@ func TestCaptureProbeWindows(t *testing.T) {
 }
 
 // intervalStarts counts the interval starts of a capture of duration d
-// that come clearly after the first probe window ends and before the
-// capture ends: each opens a window. The first window starts when the
-// capture does (its start is taken before the tracer attaches) and ends
-// once the budget loop has measured it, which on a loaded machine may be
-// past some interval starts; a quarter interval of slack on both sides
-// keeps a start at a boundary out of the count.
-func intervalStarts(first windowRow, d, interval time.Duration) int {
+// from the monotonic time from that come clearly after the first probe
+// window ends and before the capture ends: each opens a window. The first
+// window starts when the tracer begins to load, which may be well after
+// the capture starts on a loaded machine, and ends once the budget loop
+// has measured it, which may be past some interval starts; a quarter
+// interval of slack on both sides keeps a start at a boundary out of the
+// count.
+func intervalStarts(from int64, first windowRow, d, interval time.Duration) int {
 	n := 0
 	slack := int64(interval / 4)
-	for at := first.start + int64(interval); at < first.start+int64(d)-slack; at += int64(interval) {
+	for at := from + int64(interval); at < from+int64(d)-slack; at += int64(interval) {
 		if at > first.end+slack {
 			n++
 		}
