@@ -11,7 +11,9 @@ import (
 )
 
 // sink writes finished record batches to the bundle on its own goroutine,
-// so that compressing them overlaps with reading the trace.
+// so that compressing them overlaps with reading the trace. Its channel
+// holds two batches, so that the handler does not wait while one is
+// compressed (and the parser, in turn, on the handler).
 type sink struct {
 	w *bundle.Writer
 	// bundle stack id of each local stack id (index), see stackCache
@@ -33,7 +35,7 @@ type tableRecord struct {
 }
 
 func newSink(w *bundle.Writer) *sink {
-	s := &sink{w: w, ch: make(chan tableRecord), done: make(chan struct{}), stackIDs: []int64{0}}
+	s := &sink{w: w, ch: make(chan tableRecord, 2), done: make(chan struct{}), stackIDs: []int64{0}}
 	go s.run()
 	return s
 }
