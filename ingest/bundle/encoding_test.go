@@ -69,38 +69,46 @@ func TestDeltaColumns(t *testing.T) {
 // (0 for null), with the schema readers see.
 func readSpans(t *testing.T, dir string, mem memory.Allocator) [][6]int64 {
 	t.Helper()
+	var out [][6]int64
+	for _, r := range readInts(t, dir, mem, schema.TableSpans, schema.SpansSchema,
+		schema.ColSpanID, schema.ColGoid, schema.ColStartTS, schema.ColEndTS, schema.ColTaskID, schema.ColParentSpanID) {
+		out = append(out, [6]int64(r))
+	}
+	return out
+}
+
+// readInts returns the named int64 or timestamp columns of every row of
+// table in the bundle in dir (0 for null), after checking that readers
+// see the columns of sc.
+func readInts(t *testing.T, dir string, mem memory.Allocator, table string, sc *arrow.Schema, cols ...string) [][]int64 {
+	t.Helper()
 	b, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out [][6]int64
-	err = b.ReadTable(schema.TableSpans, mem, func(rec arrow.Record) error {
-		if got, want := fieldNames(rec.Schema()), fieldNames(schema.SpansSchema); !slices.Equal(got, want) {
+	var out [][]int64
+	err = b.ReadTable(table, mem, func(rec arrow.Record) error {
+		if got, want := fieldNames(rec.Schema()), fieldNames(sc); !slices.Equal(got, want) {
 			t.Fatalf("read columns %v, want %v", got, want)
 		}
-		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
-		id, goid := col(schema.ColSpanID).(*array.Int64), col(schema.ColGoid).(*array.Int64)
-		start, end := col(schema.ColStartTS).(*array.Timestamp), col(schema.ColEndTS).(*array.Timestamp)
-		task, parent := col(schema.ColTaskID).(*array.Int64), col(schema.ColParentSpanID).(*array.Int64)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			var r [6]int64
-			if id.IsValid(i) {
-				r[0] = id.Value(i)
-			}
-			if goid.IsValid(i) {
-				r[1] = goid.Value(i)
-			}
-			if start.IsValid(i) {
-				r[2] = int64(start.Value(i))
-			}
-			if end.IsValid(i) {
-				r[3] = int64(end.Value(i))
-			}
-			if task.IsValid(i) {
-				r[4] = task.Value(i)
-			}
-			if parent.IsValid(i) {
-				r[5] = parent.Value(i)
+		arrs := make([]arrow.Array, len(cols))
+		for j, name := range cols {
+			arrs[j] = rec.Column(rec.Schema().FieldIndices(name)[0])
+		}
+		for i := range int(rec.NumRows()) {
+			r := make([]int64, len(cols))
+			for j, a := range arrs {
+				if !a.IsValid(i) {
+					continue
+				}
+				switch a := a.(type) {
+				case *array.Int64:
+					r[j] = a.Value(i)
+				case *array.Timestamp:
+					r[j] = int64(a.Value(i))
+				default:
+					t.Fatalf("%s column %s is %s, want int64 or timestamp", table, cols[j], a.DataType())
+				}
 			}
 			out = append(out, r)
 		}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -90,41 +89,13 @@ func checkSpans(t *testing.T, dir string, mem memory.Allocator, want []schema.Sp
 // trace goroutines of the bundle in dir with want's (0 for null).
 func checkTraceGoroutines(t *testing.T, dir string, mem memory.Allocator, want []schema.TraceGoroutine) {
 	t.Helper()
-	b, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got [][4]int64
-	err = b.ReadTable(schema.TableTraceGoroutines, mem, func(rec arrow.Record) error {
-		if got, want := fieldNames(rec.Schema()), fieldNames(schema.TraceGoroutinesSchema); !slices.Equal(got, want) {
-			t.Fatalf("read columns %v, want %v", got, want)
-		}
-		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
-		goid, parent := col(schema.ColGoid).(*array.Int64), col(schema.ColParentGoid).(*array.Int64)
-		created, ended := col(schema.ColCreatedTS).(*array.Timestamp), col(schema.ColEndedTS).(*array.Timestamp)
-		for i := range int(rec.NumRows()) {
-			r := [4]int64{goid.Value(i)}
-			if parent.IsValid(i) {
-				r[1] = parent.Value(i)
-			}
-			if created.IsValid(i) {
-				r[2] = int64(created.Value(i))
-			}
-			if ended.IsValid(i) {
-				r[3] = int64(ended.Value(i))
-			}
-			got = append(got, r)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readInts(t, dir, mem, schema.TableTraceGoroutines, schema.TraceGoroutinesSchema,
+		schema.ColGoid, schema.ColParentGoid, schema.ColCreatedTS, schema.ColEndedTS)
 	if len(got) != len(want) {
 		t.Fatalf("read %d trace goroutines, want %d", len(got), len(want))
 	}
 	for i, w := range want {
-		if w := [4]int64{w.Goid, w.ParentGoid, w.CreatedTS, w.EndedTS}; got[i] != w {
+		if w := [4]int64{w.Goid, w.ParentGoid, w.CreatedTS, w.EndedTS}; [4]int64(got[i]) != w {
 			t.Errorf("trace goroutine %d: goid, parent, created, ended %v, want %v", i, got[i], w)
 		}
 	}
