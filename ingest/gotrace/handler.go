@@ -64,8 +64,9 @@ type gor struct {
 }
 
 // colBatchRows is the most trace_goroutines rows buffered before a batch
-// is written (see flushCols).
-const colBatchRows = 32 * 1024
+// is written (see flushCols). Arrow's IPC writer compresses each column
+// into a buffer as large as it, so a batch's memory counts about twice.
+const colBatchRows = 16 * 1024
 
 func newHandler(w *bundle.Writer, mem memory.Allocator, source string, opts Options, window int64) *handler {
 	metric := source
@@ -122,7 +123,7 @@ func (h *handler) flushPending() {
 // spanBatchText the most log text (which the program writes, of any
 // length; a batch's string offsets are 32-bit).
 const (
-	spanBatchRows = 64 * 1024
+	spanBatchRows = 16 * 1024
 	spanBatchText = 16 << 20
 )
 

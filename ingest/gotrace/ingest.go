@@ -205,7 +205,7 @@ func openFramer(r io.Reader, opts *Options) (*framer, int, error) {
 // returns why the input ended: nil at a clean end, a *cutError, a
 // *CorruptError or a read error.
 func pump(f *framer, h *handler, workers int) error {
-	f.pool = make(chan []byte, workers+2)
+	f.pool = make(chan []byte, workers+3)
 	var work chan *chunk
 	if workers > 1 {
 		work = make(chan *chunk)
@@ -253,7 +253,7 @@ func pump(f *framer, h *handler, workers int) error {
 // their steps to h on this goroutine as they come. frameErr gives why
 // the input ended, once order is closed.
 func pumpDirect(f *framer, h *handler, order <-chan *chunk, quit chan struct{}, frameErr func() error) error {
-	p := startParser(f, order, quit)
+	p := startParser(f, order, quit, true)
 	d := newDecoder(nil, directOut{h})
 	var err error
 	for b := range p.out {
@@ -301,7 +301,7 @@ func startWorkers(f *framer, work <-chan *chunk, workers, parts int) {
 			pool <- &part{pool: pool}
 		}
 		d := newDecoder(pool, nil)
-		go d.run(startParser(f, work, nil), f.recycle)
+		go d.run(startParser(f, work, nil, false), f.recycle)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -212,13 +213,71 @@ func TestTransitionsTable(t *testing.T) {
 // they are decoded) or several at once (steps merged from parts), from a
 // file or from a stream, gives the same tables.
 func TestWorkersAgree(t *testing.T) {
-	rec := record(t)
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	data, err := os.ReadFile(rec.window1)
+	data, err := os.ReadFile(record(t).window1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkWorkersAgree(t, data)
+}
+
+// TestLargeGenerationsAgree: with generations of many batches of events,
+// one worker opens the next generation while it parses the end of the
+// one before (parser.cue), and still gives the tables several workers
+// give.
+func TestLargeGenerationsAgree(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "spans.trace")
+	cmd := exec.Command("go", "run", "./testdata/bigprog", "-out", path, "-size", "6000000", "-shape", "spans")
+	cmd.Env = append(os.Environ(), "GODEBUG=traceadvanceperiod=100000000")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bigprog: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWorkersAgree(t, data)
+	large := 0
+	for _, n := range eventsPerGeneration(t, data) {
+		if n > 2*evBatchLen {
+			large++
+		}
+	}
+	if large < 2 {
+		t.Fatalf("%d generations have more than %d events; the test needs two", large, 2*evBatchLen)
+	}
+}
+
+// eventsPerGeneration counts the events between the trace's Syncs.
+func eventsPerGeneration(t *testing.T, data []byte) []int {
+	t.Helper()
+	r, err := trace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []int
+	for {
+		ev, err := r.ReadEvent()
+		if err == io.EOF {
+			return counts
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind() == trace.EventSync {
+			counts = append(counts, 0)
+		} else if len(counts) > 0 {
+			counts[len(counts)-1]++
+		}
+	}
+}
+
+// checkWorkersAgree ingests the trace data with one and several workers,
+// from a file and from a stream, and fails unless every ingest gives the
+// same tables.
+func checkWorkersAgree(t *testing.T, data []byte) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
 	var want *tables
 	for _, tc := range []struct {
 		workers int
