@@ -71,7 +71,13 @@ func TestPreliminaryInWorkbench(t *testing.T) {
 	log := &lockedLog{t: t}
 	a := startAgent(t, Config{Select: Selection{PIDs: []int{p.PID}}, UploadTo: wb.srv.URL, WatchEvery: time.Second,
 		History: HistoryConfig{Keep: time.Hour}, Log: log})
-	waitFor(t, a, "the sample to be watched", func(st status) bool { return len(st.Targets) == 1 && st.Targets[0].Goroutines > 0 })
+	st := waitFor(t, a, "the sample to be watched", func(st status) bool { return len(st.Targets) == 1 && st.Targets[0].Goroutines > 0 })
+	// The preliminary capture reads the first dump alone: the planted
+	// leak comes first there once it holds more goroutines than the
+	// sample's idle connections, which on a loaded machine may take
+	// longer than the agent takes to start watching.
+	base := st.Targets[0].Goroutines
+	waitFor(t, a, "the sample to leak 20 goroutines", func(st status) bool { return st.Targets[0].Goroutines >= base+20 })
 
 	note := fmt.Sprintf(`{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"GoroutineGrowthFast","pid":"%d"}}]}`, p.PID)
 	triggered := time.Now()
