@@ -36,7 +36,7 @@ func TestInformerPerReconcileIncident(t *testing.T) {
 	// goroutines of those it started may not all have reached where they
 	// park: scraping goes on (up to 60 s) until the dumps show the
 	// informer's goroutine groups growing.
-	ready := func(dumps [][]byte) bool { return grownGroups(t, dumps, 20) >= 8 }
+	ready := func(p progress) bool { return grownGroups(t, p.dumps, 20) >= 8 }
 	rep := analyzeRecording(t, recordUntil(t, filepath.Join(root, "kube", "informer-per-reconcile"), 10*time.Second, 60*time.Second, 2*time.Second, true, ready, "-rate", "20"))
 	if len(rep.Incidents) == 0 {
 		t.Fatalf("no incident; suspects %d", len(rep.Suspects))
@@ -149,7 +149,16 @@ func TestLibraryRuleIncidents(t *testing.T) {
 				t.Fatal(err)
 			}
 			leak := truth.Leaks[0]
-			rep := analyzeRecording(t, record(t, dir, 10*time.Second, 2*time.Second, true, "-rate", c.rate))
+			// Beside CPU hogs a heap leak's sample gets fewer calls done
+			// in 10 s, and its rise may not clear the heap profiles'
+			// sampling floor: scraping goes on (up to 60 s) until the
+			// sample's own live heap rose by 5 MiB (about 8 s of its
+			// calls on a quiet machine).
+			var ready func(progress) bool
+			if leak.Kind == samples.KindHeap {
+				ready = func(p progress) bool { return p.heapRise >= 5<<20 }
+			}
+			rep := analyzeRecording(t, recordUntil(t, dir, 10*time.Second, 60*time.Second, 2*time.Second, true, ready, "-rate", c.rate))
 			if len(rep.Incidents) == 0 {
 				t.Fatalf("no incident; suspects %d", len(rep.Suspects))
 			}

@@ -68,10 +68,17 @@ func record(t testing.TB, dir string, d, interval time.Duration, trace bool, arg
 	return recordUntil(t, dir, d, d, interval, trace, nil, args...)
 }
 
+// progress is what a recording holds so far: the goroutine dumps, and
+// how much the sample's own live heap rose since the first (its /calls).
+type progress struct {
+	dumps    [][]byte
+	heapRise int64
+}
+
 // recordUntil is record that goes on scraping past d, up to most, until
-// ready says the dumps so far hold what the test measures (on a loaded
-// machine a sample gets less done in d). A nil ready stops at d.
-func recordUntil(t testing.TB, dir string, d, most, interval time.Duration, trace bool, ready func(dumps [][]byte) bool, args ...string) string {
+// ready says the recording so far holds what the test measures (on a
+// loaded machine a sample gets less done in d). A nil ready stops at d.
+func recordUntil(t testing.TB, dir string, d, most, interval time.Duration, trace bool, ready func(progress) bool, args ...string) string {
 	t.Helper()
 	return recordCounted(t, dir, d, most, interval, trace, ready, args...).dir
 }
@@ -102,7 +109,7 @@ func (r recorded) callsPerMin() float64 {
 }
 
 // recordCounted is recordUntil, also reading the sample's own call count.
-func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, trace bool, ready func(dumps [][]byte) bool, args ...string) recorded {
+func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, trace bool, ready func(progress) bool, args ...string) recorded {
 	t.Helper()
 	rec := recorded{calls: [2]int64{-1, -1}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -154,7 +161,7 @@ func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, tr
 			}
 			got = append(got, fetched{"trace.out", time.Now(), tr})
 		}
-		if el := time.Since(start); el >= most || el >= d && (ready == nil || ready(dumpsOf(got))) {
+		if el := time.Since(start); el >= most || el >= d && (ready == nil || ready(progress{dumpsOf(got), rec.heap[1] - rec.heap[0]})) {
 			break
 		}
 		time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))
