@@ -94,12 +94,20 @@ func FuzzReadTable(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	fuzzBatches(f, schema.GoroutinesSchema)
+}
+
+// fuzzBatches fuzzes readBatches with stored tables of schema sc: every
+// value of what it reads is touched, as readers do, a failure is a
+// PartialError or CorruptError, and a clean read gives back all it
+// allocated.
+func fuzzBatches(f *testing.F, sc *arrow.Schema) {
 	old := MaxBatchBytes
 	MaxBatchBytes = 8 << 20
 	defer func() { MaxBatchBytes = old }()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-		err := readBatches(bytes.NewReader(data), int64(len(data)), "fuzz.arrow", schema.GoroutinesSchema, mem, func(rec arrow.Record) error {
+		err := readBatches(bytes.NewReader(data), int64(len(data)), "fuzz.arrow", sc, mem, func(rec arrow.Record) error {
 			for i := range rec.Columns() {
 				col := rec.Column(i)
 				for j := 0; j < col.Len(); j++ {

@@ -1,15 +1,12 @@
 package bundle
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -183,24 +180,5 @@ func FuzzReadSpans(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(cur)
-	oldMax := MaxBatchBytes
-	MaxBatchBytes = 8 << 20
-	defer func() { MaxBatchBytes = oldMax }()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-		err := readBatches(bytes.NewReader(data), int64(len(data)), "fuzz.arrow", schema.SpansSchema, mem, func(rec arrow.Record) error {
-			for i := range rec.Columns() {
-				col := rec.Column(i)
-				for j := 0; j < col.Len(); j++ {
-					col.ValueStr(j)
-				}
-			}
-			return nil
-		})
-		var pe *PartialError
-		var ce *CorruptError
-		if err != nil && !errors.As(err, &pe) && !errors.As(err, &ce) {
-			t.Fatalf("error of type %T: %v", err, err)
-		}
-	})
+	fuzzBatches(f, schema.SpansSchema)
 }
