@@ -33,29 +33,18 @@ func referenceChanges(t *testing.T, path string) map[int64][]change {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := trace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[int64][]change{}
-	for {
-		ev, err := r.ReadEvent()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachEvent(t, data, func(ev *trace.Event) {
 		if ev.Kind() != trace.EventStateTransition {
-			continue
+			return
 		}
 		st := ev.StateTransition()
 		if st.Resource.Kind != trace.ResourceGoroutine {
-			continue
+			return
 		}
 		from, to := st.Goroutine()
 		if from == to {
-			continue
+			return
 		}
 		s := st.Stack
 		if from == trace.GoNotExist {
@@ -68,6 +57,27 @@ func referenceChanges(t *testing.T, path string) map[int64][]change {
 		}
 		g := int64(st.Resource.Goroutine())
 		out[g] = append(out[g], change{g, stateName(from), stateName(to), st.Reason, leaf})
+	})
+	return out
+}
+
+// eachEvent reads the trace data in order with x/exp/trace and calls fn
+// with each event.
+func eachEvent(t *testing.T, data []byte, fn func(*trace.Event)) {
+	t.Helper()
+	r, err := trace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := r.ReadEvent()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(&ev)
 	}
 }
 
@@ -250,25 +260,15 @@ func TestLargeGenerationsAgree(t *testing.T) {
 // eventsPerGeneration counts the events between the trace's Syncs.
 func eventsPerGeneration(t *testing.T, data []byte) []int {
 	t.Helper()
-	r, err := trace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var counts []int
-	for {
-		ev, err := r.ReadEvent()
-		if err == io.EOF {
-			return counts
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachEvent(t, data, func(ev *trace.Event) {
 		if ev.Kind() == trace.EventSync {
 			counts = append(counts, 0)
 		} else if len(counts) > 0 {
 			counts[len(counts)-1]++
 		}
-	}
+	})
+	return counts
 }
 
 // checkWorkersAgree ingests the trace data with one and several workers,
