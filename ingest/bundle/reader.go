@@ -125,33 +125,25 @@ func readBatches(r io.Reader, size int64, path string, want *arrow.Schema, mem m
 		}
 		rm = newRemover(got, schema.TableOf(want))
 	}
-	for rd.Next() {
-		rec := rd.Record()
-		if err := checkRecord(rec); err != nil {
-			msgs.corrupt = err
-			return fail(fmt.Errorf("batch %d: %w", batches+1, err))
+	ra := startReadAhead(rd, dc, msgs)
+	defer ra.stop()
+	for {
+		rec, err := ra.next()
+		if err != nil {
+			return fail(err)
 		}
-		if err := callDecoded(dc, rm, rec, fn); err != nil {
+		if rec == nil {
+			return nil
+		}
+		n := rec.NumRows()
+		err = rm.call(rec, fn)
+		rec.Release()
+		if err != nil {
 			return err
 		}
 		batches++
-		rows += rec.NumRows()
+		rows += n
 	}
-	if err := rd.Err(); err != nil {
-		return fail(err)
-	}
-	return nil
-}
-
-// callDecoded calls fn with rec decoded by dc (when not nil) and less
-// the columns rm removes.
-func callDecoded(dc *deltaCodec, rm remover, rec arrow.Record, fn func(arrow.Record) error) error {
-	if dc == nil {
-		return rm.call(rec, fn)
-	}
-	dec := dc.decode(rec)
-	defer dec.Release()
-	return rm.call(dec, fn)
 }
 
 // TableInfo summarises one table file.
