@@ -212,21 +212,33 @@ func decodeTransitions(b *bundle.Bundle, open RawOpener, mem memory.Allocator, g
 // dropRepeats drops the undetermined → state rows that each generation
 // after a goroutine's first repeats (a generation read alone begins with
 // every goroutine's status), keeping the first appearance in each trace.
+// It also keeps each goroutine's rows in the trace's order: a generation
+// read alone keeps the timestamps its batches carry, and its first events
+// may be stamped before the last ones of the generation before (reading
+// the whole trace, x/exp/trace raises such a timestamp to 1 ns after the
+// one before it); such a row's times are raised the same way, so that
+// sorting by time keeps the order.
 func dropRepeats(gens []schema.TraceGeneration, pick []int, results [][]schema.Transition) []schema.Transition {
 	type key struct {
 		source string
 		goid   int64
 	}
-	last := map[key]string{}
+	last := map[key]schema.Transition{}
 	var out []schema.Transition
 	for k, rows := range results {
 		src := gens[pick[k]].Source
 		for _, t := range rows {
 			kk := key{src, t.Goid}
-			if prev, ok := last[kk]; ok && t.From == goStateNames[trace.GoUndetermined] && t.To == prev {
+			prev, seen := last[kk]
+			if seen && t.From == goStateNames[trace.GoUndetermined] && t.To == prev.To {
 				continue
 			}
-			last[kk] = t.To
+			if seen && t.TS <= prev.TS {
+				d := prev.TS + 1 - t.TS
+				t.TS += d
+				t.MonoNS += d
+			}
+			last[kk] = t
 			out = append(out, t)
 		}
 	}
