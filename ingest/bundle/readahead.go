@@ -10,7 +10,7 @@ import (
 // A table's batches are read, decompressed and decoded one batch ahead of
 // the caller's function, on a goroutine of their own: LZ4 and the delta
 // columns' decoding then run on another CPU while the caller works
-// through the batch before (docs/DESIGN.md, "Speed and memory").
+// through the batch before (docs/DESIGN.md, on reading a table).
 
 // ahead is a batch read ahead of its call: decoded and retained, or why
 // reading stopped, or the panic the reading raised.

@@ -206,19 +206,21 @@ func decodeTransitions(b *bundle.Bundle, open RawOpener, mem memory.Allocator, g
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return dropRepeats(gens, pick, results), nil
+	return joinGenerations(gens, pick, results), nil
 }
 
-// dropRepeats drops the undetermined → state rows that each generation
-// after a goroutine's first repeats (a generation read alone begins with
-// every goroutine's status), keeping the first appearance in each trace.
-// It also keeps each goroutine's rows in the trace's order: a generation
-// read alone keeps the timestamps its batches carry, and its first events
-// may be stamped before the last ones of the generation before (reading
-// the whole trace, x/exp/trace raises such a timestamp to 1 ns after the
-// one before it); such a row's times are raised the same way, so that
-// sorting by time keeps the order.
-func dropRepeats(gens []schema.TraceGeneration, pick []int, results [][]schema.Transition) []schema.Transition {
+// joinGenerations joins the rows of generations decoded alone, in their
+// order, into the rows one read of each trace gives. It drops the
+// undetermined → state rows that each generation after a goroutine's
+// first repeats (a generation read alone begins with every goroutine's
+// status), keeping the first appearance in each trace. It keeps each
+// goroutine's rows in the trace's order: a generation read alone keeps
+// the timestamps its batches carry, and its first events may be stamped
+// before the last ones of the generation before (reading the whole trace,
+// x/exp/trace raises such a timestamp to 1 ns after the one before it);
+// such a row's times are raised the same way, so that sorting by time
+// keeps the order.
+func joinGenerations(gens []schema.TraceGeneration, pick []int, results [][]schema.Transition) []schema.Transition {
 	type key struct {
 		source string
 		goid   int64

@@ -316,11 +316,11 @@ func checkWorkersAgree(t *testing.T, data []byte) {
 	}
 }
 
-// TestDropRepeatsKeepsTraceOrder checks that rows of a later generation
+// TestJoinGenerationsKeepsTraceOrder checks that rows of a later generation
 // stamped before the generation before's last keep the trace's order,
 // their times raised past it, and that a generation's repeated status
 // row is dropped.
-func TestDropRepeatsKeepsTraceOrder(t *testing.T) {
+func TestJoinGenerationsKeepsTraceOrder(t *testing.T) {
 	gens := []schema.TraceGeneration{{Source: "raw/a.trace", Generation: 1}, {Source: "raw/a.trace", Generation: 2}, {Source: "raw/b.trace", Generation: 1}}
 	row := func(from, to string, ts int64) schema.Transition {
 		return schema.Transition{Goid: 4, From: from, To: to, TS: ts, MonoNS: ts - 50}
@@ -330,7 +330,7 @@ func TestDropRepeatsKeepsTraceOrder(t *testing.T) {
 		{row("undetermined", "waiting", 90), row("waiting", "runnable", 95), row("runnable", "running", 101), row("running", "waiting", 130)},
 		{row("undetermined", "waiting", 80)},
 	}
-	got := dropRepeats(gens, []int{0, 1, 2}, results)
+	got := joinGenerations(gens, []int{0, 1, 2}, results)
 	want := []schema.Transition{
 		row("undetermined", "waiting", 100),
 		row("waiting", "runnable", 101),
