@@ -73,6 +73,9 @@ test('overview chart: the history is shaded apart from the capture', async () =>
       // What the failure message shows: the x range drawn, the plot's
       // left and right edges, and the canvas's width (canvas pixels).
       scale: [u.scales.x.min, u.scales.x.max], plot: [u.bbox.left, u.bbox.left + u.bbox.width], width: c.width,
+      // And whether this is the chart painted: uPlot's status (1 once
+      // drawn) and how many charts the page holds.
+      status: u.status, canvases: document.querySelectorAll('#overview-chart canvas').length,
       inside: share(Math.round((from + to) / 2)),
       after: share(Math.round((px(capStart) + px(capEnd)) / 2)),
       note: document.querySelector('#history-note')?.textContent || '',
@@ -83,7 +86,7 @@ test('overview chart: the history is shaded apart from the capture', async () =>
   assert.ok(Math.abs(drawn.band.from - Date.parse(hist.start) / 1000) < 1e-3, `band starts at ${drawn.band.from}, the first history snapshot at ${hist.start}`);
   assert.ok(Math.abs(drawn.band.to - capStart) < 1e-3, `band ends at ${drawn.band.to}, the capture began at ${hist.capture_start}`);
   for (const x of drawn.snapPx) assert.ok(x >= drawn.from && x <= drawn.to, `history snapshot at pixel ${x} outside the band ${drawn.from}..${drawn.to}`);
-  assert.ok(drawn.inside > 0.8, `${(100 * drawn.inside).toFixed(0)}% of a column inside the band is shaded (band ${drawn.band.from}..${drawn.band.to} s at pixels ${drawn.from}..${drawn.to}; x range ${drawn.scale} s over pixels ${drawn.plot} of ${drawn.width})`);
+  assert.ok(drawn.inside > 0.8, `${(100 * drawn.inside).toFixed(0)}% of a column inside the band is shaded (band ${drawn.band.from}..${drawn.band.to} s at pixels ${drawn.from}..${drawn.to}; x range ${drawn.scale} s over pixels ${drawn.plot} of ${drawn.width}; uPlot status ${drawn.status}, ${drawn.canvases} chart canvases)`);
   assert.ok(drawn.after < 0.05, `${(100 * drawn.after).toFixed(0)}% of a column in the capture is shaded`);
   assert.match(drawn.note, new RegExp(`${hist.snapshots.length} history snapshots`));
   await page.locator('#overview-chart').screenshot({ path: `${shots}/overview-history.png` });
