@@ -33,7 +33,7 @@ type evidence struct {
 // trace windows, the wait-for reasoning over the latest dump; and the heap
 // trends of the profiles.
 func gatherEvidence(in *loaded, rules []Rule) *evidence {
-	ev := &evidence{heap: heapStacks(in.prof, in.st), wait: buildWaitGraph(in.detail, in.st, in.src)}
+	ev := &evidence{heap: heapStacks(in.prof, in.st), wait: buildWaitGraph(in.detail, in.st, in.src, in.prog)}
 	facts := stuckFactsOf(in, ev.wait)
 	for _, s := range in.sites {
 		x := &candidate{s: s, facts: facts[s]}

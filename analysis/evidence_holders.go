@@ -39,6 +39,7 @@ type holderRel struct {
 	fn   string // the creator (relCreatorClosure, relSibling) or frame function (relFrameClosure)
 	goid int64  // the goroutine that started both (relSibling)
 	obj  uint64 // the package-level object (relGlobal)
+	expr string // the object's expression (relOpaque)
 }
 
 // holderKind is which index found a possible holder.
@@ -49,6 +50,7 @@ const (
 	relSibling                          // started by the same call
 	relFrameClosure                     // a closure of a function on the waiter's stack
 	relGlobal                           // anyone can reach a package-level object
+	relOpaque                           // runs code not read, to which the object was given
 )
 
 func (r holderRel) String() string {
@@ -59,6 +61,8 @@ func (r holderRel) String() string {
 		return fmt.Sprintf("started by the same %s in goroutine %d", r.fn, r.goid)
 	case relFrameClosure:
 		return "a closure of " + r.fn + ", on their stack"
+	case relOpaque:
+		return fmt.Sprintf("runs %s, whose source is not read, and %s was given to or made by code not read", r.fn, r.expr)
 	}
 	return fmt.Sprintf("any goroutine can reach the package-level %#x", r.obj)
 }
@@ -202,6 +206,10 @@ func (w *waitGraph) findHolders() {
 		if x.class != classParked || x.reach == reachMention || x.site == nil || x.selfHeld != "" {
 			continue
 		}
+		if x.prog != nil {
+			w.opaqueHolders(x)
+			continue
+		}
 		x.seenBy = x
 		if c := x.site.creator; c != "" {
 			x.considerHolders(ix.byClosure[c], holderRel{kind: relCreatorClosure, fn: c})
@@ -217,6 +225,26 @@ func (w *waitGraph) findHolders() {
 		// a lock, and a holder that can run shows as a lock handed on.
 		if x.block.obj != 0 && x.block.obj < staticLimit && x.kind != "lock" && x.kind != "rlock" {
 			x.considerHolders(ix.app, holderRel{kind: relGlobal, obj: x.block.obj})
+		}
+	}
+}
+
+// opaqueHolders notes, for a waiter the program decides whose object was
+// given to (or made by) code not read, the goroutines that can run and
+// run such code: that code may release it.
+func (w *waitGraph) opaqueHolders(x *waitGor) {
+	if x.prog.opaque == "" {
+		return
+	}
+	for _, y := range w.gs {
+		if len(x.possible) >= maxHolderNotes {
+			return
+		}
+		if y == x || y.class != classLive || w.isDumping(y) {
+			continue
+		}
+		if u := w.futureOf(y).Unknown; u != "" {
+			x.possible = append(x.possible, holderNote{y: y, rel: holderRel{kind: relOpaque, fn: u, expr: x.prog.opaque}, live: true})
 		}
 	}
 }
@@ -295,7 +323,7 @@ const maxParkedHolders = 8
 // "never released" beside a separate send with no receiver.
 func (w *waitGraph) possibleLockChan() {
 	for _, x := range w.gs {
-		if x.class != classParked || x.kind != "lock" && x.kind != "rlock" || len(x.wakers) > 0 || x.reach == reachMention || x.selfHeld != "" {
+		if x.class != classParked || x.kind != "lock" && x.kind != "rlock" || len(x.wakers) > 0 || x.reach == reachMention || x.selfHeld != "" || x.prog != nil {
 			continue
 		}
 		for _, y := range x.parkedHolders {
@@ -304,7 +332,7 @@ func (w *waitGraph) possibleLockChan() {
 			default:
 				continue
 			}
-			if y.reach == reachMention || slices.ContainsFunc(y.wakers, func(z *waitGor) bool { return z != x }) || !slices.Contains(y.parkedHolders, x) {
+			if y.prog != nil || y.reach == reachMention || slices.ContainsFunc(y.wakers, func(z *waitGor) bool { return z != x }) || !slices.Contains(y.parkedHolders, x) {
 				continue
 			}
 			if len(x.objs) > 0 && pointsInto(y, x.objs[0]) || slices.Contains(y.anyHolders, x) {

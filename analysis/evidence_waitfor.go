@@ -1,11 +1,12 @@
 package analysis
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/leakscope/leakscope/analysis/internal/gosrc"
 )
 
 // gClass is what a goroutine can still do for the others.
@@ -72,6 +73,13 @@ type waitGor struct {
 	// holds that lock itself ([sourceCode.heldBySelf]): only it could
 	// release it, so nothing can wake it.
 	selfHeld string
+	// prog is its wait as the program read as Go shows it (nil when it
+	// does not: the wait is decided from the frames' words).
+	prog *progWait
+	// wokeBy is the goroutine that reached it, wokeHow how (from the
+	// program; "" for a pointer in the frames).
+	wokeBy  *waitGor
+	wokeHow string
 }
 
 // waitGraph is the wait-for reasoning over the latest snapshot.
@@ -103,6 +111,9 @@ type waitGraph struct {
 	// runtimeAsleep names the traceback the runtime printed on finding
 	// all goroutines asleep (see [allAsleepMessage]); "" otherwise.
 	runtimeAsleep string
+	// prog is the program read as Go (nil when the bundle holds none of
+	// its files).
+	prog *wakeProgram
 }
 
 // waitScene is what the whole snapshot tells about each goroutine's wait.
@@ -122,15 +133,17 @@ const objectSlack = 256
 const staticLimit = 1 << 28
 
 // buildWaitGraph classifies the goroutines of the latest snapshot, finds
-// what each parked one waits on and who could wake it, runs the
-// reachability fixpoint from the goroutines that can run, and finds
-// wait-for cycles.
-func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph {
+// what each parked one waits on and who could wake it (from the program
+// read as Go where the bundle holds it, else from the frames' words),
+// runs the reachability fixpoint from the goroutines that can run, and
+// finds wait-for cycles.
+func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode, ps *programSource) *waitGraph {
 	w := &waitGraph{byGoid: map[int64]*waitGor{}, mentions: map[uint64][]*waitGor{}, children: map[int64][]*waitGor{}, stacks: st,
 		frames: map[int64][]Frame{}}
 	if sd == nil || sd.truncated {
 		return w
 	}
+	w.prog = newWakeProgram(ps)
 	w.runtimeAsleep = sd.allAsleep
 	signals := false
 	for _, g := range sd.gs {
@@ -150,7 +163,8 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		x := &xs[i]
 		x.gor = g
 		frames := w.framesOf(g.stack)
-		x.classified = classifyGor(g, frames, src, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
+		prog := func(kind string) *gosrc.Wait { return w.prog.waitOf(w, g.stack, kind) }
+		x.classified = classifyGor(g, frames, src, prog, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
 		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
 			x.class, x.undecided, x.timerBound = classInfra, false, 0
 			why := g.dumping
@@ -185,8 +199,9 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode) *waitGraph 
 		}
 	}
 	w.condProgress()
-	w.linkWakers()
-	w.fixpoint()
+	w.decide()
+	w.reachAll()
+	w.linkEdges()
 	w.findHolders()
 	w.possibleLockChan()
 	w.findCycles()
@@ -236,7 +251,7 @@ type classified struct {
 // goroutine leaked (blocked on what nothing reachable can signal), or it has been
 // blocked a minute or more (the runtime's wait time starts again each
 // time it runs), which rules out every timer case shorter than that.
-func classifyGor(g *gor, frames []Frame, src *sourceCode, sc waitScene) classified {
+func classifyGor(g *gor, frames []Frame, src *sourceCode, prog func(string) *gosrc.Wait, sc waitScene) classified {
 	if isInfraStack(frames) || isInfraState(g.state) {
 		return classified{class: classInfra}
 	}
@@ -249,7 +264,14 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, sc waitScene) classifi
 		if signalWait(w, frames, sc.signals) {
 			return classified{class: classLive, idle: true}
 		}
-		switch t := timerWait(w, frames); {
+		t := timerWait(w, frames)
+		if pw := prog(kind); pw != nil && (w.kind == "" || t == triMaybe) {
+			var signal bool
+			if t, signal = progTimer(pw); signal {
+				return classified{class: classLive, idle: true}
+			}
+		}
+		switch {
 		case t == triNo || sc.noTimers || g.leaked:
 		case t == triMaybe && g.wait > 0:
 			return classified{class: classParked, kind: kind, timerBound: g.wait}
@@ -258,6 +280,27 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, sc waitScene) classifi
 		}
 	}
 	return classified{class: classParked, kind: kind}
+}
+
+// progTimer says, from the program, whether a timer can end a wait (a
+// case on a timer's or ticker's channel, or on the Done channel of a
+// context with a deadline) and whether a signal can (a channel
+// signal.Notify feeds).
+func progTimer(pw *gosrc.Wait) (t tri, signal bool) {
+	t = triNo
+	for _, c := range pw.Cases {
+		if c.Default {
+			continue
+		}
+		timer, _, _ := c.Obj.DoneOf()
+		switch {
+		case c.Obj.Signal():
+			signal = true
+		case c.Obj.Timer() || timer:
+			t = triYes
+		}
+	}
+	return t, signal
 }
 
 // longSleep: a goroutine sleeping this long at once is idle, not a
@@ -403,136 +446,6 @@ func resolveObjects(b blockInfo, known []uint64, lock bool) ([]uint64, []argRef)
 		add(v, b.viaAt[i])
 	}
 	return out, at
-}
-
-// linkWakers gives each parked goroutine the goroutines that hold what it
-// waits on, leaving out those parked on it the same way (co-waiters
-// cannot release each other).
-func (w *waitGraph) linkWakers() {
-	for _, x := range w.gs {
-		if x.class != classParked || x.selfHeld != "" {
-			continue // a lock its own goroutine holds: no one else releases it
-		}
-		for _, o := range x.objs {
-			for _, y := range w.mentions[o] {
-				if y == x || y.class == classInfra || coWaiters(x, y, o) {
-					continue
-				}
-				if !containsGor(x.wakers, y) {
-					x.wakers = append(x.wakers, y)
-				}
-			}
-		}
-	}
-}
-
-// fixpoint marks parked goroutines that something able to run can still
-// wake: through a pointer to what they wait on, or through their creator
-// or children. What stays unmarked is stuck, in the spirit of the
-// runtime's goroutineleak detector (which follows real reachability and
-// sees globals; frames show only their arguments).
-//
-// It reaches what sweeping every goroutine in order, again until a sweep
-// changes nothing, would reach, in the same order of changes (a
-// goroutine's viaChild depends on which rule reached it first), but
-// looks again only at goroutines one of whose wakers, children or
-// creator changed: each sweep's goroutines in order from a heap, those
-// after the change in this sweep, those before it in the next.
-func (w *waitGraph) fixpoint() {
-	deps := w.reachDeps()
-	cur, next := make(intHeap, len(w.gs)), intHeap{}
-	for i := range cur {
-		cur[i] = i // the first sweep: everyone, already a heap
-	}
-	inCur, inNext := make([]bool, len(w.gs)), make([]bool, len(w.gs))
-	for len(cur) > 0 {
-		i := heap.Pop(&cur).(int)
-		inCur[i] = false
-		if !w.reachStep(w.gs[i]) {
-			continue
-		}
-		for _, j := range deps[i] {
-			switch {
-			case j > i && !inCur[j]:
-				inCur[j] = true
-				heap.Push(&cur, j)
-			case j <= i && !inNext[j]:
-				inNext[j] = true
-				next = append(next, j)
-			}
-		}
-		if len(cur) == 0 {
-			cur, next = next, cur[:0]
-			heap.Init(&cur)
-			inCur, inNext = inNext, inCur
-		}
-	}
-}
-
-// reachDeps returns, by index in w.gs, the goroutines whose reachStep
-// reads that one: it is their waker, child or creator.
-func (w *waitGraph) reachDeps() [][]int {
-	at := make(map[*waitGor]int, len(w.gs))
-	for i, x := range w.gs {
-		at[x] = i
-	}
-	deps := make([][]int, len(w.gs))
-	add := func(y *waitGor, i int) {
-		if j, ok := at[y]; ok && j != i {
-			deps[j] = append(deps[j], i)
-		}
-	}
-	for i, x := range w.gs {
-		if x.class != classParked || x.selfHeld != "" {
-			continue
-		}
-		for _, y := range x.wakers {
-			add(y, i)
-		}
-		for _, y := range w.children[x.goid] {
-			add(y, i)
-		}
-		if c := w.byGoid[x.creator]; c != nil {
-			add(c, i)
-		}
-	}
-	return deps
-}
-
-// reachStep raises x's reach when a waker, child or creator that can run
-// (or that one able to run reaches) now reaches it, and reports whether
-// it did.
-func (w *waitGraph) reachStep(x *waitGor) bool {
-	if x.class != classParked || x.reach == reachMention || x.selfHeld != "" {
-		return false
-	}
-	r := reachNone
-	for _, y := range x.wakers {
-		if y.class == classLive || y.reach == reachMention {
-			r = reachMention
-			break
-		}
-	}
-	feeds := x.kind == "chan receive" || x.kind == "select" // what a signal-waiting owner does at shutdown
-	if r == reachNone && x.reach == reachNone {
-		for _, y := range w.children[x.goid] {
-			if y != x && y.class != classInfra && (y.class == classLive && !y.idle || y.reach == reachMention) {
-				r = reachFamily
-				x.viaChild = true
-				break
-			}
-		}
-	}
-	if r == reachNone && x.reach == reachNone {
-		if c := w.owner(x); c != nil && (c.class == classLive && (!c.idle || feeds) || c.reach == reachMention) {
-			r = reachFamily
-		}
-	}
-	if r > x.reach {
-		x.reach = r
-		return true
-	}
-	return false
 }
 
 // owner returns x's creator when the function that ran the go statement

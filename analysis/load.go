@@ -52,6 +52,9 @@ type loaded struct {
 	warnings []string
 	// lib reads library source for the attribution (see libSource).
 	lib *libSource
+	// prog is the program as Go: the bundle's files and the libraries'
+	// source, read with types when the wait-for reasoning first asks.
+	prog *programSource
 }
 
 // load reads the bundle's tables and builds the goroutine sites; userCode
@@ -111,6 +114,11 @@ func (in *loaded) readTables(mem memory.Allocator, userCode []string, source ext
 	if in.src, err = readSourceCode(b, mem, source); err != nil {
 		return err
 	}
+	files, err := readSourceFiles(b, mem)
+	if err != nil {
+		return err
+	}
+	in.prog = newProgramSource(append(files, source.files...), in.st, b.Manifest.Target.GoVersion)
 	in.periods = heapPeriods(b.Manifest)
 	in.ix = newSpanIndex(in.spans, b.Manifest.End.UnixNano())
 	in.tgroups = traceGroups(in.tg, in.st)

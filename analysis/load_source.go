@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/gosrc"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -59,6 +60,7 @@ type funcSource struct {
 type extraSource struct {
 	code  []schema.SourceCode
 	calls []schema.SourceCall
+	files []gosrc.File
 }
 
 // readSourceCode reads the source_code table (none: every quote is

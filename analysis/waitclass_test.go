@@ -26,7 +26,7 @@ func TestClassifyWithoutSource(t *testing.T) {
 		{"leaked", gor{state: "select", leaked: true}, waitScene{}, classParked, false, 0},
 		{"all asleep", gor{state: "select"}, waitScene{noTimers: true}, classParked, false, 0},
 	} {
-		got := classifyGor(&c.g, frames, nil, c.sc)
+		got := classifyGor(&c.g, frames, nil, noProgram, c.sc)
 		if got.class != c.class || got.undecided != c.undec || got.timerBound != c.bound {
 			t.Errorf("%s: class %v undecided %v bound %d, want %v %v %d", c.name, got.class, got.undecided, got.timerBound, c.class, c.undec, c.bound)
 		}

@@ -373,6 +373,27 @@ var SourceCallsSchema = schemaOf(TableSourceCalls,
 	field(ColKind, DictString, false),
 )
 
+// Source file columns.
+const (
+	// ColPackage is the import path of a file's package.
+	ColPackage = "package"
+)
+
+// SourceFilesSchema: the whole Go files of the program's own packages,
+// read when the bundle was made: every file of each directory the frames
+// name outside the Go root and the module cache (its _test.go files too
+// when the program is a test binary), every non-test file of the other
+// packages of its module, and the module's go.mod. One row per file: the
+// path as the frames name it, its package's import path ("" for go.mod),
+// its text and SHA-256.
+var SourceFilesSchema = schemaOf(TableSourceFiles,
+	field(ColFile, DictString, false),
+	field(ColPackage, DictString, false),
+	field(ColText, arrow.BinaryTypes.String, false),
+	field(ColFileSHA256, arrow.BinaryTypes.String, false),
+	field(ColSource, DictString, false),
+)
+
 // Trace generation index columns.
 const (
 	ColGeneration   = "generation"

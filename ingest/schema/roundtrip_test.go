@@ -18,7 +18,7 @@ import (
 // checks that it covers every table.
 var rowTypes = []Row{
 	Frame{}, Stack{}, Sample{}, Goroutine{}, TraceGoroutine{}, Transition{},
-	Span{}, Metric{}, EBPFEvent{}, ClockSync{}, Race{}, SourceCode{}, SourceCall{},
+	Span{}, Metric{}, EBPFEvent{}, ClockSync{}, Race{}, SourceCode{}, SourceCall{}, SourceFile{},
 	TraceGeneration{}, ProbeWindow{},
 }
 

@@ -463,3 +463,24 @@ func (r SourceCall) AppendTo(b *array.RecordBuilder) {
 	dict(b, 3, r.Callee)
 	dict(b, 4, r.Kind)
 }
+
+// SourceFile is one row of the source_files table.
+type SourceFile struct {
+	File, Package string
+	Text          string
+	FileSHA256    string
+	// Source says where the file was read ("capture", "ingest").
+	Source string
+}
+
+// Table implements [Row].
+func (SourceFile) Table() string { return TableSourceFiles }
+
+// AppendTo implements [Row].
+func (r SourceFile) AppendTo(b *array.RecordBuilder) {
+	dict(b, 0, r.File)
+	dict(b, 1, r.Package)
+	str(b, 2, r.Text)
+	str(b, 3, r.FileSHA256)
+	dict(b, 4, r.Source)
+}

@@ -32,6 +32,9 @@ const (
 	// into other packages, so that an origin can be found where no stack
 	// shows it.
 	TableSourceCalls = "source_calls"
+	// TableSourceFiles keeps the whole files of the program's own
+	// packages, so that the analysis reads the program as Go with types.
+	TableSourceFiles = "source_files"
 )
 
 // Column names shared by several tables.
@@ -74,6 +77,7 @@ var Schemas = map[string]*arrow.Schema{
 	TableTraceGenerations: TraceGenerationsSchema,
 	TableProbeWindows:     ProbeWindowsSchema,
 	TableSourceCalls:      SourceCallsSchema,
+	TableSourceFiles:      SourceFilesSchema,
 }
 
 // TableNames lists every table in a stable order (dictionaries first).
@@ -81,7 +85,7 @@ var TableNames = []string{
 	TableFrames, TableStacks, TableSamples, TableGoroutines,
 	TableTraceGoroutines, TableTraceTransitions, TableSpans,
 	TableMetrics, TableEBPFEvents, TableClockSync, TableRaces, TableSourceCode, TableTraceGenerations,
-	TableProbeWindows, TableSourceCalls,
+	TableProbeWindows, TableSourceCalls, TableSourceFiles,
 }
 
 func field(name string, t arrow.DataType, nullable bool) arrow.Field {

@@ -106,6 +106,7 @@ type Snapshotter struct {
 	text  int64
 	n     int
 	calls callIndex
+	kept  kept
 }
 
 // New returns a Snapshotter with the given options.
@@ -141,7 +142,10 @@ func (s *Snapshotter) Snapshot(w *bundle.Writer, mem memory.Allocator) (Stats, e
 		s.have[[2]string{fn.file, fn.function}] = true
 		st.count(row)
 	}
-	return st, s.indexCalls(w.Dir(), w.Frames(), func(r schema.SourceCall) error { return w.Append(r) })
+	if err := s.indexCalls(w.Dir(), w.Frames(), func(r schema.SourceCall) error { return w.Append(r) }); err != nil {
+		return st, err
+	}
+	return st, s.keepFiles(w.Dir(), w.Frames(), func(r schema.SourceFile) error { return w.Append(r) })
 }
 
 // row reads (once per file) and returns fn's source_code row, counting

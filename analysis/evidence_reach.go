@@ -1,0 +1,220 @@
+package analysis
+
+import (
+	"sort"
+
+	"github.com/leakscope/leakscope/analysis/internal/gosrc"
+)
+
+// The wait-for fixpoint, as a worklist: a goroutine that can run (or one
+// it wakes) is active; an active goroutine wakes
+//   - the parked goroutines whose wait the program shows (progWait), when
+//     its future holds an operation that ends that wait, on the same
+//     instance (decided from the program read as Go);
+//   - the parked goroutines whose wait the program does not show, when
+//     its frames hold a pointer to what they wait on and it does not wait
+//     on it the same way (the runtime's own words).
+// Each waiter is woken once, and the waiters of one operation are kept
+// by the instance they wait on, so the fixpoint costs what the
+// goroutines' futures and words hold, not their pairs.
+
+// wakeIndex holds the parked goroutines not reached yet, by how they can
+// be woken.
+type wakeIndex struct {
+	// byKey holds decided waiters by operation and home (the goroutine
+	// holding the instance; 0 for any); homes lists the homes of a key.
+	byKey map[gosrc.Key]map[int64][]*waitGor
+	// byObj holds undecided waiters by object and co-waiting group.
+	byObj map[uint64]map[coGroup][]*waitGor
+}
+
+// coGroup is a set of goroutines waiting on one object the same way:
+// none of them can release the others.
+type coGroup struct {
+	kind string
+	obj  uint64
+}
+
+// groupOn is x's co-waiting group on object o.
+func groupOn(x *waitGor, o uint64) coGroup {
+	if x.block.obj != 0 && len(x.objs) > 0 {
+		return coGroup{x.kind, x.objs[0]}
+	}
+	return coGroup{x.kind, o}
+}
+
+// newWakeIndex indexes the parked goroutines.
+func (w *waitGraph) newWakeIndex() *wakeIndex {
+	ix := &wakeIndex{byKey: map[gosrc.Key]map[int64][]*waitGor{}, byObj: map[uint64]map[coGroup][]*waitGor{}}
+	for _, x := range w.gs {
+		if x.class != classParked || x.selfHeld != "" {
+			continue
+		}
+		if x.prog != nil {
+			for i, k := range x.prog.keys {
+				m := ix.byKey[k]
+				if m == nil {
+					m = map[int64][]*waitGor{}
+					ix.byKey[k] = m
+				}
+				m[x.prog.homes[i]] = append(m[x.prog.homes[i]], x)
+			}
+			continue
+		}
+		for _, o := range x.objs {
+			m := ix.byObj[o]
+			if m == nil {
+				m = map[coGroup][]*waitGor{}
+				ix.byObj[o] = m
+			}
+			g := groupOn(x, o)
+			m[g] = append(m[g], x)
+		}
+	}
+	return ix
+}
+
+// active reports a goroutine that can run or that one able to run can
+// wake: it may release what others wait on.
+func active(y *waitGor) bool {
+	return y.class == classLive || y.class == classParked && y.reach == reachMention
+}
+
+// reachAll runs the fixpoint from the goroutines that can run, then
+// gives the undecided waiters their family reach.
+func (w *waitGraph) reachAll() {
+	ix := w.newWakeIndex()
+	var queue []*waitGor
+	for _, x := range w.gs {
+		if x.class == classLive && !w.isDumping(x) {
+			queue = append(queue, x)
+		}
+	}
+	for len(queue) > 0 {
+		y := queue[0]
+		queue = queue[1:]
+		queue = w.wakeByProgram(ix, y, queue)
+		queue = w.wakeByWords(ix, y, queue)
+	}
+	w.familyReach()
+}
+
+// isDumping reports the goroutine taking the dump: it releases nothing.
+func (w *waitGraph) isDumping(y *waitGor) bool { return y.class == classInfra && y.dumping != "" }
+
+// wake marks x reached by y and queues it.
+func wake(x, y *waitGor, how string, queue []*waitGor) []*waitGor {
+	if x.reach == reachMention || x == y {
+		return queue
+	}
+	x.reach = reachMention
+	x.wokeBy, x.wokeHow = y, how
+	return append(queue, x)
+}
+
+// wakeByProgram wakes the decided waiters y's future can release.
+func (w *waitGraph) wakeByProgram(ix *wakeIndex, y *waitGor, queue []*waitGor) []*waitGor {
+	if w.prog == nil || len(ix.byKey) == 0 {
+		return queue
+	}
+	fut := w.futureOf(y)
+	for _, cp := range fut.Caps {
+		m := ix.byKey[cp.Key]
+		if len(m) == 0 {
+			continue
+		}
+		c := w.prog.p.KeyClass(cp.Key)
+		homes, any := w.homesOf(y, c)
+		if c.Escapes() || any {
+			homes = sortedHomes(m)
+		} else {
+			homes = append(homes, 0)
+		}
+		for _, h := range homes {
+			for _, x := range m[h] {
+				if x.reach != reachMention && x != y {
+					queue = wake(x, y, w.wakeText(y, cp), queue)
+				}
+			}
+			delete(m, h)
+		}
+	}
+	return queue
+}
+
+// sortedHomes lists a bucket map's homes in order.
+func sortedHomes(m map[int64][]*waitGor) []int64 {
+	out := make([]int64, 0, len(m))
+	for h := range m {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// wakeByWords wakes the undecided waiters on an object y's frames point
+// to, except those waiting on it the way y does.
+func (w *waitGraph) wakeByWords(ix *wakeIndex, y *waitGor, queue []*waitGor) []*waitGor {
+	if y.class == classInfra {
+		return queue
+	}
+	for _, o := range y.words {
+		m := ix.byObj[o]
+		if len(m) == 0 {
+			continue
+		}
+		own := coGroup{}
+		if y.class == classParked && y.prog == nil && containsObj(y.objs, o) {
+			own = groupOn(y, o)
+		}
+		for _, g := range sortedCoGroups(m) {
+			if g == own {
+				continue
+			}
+			for _, x := range m[g] {
+				queue = wake(x, y, "", queue)
+			}
+			delete(m, g)
+		}
+	}
+	return queue
+}
+
+// sortedCoGroups lists co-waiting groups in a fixed order.
+func sortedCoGroups(m map[coGroup][]*waitGor) []coGroup {
+	out := make([]coGroup, 0, len(m))
+	for g := range m {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].obj != out[j].obj {
+			return out[i].obj < out[j].obj
+		}
+		return out[i].kind < out[j].kind
+	})
+	return out
+}
+
+// familyReach gives each undecided parked goroutine nothing woke the
+// weak reach of its family: a child that can run (it may hand back a
+// result or Done), else an owner that can run (it may feed it).
+func (w *waitGraph) familyReach() {
+	for _, x := range w.gs {
+		if x.class != classParked || x.prog != nil || x.reach != reachNone || x.selfHeld != "" {
+			continue
+		}
+		for _, y := range w.children[x.goid] {
+			if y != x && y.class != classInfra && (y.class == classLive && !y.idle || y.reach == reachMention) {
+				x.reach, x.viaChild = reachFamily, true
+				break
+			}
+		}
+		if x.reach != reachNone {
+			continue
+		}
+		feeds := x.kind == "chan receive" || x.kind == "select"
+		if c := w.owner(x); c != nil && (c.class == classLive && (!c.idle || feeds) || c.reach == reachMention) {
+			x.reach = reachFamily
+		}
+	}
+}

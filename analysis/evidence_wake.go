@@ -1,0 +1,237 @@
+package analysis
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/leakscope/leakscope/analysis/internal/gosrc"
+)
+
+// progWait is what the program read as Go says of a parked goroutine's
+// wait: its statement, and the operations that can end it, each on a
+// class of objects with, for a class that does not escape, the goroutine
+// holding the instance waited on (0: any that holds the class may).
+type progWait struct {
+	w     *gosrc.Wait
+	keys  []gosrc.Key
+	homes []int64
+	// opaque is set when an object it waits on was given to, or made by,
+	// code whose source is not read: that code may release it.
+	opaque string
+}
+
+// wakeProgram is the wait-for reasoning's view of the program: each
+// parked goroutine's wait and each goroutine's future, by stack.
+type wakeProgram struct {
+	p       *gosrc.Program
+	ps      *programSource
+	waits   map[stackKind]*gosrc.Wait
+	futures map[int64]*gosrc.Future
+	inputs  map[int64]map[int32]bool
+}
+
+// stackKind is a stack and the wait kind looked for in it.
+type stackKind struct {
+	stack int64
+	kind  string
+}
+
+// newWakeProgram reads the program, or returns nil when the bundle holds
+// none of its files.
+func newWakeProgram(ps *programSource) *wakeProgram {
+	p := ps.program()
+	if p == nil {
+		return nil
+	}
+	return &wakeProgram{p: p, ps: ps, waits: map[stackKind]*gosrc.Wait{}, futures: map[int64]*gosrc.Future{},
+		inputs: map[int64]map[int32]bool{}}
+}
+
+// waitOf returns the program's wait of a stack parked in kind, nil when
+// the program does not show it.
+func (wp *wakeProgram) waitOf(w *waitGraph, stack int64, kind string) *gosrc.Wait {
+	if wp == nil {
+		return nil
+	}
+	k := stackKind{stack, kind}
+	if pw, ok := wp.waits[k]; ok {
+		return pw
+	}
+	pw, _ := wp.p.WaitAt(wp.ps.frames(w.framesOf(stack)), kind)
+	wp.waits[k] = pw
+	return pw
+}
+
+// decide gives every parked goroutine whose wait the program shows its
+// operations that can end it, tracks them all, and reads every
+// goroutine's future.
+func (w *waitGraph) decide() {
+	wp := w.prog
+	if wp == nil {
+		return
+	}
+	var keys []gosrc.Key
+	for _, x := range w.gs {
+		if x.class != classParked || x.selfHeld != "" {
+			continue
+		}
+		pw := wp.waitOf(w, x.stack, x.kind)
+		if pw == nil {
+			continue
+		}
+		x.prog = &progWait{w: pw}
+		for _, c := range pw.Cases {
+			if c.Default {
+				continue
+			}
+			if c.Obj.Opaque() && x.prog.opaque == "" {
+				x.prog.opaque = c.Expr
+			}
+			x.prog.keys = append(x.prog.keys, wp.p.Releasers(c)...)
+		}
+		keys = append(keys, x.prog.keys...)
+	}
+	wp.p.Track(keys)
+	for _, x := range w.gs {
+		if x.prog == nil {
+			continue
+		}
+		x.prog.homes = make([]int64, len(x.prog.keys))
+		for i, k := range x.prog.keys {
+			x.prog.homes[i] = w.home(x, wp.p.KeyClass(k))
+		}
+	}
+}
+
+// futureOf is what a goroutine can still do if it runs (cached by stack).
+func (w *waitGraph) futureOf(y *waitGor) *gosrc.Future {
+	wp := w.prog
+	if f, ok := wp.futures[y.stack]; ok {
+		return f
+	}
+	skip := -1
+	if y.class == classParked {
+		if pw := wp.waitOf(w, y.stack, y.kind); pw != nil {
+			skip = pw.Frame
+		}
+	}
+	f := wp.p.Future(wp.ps.frames(w.framesOf(y.stack)), skip)
+	wp.futures[y.stack] = &f
+	return &f
+}
+
+// hasInput reports whether a goroutine was started with an object of
+// class c: its entry function's parameters or captured variables hold it.
+func (w *waitGraph) hasInput(g *waitGor, c gosrc.Class) bool {
+	wp := w.prog
+	in, ok := wp.inputs[g.stack]
+	if !ok {
+		in = map[int32]bool{}
+		for _, x := range wp.p.Inputs(wp.ps.frames(w.framesOf(g.stack))) {
+			in[x.ID()] = true
+		}
+		wp.inputs[g.stack] = in
+	}
+	return in[c.ID()]
+}
+
+// maxChain bounds the creator chains walked.
+const maxChain = 64
+
+// home returns the goroutine that holds the instance of class c that x
+// waits on, when c does not escape: the nearest of x and its creators
+// that was not started with an object of c (it made the one it passed
+// on). 0 when c escapes or the chain is cut (a creator not in the dump).
+func (w *waitGraph) home(x *waitGor, c gosrc.Class) int64 {
+	if c.Escapes() {
+		return 0
+	}
+	g := x
+	for range maxChain {
+		if !w.hasInput(g, c) {
+			return g.goid
+		}
+		p := w.byGoid[g.creator]
+		if p == nil || p == g {
+			return 0
+		}
+		g = p
+	}
+	return 0
+}
+
+// homesOf lists the homes whose instance of c goroutine y may hold: its
+// own, and, while y and its creators were started with an object of c,
+// each creator's up to the first that was not. any is set when the chain
+// is cut first (y may hold any instance).
+func (w *waitGraph) homesOf(y *waitGor, c gosrc.Class) (homes []int64, any bool) {
+	homes = append(homes, y.goid)
+	g := y
+	for range maxChain {
+		if !w.hasInput(g, c) {
+			return homes, false
+		}
+		p := w.byGoid[g.creator]
+		if p == nil || p == g {
+			return homes, true
+		}
+		homes = append(homes, p.goid)
+		g = p
+	}
+	return homes, true
+}
+
+// wakeText says how goroutine y can release what a waiter waits on.
+func (w *waitGraph) wakeText(y *waitGor, cp gosrc.Cap) string {
+	k := w.prog.p.KeyClass(cp.Key)
+	what := strings.Join(k.Names(), ", ")
+	if what == "" {
+		what = "it"
+	}
+	frames := w.framesOf(y.stack)
+	at := ""
+	if cp.Frame < len(frames) {
+		f := frames[cp.Frame]
+		at = fmt.Sprintf("%s:%d", filepath.Base(f.File), cp.Line)
+	}
+	via := ""
+	if cp.Via != "" {
+		via = " through " + cp.Via
+	}
+	state := y.state
+	if state == "" {
+		state = "running"
+	}
+	return fmt.Sprintf("goroutine %d (%s, %s) can %s %s at %s%s", y.goid, holderEntry(y), state, opVerb(cp.Key.Op()), what, at, via)
+}
+
+// opVerb words an operation for texts.
+func opVerb(op gosrc.Op) string {
+	switch op {
+	case gosrc.OpSend:
+		return "send on"
+	case gosrc.OpRecv:
+		return "receive from"
+	case gosrc.OpClose:
+		return "close"
+	case gosrc.OpCancel:
+		return "cancel the context of"
+	}
+	return "call " + op.String() + " on"
+}
+
+// releaseStatements names the statements of the program that could end
+// x's wait, at most a few.
+func (w *waitGraph) releaseStatements(x *waitGor) []string {
+	var out []string
+	for _, s := range w.prog.p.Statements(x.prog.keys, 4) {
+		out = append(out, fmt.Sprintf("%s at %s:%d in %s", s.Op, filepath.Base(s.File), s.Line, s.Func))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// noProgram is the program's wait of a goroutine when none is read.
+func noProgram(string) *gosrc.Wait { return nil }

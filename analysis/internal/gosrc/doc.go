@@ -1,0 +1,28 @@
+// Package gosrc reads a Go program as Go, with types: the program's own
+// packages from the files a bundle keeps, and the libraries its frames run
+// in from their source on this machine (the Go root of the target's
+// version, the module cache). It answers what the wait-for reasoning asks
+// of the code, each answer with the statement it rests on:
+//
+//   - what the statement a frame blocks in waits on ([Program.WaitAt]);
+//   - which statements of the program can operate on that object, and how
+//     (send, receive, close, Done, Unlock, Signal, …);
+//   - what a goroutine can still do from where its frames are
+//     ([Program.Future]): the rest of each frame's function by its
+//     control-flow graph (golang.org/x/tools/go/cfg) and what the calls
+//     in it reach.
+//
+// Objects are abstract: the storage a value can flow to, found by
+// unification over the typed syntax (Steensgaard's points-to analysis,
+// field-based: every instance of a struct field is one object). A class
+// of objects that never reaches a package-level variable, a struct field,
+// a container, a channel or code not read is held only by the frames of
+// the goroutines it was passed to ([Class.Escapes] is false), so only
+// those can operate on one instance of it.
+//
+// Programs are partial: a package whose source is not read is
+// type-checked as empty (its uses are invalid), and an object passed to
+// code whose body is not read is taken as operated on by that code. Go's
+// own go/ssa needs every dependency type-checked without error, which a
+// bundle rarely gives; go/types keeps working with imports unresolved.
+package gosrc

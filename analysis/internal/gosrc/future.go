@@ -1,0 +1,337 @@
+package gosrc
+
+import (
+	"go/ast"
+	"go/types"
+	"sort"
+)
+
+// Key is an operation on a class of objects.
+type Key uint64
+
+// KeyOf is the key of op on class c.
+func KeyOf(c Class, op Op) Key { return Key(uint64(uint32(c.n))<<8 | uint64(op)) }
+
+// Op is the key's operation.
+func (k Key) Op() Op { return Op(k & 0xff) }
+
+// Class is the key's class in p.
+func (p *Program) KeyClass(k Key) Class { return p.class(node(int32(uint32(k >> 8)))) }
+
+// Releasers are the keys of the operations that can end case c: a send
+// or close for a receive, a receive for a send, an Unlock for a Lock, a
+// Done for a Wait, a Signal for a Cond's Wait, and for the Done channel
+// of a context a call of a cancel function of it or of a context it
+// derives from.
+func (p *Program) Releasers(c Case) []Key {
+	var out []Key
+	for _, op := range Releases(c.Op) {
+		if c.Op == OpLock && op == OpRUnlock && !c.Obj.rw() {
+			continue
+		}
+		out = append(out, KeyOf(c.Obj, op))
+	}
+	if c.Op == OpRecv {
+		for _, k := range p.cancelsOf(c.Obj) {
+			out = append(out, KeyOf(k, OpCancel))
+		}
+	}
+	return out
+}
+
+// rw reports a read-write lock's class: an RLock or RUnlock operates on
+// it somewhere.
+func (c Class) rw() bool {
+	for _, f := range c.p.funcs.all {
+		for _, e := range f.events {
+			if (e.op == OpRLock || e.op == OpRUnlock) && c.p.flow.cl.find(e.obj) == c.n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Track prepares answers about the given operations: every function's
+// summary of which of them it can reach through the calls it makes, and
+// the statements performing each.
+func (p *Program) Track(keys []Key) {
+	p.tracked, p.trackedClass = map[Key]bool{}, map[node]bool{}
+	for _, k := range keys {
+		p.tracked[k] = true
+		if acquireOf(k.Op()) != OpNone {
+			p.trackedClass[p.KeyClass(k).n] = true
+		}
+	}
+	p.summarize()
+	p.stmts = map[Key][]Stmt{}
+	for _, f := range p.funcs.all {
+		for _, e := range f.events {
+			if e.op == OpNone {
+				continue
+			}
+			if k := KeyOf(p.class(e.obj), e.op); p.tracked[k] && len(p.stmts[k]) < maxStmts {
+				pos := p.fset.Position(e.pos)
+				p.stmts[k] = append(p.stmts[k], Stmt{Op: e.op, File: pos.Filename, Line: pos.Line, Func: f.Name})
+			}
+		}
+	}
+}
+
+// maxStmts bounds the statements kept per operation for texts.
+const maxStmts = 8
+
+// Stmt is a statement that performs an operation.
+type Stmt struct {
+	Op   Op
+	File string
+	Line int
+	Func string
+}
+
+// Statements lists the statements of the program performing the tracked
+// operations keys, at most max.
+func (p *Program) Statements(keys []Key, max int) []Stmt {
+	var out []Stmt
+	for _, k := range keys {
+		for _, s := range p.stmts[k] {
+			if len(out) >= max {
+				return out
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Cap is one operation a goroutine can still perform.
+type Cap struct {
+	Key Key
+	// Frame is the index of the frame whose rest of function leads to
+	// it, Line the line there (the operation's, or the call's through
+	// which it is reached), Via the function called ("" for an operation
+	// in the frame's own function).
+	Frame int
+	Line  int
+	Via   string
+}
+
+// Future is what a goroutine with given frames can still do.
+type Future struct {
+	Caps []Cap
+	// Unknown names a frame function not read, or a call into code not
+	// read, in the rest of its frames: it may do more than Caps says.
+	Unknown string
+}
+
+// Future returns the tracked operations a goroutine with these frames
+// (leaf first) can still perform if it runs: those in the rest of each
+// frame's function (by its control-flow graph) and in what the calls
+// there reach. skip is the index of the frame whose wait it is blocked
+// in (-1 for none): that wait's own operation does not count. An
+// operation on a class that does not escape counts only from a frame
+// whose function holds that class (a variable of it in scope).
+func (p *Program) Future(frames []Frame, skip int) Future {
+	var out Future
+	seen := map[Key]bool{}
+	var deeper *Func
+	for i, fr := range frames {
+		if machinery(fr.Function) || fr.Function == "" {
+			continue
+		}
+		f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
+		if f == nil {
+			if out.Unknown == "" && !wrapper(fr.Function) {
+				out.Unknown = fr.Function
+			}
+			continue
+		}
+		p.frameFuture(&out, seen, f, fr.Line, i, i == skip, deeper)
+		deeper = f
+	}
+	return out
+}
+
+// frameFuture adds what the rest of frame i (f at line) reaches: the
+// rest of its graph, and the deferred calls registered before it (they
+// run when it returns). waiting says the frame is blocked in the wait at
+// line (its own operation does not count; a lock it waits to take is
+// taken as held); deeper is the function of the frame it calls (that
+// call is in progress: the deeper frames are its rest).
+func (p *Program) frameFuture(out *Future, seen map[Key]bool, f *Func, line, i int, waiting bool, deeper *Func) {
+	scope := p.scope(f)
+	emit := func(k Key, e event) {
+		c := p.KeyClass(k)
+		if seen[k] || !c.Escapes() && !scope[c.n] {
+			return
+		}
+		if e.call == nil && waiting && p.spans(e, line) {
+			return // the wait itself
+		}
+		seen[k] = true
+		via := ""
+		if e.call != nil {
+			via = callName(e.call)
+		}
+		out.Caps = append(out.Caps, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via})
+	}
+	skip := func(e event) bool {
+		return e.call != nil && deeper != nil && p.spans(e, line) && calls(e.call, deeper)
+	}
+	filtered := func(e event) bool { return !skip(e) }
+	starts, reached := p.startsAt(f, line)
+	held := map[node]bool{}
+	if waiting {
+		for _, e := range f.events {
+			if e.call == nil && (e.op == OpLock || e.op == OpRLock) && p.spans(e, line) {
+				held[p.flow.cl.find(e.obj)] = true
+			}
+		}
+	}
+	p.withFilter(filtered, func() {
+		p.reachAny(f, starts, emit)
+		p.reachUnmatched(f, starts, held, emit)
+	})
+	for _, e := range p.pendingDefers(f, reached, starts) {
+		if e.call != nil && e.call.unknown && out.Unknown == "" {
+			out.Unknown = callName(e.call)
+		}
+		p.anyOf(e, emit)
+		p.stepClassAll(e, emit)
+	}
+	for _, b := range reached {
+		for _, e := range p.blockEvents(f)[b] {
+			if e.call != nil && e.call.unknown && !skip(e) && out.Unknown == "" {
+				out.Unknown = callName(e.call)
+			}
+		}
+	}
+}
+
+// stepClassAll emits the releases an event makes of any tracked class
+// with nothing held.
+func (p *Program) stepClassAll(e event, emit func(Key, event)) {
+	if e.call == nil {
+		if acquireOf(e.op) != OpNone {
+			p.stepClass(e, p.flow.cl.find(e.obj), false, emit)
+		}
+		return
+	}
+	for _, g := range e.call.callees {
+		for _, k := range p.sums[g].unmatched {
+			emit(k, e)
+		}
+	}
+}
+
+// calls reports whether a call site may call f.
+func calls(s *callSite, f *Func) bool {
+	for _, g := range s.callees {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// callName names a call's callee for texts.
+func callName(s *callSite) string {
+	switch {
+	case s.decl != nil:
+		return s.decl.FullName()
+	case s.static != nil:
+		return s.static.Name
+	case s.method != "":
+		return "a " + s.method + " method"
+	}
+	return "a function value"
+}
+
+// scope is the set of classes f's variables (declared in it, its
+// parameters, what it captures) hold or are.
+func (p *Program) scope(f *Func) map[node]bool {
+	if p.scopes == nil {
+		p.scopes = map[*Func]map[node]bool{}
+	}
+	if s, ok := p.scopes[f]; ok {
+		return s
+	}
+	s := map[node]bool{}
+	for _, v := range p.ownVars(f) {
+		p.addVar(s, v)
+	}
+	for _, v := range p.flow.captured[f] {
+		p.addVar(s, v)
+	}
+	p.scopes[f] = s
+	return s
+}
+
+// addVar adds a variable's storage and what it points to.
+func (p *Program) addVar(s map[node]bool, v *types.Var) {
+	n := p.flow.varNode(v)
+	s[p.flow.cl.find(n)] = true
+	s[p.flow.cl.pts(n)] = true
+}
+
+// ownVars lists the variables f declares: parameters, results,
+// receiver and locals (not its literals').
+func (p *Program) ownVars(f *Func) []*types.Var {
+	var out []*types.Var
+	if f.sig != nil {
+		out = append(out, sigParams(f.sig, true)...)
+		for i := 0; i < f.sig.Results().Len(); i++ {
+			out = append(out, f.sig.Results().At(i))
+		}
+	}
+	info := f.pkg.info
+	ast.Inspect(f.body(), func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.Ident:
+			if v, ok := info.Defs[x].(*types.Var); ok {
+				out = append(out, v)
+			}
+		case *ast.CaseClause:
+			if v, ok := info.Implicits[x].(*types.Var); ok {
+				out = append(out, v)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// Inputs are the classes a goroutine's entry function was started with:
+// its parameters and what it captures. Entry is the outermost frame read
+// (a go statement's wrapper is not read: the function it calls is).
+func (p *Program) Inputs(frames []Frame) []Class {
+	for i := len(frames) - 1; i >= 0; i-- {
+		fr := frames[i]
+		if machinery(fr.Function) || wrapper(fr.Function) {
+			continue
+		}
+		f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
+		if f == nil {
+			return nil
+		}
+		s := map[node]bool{}
+		if f.sig != nil {
+			for _, v := range sigParams(f.sig, true) {
+				p.addVar(s, v)
+			}
+		}
+		for _, v := range p.flow.captured[f] {
+			p.addVar(s, v)
+		}
+		out := make([]Class, 0, len(s))
+		for n := range s {
+			out = append(out, Class{p: p, n: n})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].n < out[j].n })
+		return out
+	}
+	return nil
+}
+

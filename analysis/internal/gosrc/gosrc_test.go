@@ -1,0 +1,209 @@
+package gosrc
+
+import (
+	"go/build"
+	"strings"
+	"testing"
+)
+
+// prog is a test program: its file, and the line of each "// @name"
+// marker in it.
+type prog struct {
+	p     *Program
+	file  string
+	lines map[string]int
+}
+
+// load reads src as package main in /src/main.go, with this machine's Go
+// root for the standard library (bodies read for the dirs given).
+func load(t *testing.T, src string, bodies ...string) *prog {
+	t.Helper()
+	const file = "/src/app/main.go"
+	lines := map[string]int{}
+	for i, l := range strings.Split(src, "\n") {
+		if _, m, ok := strings.Cut(l, "// @"); ok {
+			lines[strings.Fields(m)[0]] = i + 1
+		}
+	}
+	libs := &Libraries{GoRoot: build.Default.GOROOT}
+	p := Load(Config{Files: []File{{Path: file, Package: "main", Text: []byte(src)}}, Libraries: libs, Bodies: bodies})
+	return &prog{p: p, file: file, lines: lines}
+}
+
+// at is a frame of fn at marker m.
+func (g *prog) at(fn, m string) Frame {
+	l, ok := g.lines[m]
+	if !ok {
+		panic("no marker " + m)
+	}
+	return Frame{Function: fn, File: g.file, Line: l}
+}
+
+// wait finds the wait of a goroutine whose leaf user frame is fr.
+func (g *prog) wait(t *testing.T, kind string, frames ...Frame) *Wait {
+	t.Helper()
+	w, why := g.p.WaitAt(frames, kind)
+	if w == nil {
+		t.Fatalf("no wait at %v: %s", frames[0], why)
+	}
+	return w
+}
+
+// can reports whether a goroutine with frames can release case c, and
+// the capability that does.
+func (g *prog) can(c Case, skip int, frames ...Frame) (Cap, bool) {
+	keys := g.p.Releasers(c)
+	g.p.Track(keys)
+	fut := g.p.Future(frames, skip)
+	for _, cp := range fut.Caps {
+		for _, k := range keys {
+			if cp.Key == k {
+				return cp, true
+			}
+		}
+	}
+	return Cap{}, false
+}
+
+const feederSrc = `package main
+
+import (
+	"sync"
+	"time"
+)
+
+var global = make(chan int)
+
+func feeder(jobs chan int, q []int) {
+	for _, j := range q {
+		jobs <- j // @feed
+	}
+}
+
+func collect(wg *sync.WaitGroup, out chan int) {
+	wg.Wait() // @wgwait
+	close(out)
+}
+
+func worker(jobs chan int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for j := range jobs { // @range
+		_ = j
+	}
+}
+
+func main() {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go worker(jobs, &wg)
+	go feeder(jobs, []int{1, 2})
+	go func() {
+		<-global // @global
+	}()
+	go func() {
+		time.Sleep(time.Hour) // @sleep
+		jobs <- 1
+	}()
+	out := make(chan int)
+	go collect(&wg, out)
+	<-out // @mainwait
+}
+`
+
+// TestWhoCanRelease checks the core questions on one program: a worker's
+// range over jobs is released by the feeder (its send) and by the
+// sleeper (after its sleep), not by the goroutine on the package-level
+// channel; nothing in the program sends on that channel; the WaitGroup
+// is released only by the worker's deferred Done.
+func TestWhoCanRelease(t *testing.T) {
+	g := load(t, feederSrc)
+	worker := g.wait(t, "chan receive", g.at("main.worker", "range"))
+	if len(worker.Cases) != 1 || worker.Cases[0].Op != OpRecv || worker.Cases[0].Expr != "jobs" {
+		t.Fatalf("worker's wait: %+v", worker.Cases)
+	}
+	if cp, ok := g.can(worker.Cases[0], -1, g.at("main.feeder", "feed")); !ok || cp.Line != g.lines["feed"] {
+		t.Errorf("the feeder cannot release the worker: %+v %v", cp, ok)
+	}
+	sleeper := []Frame{{Function: "time.Sleep"}, g.at("main.main.func2", "sleep")}
+	if _, ok := g.can(worker.Cases[0], -1, sleeper...); !ok {
+		t.Error("the sleeper cannot release the worker")
+	}
+	if _, ok := g.can(worker.Cases[0], 0, g.at("main.main.func1", "global")); ok {
+		t.Error("the goroutine on the global channel can release the worker")
+	}
+	glob := g.wait(t, "chan receive", g.at("main.main.func1", "global"))
+	if got := glob.Cases[0].Obj.Globals(); len(got) != 1 || got[0] != "main.global" {
+		t.Errorf("globals of the global channel's class: %v", got)
+	}
+	for _, who := range [][]Frame{{g.at("main.feeder", "feed")}, sleeper, {g.at("main.worker", "range")}, {g.at("main.main", "mainwait")}} {
+		if cp, ok := g.can(glob.Cases[0], -1, who...); ok {
+			t.Errorf("%v can release the global channel's receiver: %+v", who[len(who)-1], cp)
+		}
+	}
+	wg := g.wait(t, "waitgroup", Frame{Function: "sync.(*WaitGroup).Wait"}, g.at("main.collect", "wgwait"))
+	if _, ok := g.can(wg.Cases[0], -1, g.at("main.worker", "range")); !ok {
+		t.Error("the worker's deferred Done cannot release the WaitGroup")
+	}
+	if _, ok := g.can(wg.Cases[0], -1, g.at("main.feeder", "feed")); ok {
+		t.Error("the feeder can release the WaitGroup")
+	}
+}
+
+const lockSrc = `package main
+
+import "sync"
+
+var mu sync.Mutex
+
+func critical() {
+	mu.Lock()
+	mu.Unlock()
+}
+
+func holder(ch chan int) {
+	mu.Lock()
+	<-ch // @holderwait
+	mu.Unlock()
+}
+
+func user() {
+	for {
+		critical() // @usercall
+	}
+}
+
+func waiter() {
+	mu.Lock() // @waiterlock
+	mu.Unlock()
+}
+
+func deferred() {
+	mu.Lock()
+	defer mu.Unlock()
+	select {} // @deferwait
+}
+
+func main() {}
+`
+
+// TestHeldLocks checks that only a goroutine whose rest unlocks a lock it
+// did not lock on the way (it holds it) can release a Lock waiter: not
+// one that will lock and unlock it afresh, nor another waiter.
+func TestHeldLocks(t *testing.T) {
+	g := load(t, lockSrc)
+	w := g.wait(t, "lock", Frame{Function: "sync.(*Mutex).Lock"}, g.at("main.waiter", "waiterlock"))
+	c := w.Cases[0]
+	if _, ok := g.can(c, 0, g.at("main.holder", "holderwait")); !ok {
+		t.Error("the holder parked with the lock cannot release it")
+	}
+	if _, ok := g.can(c, 0, g.at("main.deferred", "deferwait")); !ok {
+		t.Error("the holder whose Unlock is deferred cannot release it")
+	}
+	if cp, ok := g.can(c, -1, g.at("main.user", "usercall")); ok {
+		t.Errorf("a goroutine that locks and unlocks afresh can release it: %+v", cp)
+	}
+	if cp, ok := g.can(c, 1, Frame{Function: "sync.(*Mutex).Lock"}, g.at("main.waiter", "waiterlock")); ok {
+		t.Errorf("another waiter can release it: %+v", cp)
+	}
+}
