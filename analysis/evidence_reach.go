@@ -86,7 +86,7 @@ func (w *waitGraph) reachAll() {
 	ix := w.newWakeIndex()
 	var queue []*waitGor
 	for _, x := range w.gs {
-		if x.class == classLive && !w.isDumping(x) {
+		if x.class == classLive || w.infraCanRun(x) {
 			queue = append(queue, x)
 		}
 	}
@@ -97,6 +97,27 @@ func (w *waitGraph) reachAll() {
 		queue = w.wakeByWords(ix, y, queue)
 	}
 	w.familyReach()
+}
+
+// infraCanRun reports machinery (signal delivery, a server's plumbing,
+// the test runner) that can run and whose future the program shows: it
+// releases what the program's functions it calls release (a signal
+// handler's cancel, a server's handler). Its wait, if any, must be one
+// the program shows a timer or a signal ends.
+func (w *waitGraph) infraCanRun(x *waitGor) bool {
+	if x.class != classInfra || w.isDumping(x) || w.prog == nil {
+		return false
+	}
+	kind := waitKind(x.state, w.framesOf(x.stack))
+	if kind == "" {
+		return !isInfraState(x.state)
+	}
+	pw := w.prog.waitOf(w, x.stack, kind)
+	if pw == nil {
+		return false
+	}
+	t, signal := progTimer(pw)
+	return signal || t != triNo
 }
 
 // isDumping reports the goroutine taking the dump: it releases nothing.

@@ -10,10 +10,22 @@ import (
 // stuckFacts is what the latest snapshot's wait-for graph and the
 // snapshots before it say about the members of one site.
 type stuckFacts struct {
-	members         int // in the latest snapshot, with per-goroutine detail
-	parked, live    int
-	unreached       int // parked, and nothing that can run can wake them
-	byMention       int // reachable through a pointer held by a goroutine that can run
+	members      int // in the latest snapshot, with per-goroutine detail
+	parked, live int
+	unreached    int // parked, and nothing that can run can wake them
+	byMention    int // reachable through a pointer held by a goroutine that can run
+	// byProgram counts those reached because the program read as Go
+	// shows a goroutine that can run performing what ends their wait;
+	// wokeHow is the first one's basis.
+	byProgram int
+	wokeHow   string
+	// decided counts the unreached members whose wait the program shows:
+	// every statement that could end it is known (releasers names a
+	// few; none at all when there is no such statement), and none can
+	// still run. globals names the package-level variables they wait on.
+	decided         int
+	releasers       []string
+	globals         []string
 	byFamily        int // consumers reachable only through their creator or children
 	familyProducer  int // unreached, but their creator or a child can run
 	infraWaiting    int // machinery (the test runner) waiting for a goroutine it created that is stuck
@@ -180,6 +192,12 @@ func (f *stuckFacts) addParked(w *waitGraph, x *waitGor) bool {
 	switch x.reach {
 	case reachMention:
 		f.byMention++
+		if x.wokeHow != "" {
+			f.byProgram++
+			if f.wokeHow == "" {
+				f.wokeHow = x.wokeHow
+			}
+		}
 		return false
 	case reachFamily:
 		if fedByFamily(x) {
@@ -216,6 +234,13 @@ func markHeldWhileBlocked(out map[*site]*stuckFacts) {
 // lack of any waker), its cycle and the sites it waits for.
 func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[string]bool) {
 	f.unreached++
+	if x.prog != nil {
+		if f.decided == 0 {
+			f.releasers = w.releaseStatements(x)
+			f.globals = w.waitGlobals(x)
+		}
+		f.decided++
+	}
 	if x.selfHeld != "" {
 		f.selfHeld++
 		if f.selfHeldNote == "" {
@@ -462,6 +487,9 @@ func (f *stuckFacts) idlePool() bool {
 	}
 	if 2*f.byFamily >= f.parked {
 		return true
+	}
+	if f.unreached > 0 && f.decided == f.unreached || f.byProgram == f.parked {
+		return false // the program shows what can feed them, or that nothing can
 	}
 	// Waiting at the top of their own loop (or in the main goroutine)
 	// while other goroutines of the program run: a pool, server loop or

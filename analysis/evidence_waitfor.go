@@ -205,6 +205,7 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode, ps *program
 	w.findHolders()
 	w.possibleLockChan()
 	w.findCycles()
+	w.debugDump()
 	return w
 }
 
@@ -284,8 +285,9 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, prog func(string) *gos
 
 // progTimer says, from the program, whether a timer can end a wait (a
 // case on a timer's or ticker's channel, or on the Done channel of a
-// context with a deadline) and whether a signal can (a channel
-// signal.Notify feeds).
+// context with a deadline: yes; a receive from a channel code not read
+// made or was given: maybe, that code may be a timer's) and whether a
+// signal can (a channel signal.Notify feeds).
 func progTimer(pw *gosrc.Wait) (t tri, signal bool) {
 	t = triNo
 	for _, c := range pw.Cases {
@@ -298,6 +300,8 @@ func progTimer(pw *gosrc.Wait) (t tri, signal bool) {
 			signal = true
 		case c.Obj.Timer() || timer:
 			t = triYes
+		case c.Op == gosrc.OpRecv && c.Obj.Opaque() && t == triNo:
+			t = triMaybe
 		}
 	}
 	return t, signal
@@ -332,6 +336,8 @@ func waitKind(state string, frames []Frame) string {
 	case state == "semacquire":
 		for _, f := range frames {
 			switch {
+			case gcWait(f.Function):
+				return "" // waits for a GC cycle (an allocation's assist, runtime.GC): it runs once the cycle ends
 			case strings.HasPrefix(f.Function, "sync.(*WaitGroup)."):
 				return "waitgroup"
 			case strings.Contains(f.Function, "Mutex)."):
@@ -341,6 +347,16 @@ func waitKind(state string, frames []Frame) string {
 		return "sema"
 	}
 	return ""
+}
+
+// gcWait reports the runtime functions a goroutine waiting for a garbage
+// collection cycle is parked in (gcStart under mallocgc, runtime.GC).
+func gcWait(fn string) bool {
+	switch fn {
+	case "runtime.gcStart", "runtime.GC", "runtime.gcWaitOnMark", "runtime.stopTheWorld", "runtime.stopTheWorldGC":
+		return true
+	}
+	return false
 }
 
 // isInfraState reports the runtime's own waits.

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ type progWait struct {
 // parked goroutine's wait and each goroutine's future, by stack.
 type wakeProgram struct {
 	p       *gosrc.Program
+	q       *gosrc.Query // the operations that can end the parked goroutines' waits
 	ps      *programSource
 	waits   map[stackKind]*gosrc.Wait
 	futures map[int64]*gosrc.Future
@@ -59,8 +61,11 @@ func (wp *wakeProgram) waitOf(w *waitGraph, stack int64, kind string) *gosrc.Wai
 	if pw, ok := wp.waits[k]; ok {
 		return pw
 	}
-	pw, _ := wp.p.WaitAt(wp.ps.frames(w.framesOf(stack)), kind)
+	pw, why := wp.p.WaitAt(wp.ps.frames(w.framesOf(stack)), kind)
 	wp.waits[k] = pw
+	if debugWake && pw == nil {
+		fmt.Fprintf(os.Stderr, "stack %d %s: %s\n", stack, kind, why)
+	}
 	return pw
 }
 
@@ -93,7 +98,7 @@ func (w *waitGraph) decide() {
 		}
 		keys = append(keys, x.prog.keys...)
 	}
-	wp.p.Track(keys)
+	wp.q = wp.p.Track(keys)
 	for _, x := range w.gs {
 		if x.prog == nil {
 			continue
@@ -117,9 +122,27 @@ func (w *waitGraph) futureOf(y *waitGor) *gosrc.Future {
 			skip = pw.Frame
 		}
 	}
-	f := wp.p.Future(wp.ps.frames(w.framesOf(y.stack)), skip)
+	f := wp.q.Future(wp.ps.frames(w.framesOf(y.stack)), skip)
+	f.Caps = append(f.Caps, queuedWriter(wp.waitOf(w, y.stack, y.kind), y)...)
 	wp.futures[y.stack] = &f
 	return &f
+}
+
+// queuedWriter is the release a goroutine waiting to Lock a lock makes
+// for the readers queued behind it: once it has the lock it unlocks it,
+// and an RLock waits for a queued writer to do so (an RWMutex lets no
+// new reader in while a writer waits).
+func queuedWriter(pw *gosrc.Wait, y *waitGor) []gosrc.Cap {
+	if pw == nil || y.class != classParked {
+		return nil
+	}
+	var out []gosrc.Cap
+	for _, c := range pw.Cases {
+		if c.Op == gosrc.OpLock {
+			out = append(out, gosrc.Cap{Key: gosrc.KeyOf(c.Obj, gosrc.OpUnlock), Frame: pw.Frame, Line: c.Line, Via: "the lock it waits for, once it has it"})
+		}
+	}
+	return out
 }
 
 // hasInput reports whether a goroutine was started with an object of
@@ -226,7 +249,7 @@ func opVerb(op gosrc.Op) string {
 // x's wait, at most a few.
 func (w *waitGraph) releaseStatements(x *waitGor) []string {
 	var out []string
-	for _, s := range w.prog.p.Statements(x.prog.keys, 4) {
+	for _, s := range w.prog.q.Statements(x.prog.keys, 4) {
 		out = append(out, fmt.Sprintf("%s at %s:%d in %s", s.Op, filepath.Base(s.File), s.Line, s.Func))
 	}
 	slices.Sort(out)
@@ -235,3 +258,15 @@ func (w *waitGraph) releaseStatements(x *waitGor) []string {
 
 // noProgram is the program's wait of a goroutine when none is read.
 func noProgram(string) *gosrc.Wait { return nil }
+
+// waitGlobals names the package-level variables x waits on.
+func (w *waitGraph) waitGlobals(x *waitGor) []string {
+	var out []string
+	for _, c := range x.prog.w.Cases {
+		if !c.Default {
+			out = append(out, c.Obj.Globals()...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

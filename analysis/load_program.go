@@ -1,19 +1,29 @@
 package analysis
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"go/build"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 
+	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/analysis/internal/gosrc"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
@@ -78,7 +88,7 @@ func newProgramSource(files []gosrc.File, st *stackTable, goVersion string) *pro
 			ps.libs.Modules[mod] = ver
 		}
 		if ps.root[1] != "" && strings.HasPrefix(p, ps.root[1]+"/src/") || isModCache(p) {
-			if d := filepath.Dir(p); !dirs[d] && !gosrcMachinery(f.Function) {
+			if d := filepath.Dir(p); !dirs[d] && !gosrcMachinery(flame.PackageOf(flame.WithoutTypeArgs(f.Function))+".") {
 				dirs[d] = true
 				ps.bodies = append(ps.bodies, d)
 			}
@@ -96,13 +106,79 @@ func (ps *programSource) program() *gosrc.Program {
 		}
 		return ps.prog
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			ps.prog, ps.err = nil, fmt.Sprintf("reading the program as Go failed: %v\n%s", r, debug.Stack())
-		}
-	}()
-	ps.prog = gosrc.Load(gosrc.Config{Files: ps.files, Libraries: ps.libs, Bodies: ps.bodies})
+	ps.prog, ps.err = programs.get(ps.key(), func() *gosrc.Program {
+		return gosrc.Load(gosrc.Config{Files: ps.files, Libraries: ps.libs, Bodies: ps.bodies})
+	})
 	return ps.prog
+}
+
+// key identifies what the program is read from: its files, the
+// libraries' places and versions, the library bodies read.
+func (ps *programSource) key() string {
+	h := sha256.New()
+	for _, f := range ps.files {
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", f.Path, f.Package, len(f.Text))
+		h.Write(f.Text)
+	}
+	fmt.Fprintf(h, "\x01%s\x00%s\x00%s\x00", ps.libs.GoRoot, ps.libs.GoVersion, ps.libs.ModCache)
+	mods := make([]string, 0, len(ps.libs.Modules))
+	for m, v := range ps.libs.Modules {
+		mods = append(mods, m+"@"+v)
+	}
+	slices.Sort(mods)
+	fmt.Fprintf(h, "%v\x01%v", mods, ps.bodies)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// programCache keeps the programs read lately, so that analyses of
+// bundles of one program (every capture of a service, every run of a
+// test) read it once. A Program is only read once loaded, so analyses
+// share it.
+type programCache struct {
+	mu      sync.Mutex
+	entries map[string]*cachedProgram
+	order   []string // least recently used first
+}
+
+// cachedProgram is one program, loaded once by whoever asks first.
+type cachedProgram struct {
+	once sync.Once
+	p    *gosrc.Program
+	err  string
+}
+
+// maxPrograms bounds the programs kept read.
+const maxPrograms = 4
+
+// programs is the process's cache of programs read.
+var programs = &programCache{entries: map[string]*cachedProgram{}}
+
+// get returns the program of key, loading it once; a panic while
+// loading is reported as err, never raised.
+func (c *programCache) get(key string, load func() *gosrc.Program) (*gosrc.Program, string) {
+	c.mu.Lock()
+	e := c.entries[key]
+	if e == nil {
+		e = &cachedProgram{}
+		c.entries[key] = e
+		if len(c.order) >= maxPrograms {
+			delete(c.entries, c.order[0])
+			c.order = c.order[1:]
+		}
+	} else {
+		c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
+	}
+	c.order = append(c.order, key)
+	c.mu.Unlock()
+	e.once.Do(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e.p, e.err = nil, fmt.Sprintf("reading the program as Go failed: %v\n%s", r, debug.Stack())
+			}
+		}()
+		e.p = load()
+	})
+	return e.p, e.err
 }
 
 // frames turns a stack's frames into the program's, their paths mapped
@@ -138,35 +214,69 @@ func gosrcMachinery(fn string) bool {
 }
 
 // goRootFor returns the Go root the frames name and the one to read for
-// it: the same when it is here and is the target's version (or, the
-// version unknown, its files hold the frames' lines), a toolchain in the
-// module cache (named by its version, never changed), or this machine's
-// own when its version is the target's. Empty when none can be trusted.
+// it: the first of that root itself, this machine's, and the toolchain
+// of the target's version in the module cache (fetched through the
+// module proxy when missing) that is the target's version, or, the
+// version unknown (a dump alone, from a root whose path names none),
+// whose files hold every frame's line inside its function. Empty when
+// none can be trusted.
 func goRootFor(frames []Frame, goVersion string) [2]string {
 	named := ""
 	for _, f := range frames {
-		if i := strings.Index(f.File, "/src/runtime/"); i >= 0 && strings.HasPrefix(f.Function, "runtime.") {
-			named = f.File[:i]
+		if named = goRootOf(f); named != "" {
 			break
 		}
 	}
 	if named == "" {
 		return [2]string{}
 	}
-	if isModCache(named) && isDirPath(named) {
-		return [2]string{named, named}
+	if goVersion == "" {
+		goVersion = versionInPath(named)
 	}
-	local := build.Default.GOROOT
-	if v := rootVersion(named); v != "" && (goVersion == "" || v == goVersion) && rootHoldsFrames(named, frames) {
-		return [2]string{named, named}
+	for _, cand := range []string{named, build.Default.GOROOT, cachedToolchain(goVersion)} {
+		if cand != "" && rootTrusted(cand, named, goVersion, frames) {
+			return [2]string{named, cand}
+		}
 	}
-	if goVersion != "" && rootVersion(local) == goVersion {
-		return [2]string{named, local}
-	}
-	if goVersion == "" && named == local && rootHoldsFrames(local, frames) {
-		return [2]string{named, local}
+	if cand := fetchToolchain(goVersion); cand != "" && rootTrusted(cand, named, goVersion, frames) {
+		return [2]string{named, cand}
 	}
 	return [2]string{}
+}
+
+// rootTrusted reports whether Go root cand holds the source the frames
+// (naming root named) ran: its VERSION is the target's, or, the version
+// unknown, its files hold the frames' lines.
+func rootTrusted(cand, named, goVersion string, frames []Frame) bool {
+	if !isDirPath(filepath.Join(cand, "src")) {
+		return false
+	}
+	if goVersion != "" {
+		return rootVersion(cand) == goVersion
+	}
+	return rootHoldsFrames(cand, named, frames)
+}
+
+// versionPath finds a Go version in a Go root's path
+// (toolchain@v0.0.1-go1.27.3.linux-amd64, sdk/go1.24.9).
+var versionPath = regexp.MustCompile(`go1\.[0-9]+(\.[0-9]+)?`)
+
+// versionInPath is the Go version a Go root's path names, "" for none.
+func versionInPath(root string) string { return versionPath.FindString(filepath.Base(root)) }
+
+// goRootOf is the Go root a standard-library frame's file is in (the
+// file is ROOT/src/PKG/x.go for a function of package PKG), "" for
+// another frame.
+func goRootOf(f Frame) string {
+	pkg := flame.PackageOf(flame.WithoutTypeArgs(f.Function))
+	if !stdRoot(pkg) {
+		return ""
+	}
+	root, ok := strings.CutSuffix(filepath.Dir(f.File), "/src/"+pkg)
+	if !ok {
+		return ""
+	}
+	return root
 }
 
 // rootVersion reads a Go root's VERSION ("go1.26.8"), "" when none.
@@ -179,13 +289,15 @@ func rootVersion(root string) string {
 	return strings.TrimSpace(first)
 }
 
-// rootHoldsFrames reports whether every frame in a Go root's files lies
-// inside a declaration of its function there (up to a few files).
-func rootHoldsFrames(root string, frames []Frame) bool {
+// rootHoldsFrames reports whether every frame in the Go root the frames
+// name lies, in root's copy of its file, inside a declaration of its
+// function (up to a few files).
+func rootHoldsFrames(root, named string, frames []Frame) bool {
 	byFile := map[string][]Frame{}
 	for _, f := range frames {
-		if strings.HasPrefix(f.File, root+"/src/") {
-			byFile[f.File] = append(byFile[f.File], f)
+		if rel, ok := strings.CutPrefix(f.File, named+"/src/"); ok {
+			p := filepath.Join(root, "src", rel)
+			byFile[p] = append(byFile[p], f)
 		}
 	}
 	n := 0
@@ -280,4 +392,67 @@ func (st *stackTable) sortedFrames() []Frame {
 func isDirPath(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// toolchainModule is the module path of the Go toolchains the module
+// proxy serves, each version a Go root (golang.org/toolchain@v0.0.1-go1.27.3.linux-amd64).
+const toolchainModule = "golang.org/toolchain"
+
+// toolchainVersion is the module version of Go version v's toolchain.
+func toolchainVersion(v string) string {
+	return "v0.0.1-" + v + "." + runtime.GOOS + "-" + runtime.GOARCH
+}
+
+// cachedToolchain is the module cache's Go root of version v, "" when
+// the cache holds none.
+func cachedToolchain(v string) string {
+	mc := modCache()
+	if v == "" || mc == "" {
+		return ""
+	}
+	d := filepath.Join(mc, toolchainModule+"@"+toolchainVersion(v))
+	if isDirPath(d) {
+		return d
+	}
+	return ""
+}
+
+// fetches remembers the toolchains asked of the module proxy, so that
+// each is fetched (or fails) once per process.
+var fetches sync.Map // version → *toolchainFetch
+
+// toolchainFetch is one fetch of a toolchain.
+type toolchainFetch struct {
+	once sync.Once
+	dir  string
+}
+
+// fetchTimeout bounds a toolchain's download.
+const fetchTimeout = 3 * time.Minute
+
+// fetchToolchain downloads Go version v's toolchain into the module
+// cache through the module proxy (go mod download), once per process;
+// "" when v is unknown or the download fails (offline, no go command).
+func fetchToolchain(v string) string {
+	if v == "" || !versionPath.MatchString(v) {
+		return ""
+	}
+	e, _ := fetches.LoadOrStore(v, &toolchainFetch{})
+	tf := e.(*toolchainFetch)
+	tf.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", toolchainModule+"@"+toolchainVersion(v))
+		cmd.Dir = os.TempDir()
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+		out, err := cmd.Output()
+		if err != nil {
+			return
+		}
+		var got struct{ Dir string }
+		if json.Unmarshal(out, &got) == nil && isDirPath(got.Dir) {
+			tf.dir = got.Dir
+		}
+	})
+	return tf.dir
 }

@@ -45,6 +45,7 @@ const (
 	wTopOfLoop      = -1.2 // waiting for work at the top of their loop: more often a consequence
 	wLibrary        = -3.0 // no frame of the program's own code, while the program runs elsewhere
 	wSelfHeld       = 4.5  // × share whose source shows they hold the lock they wait for (as a cycle of one)
+	wNoReleaser     = 4.0  // × share waiting on what no statement of the program can release
 	wTimerBound     = -1.0 // × share parked only because a minute's wait rules out shorter timer cases: a longer one may remain
 	wAsleepBound    = 0.5  // × wAllAsleep when the claim rests on such waits
 )
@@ -117,8 +118,11 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		}
 		return true
 	}
-	if f.byMention > 0 {
-		add("wakeable", wMention*float64(f.byMention)/n, "%d of %d wait on an object (%s) that a goroutine able to run holds", f.byMention, f.parked, formatObjects(f.objects, f.objectAt))
+	if f.byProgram > 0 {
+		add("wakeable", wMention*float64(f.byProgram)/n, "%d of %d can be woken, as the program shows: %s", f.byProgram, f.parked, f.wokeHow)
+	}
+	if rest := f.byMention - f.byProgram; rest > 0 {
+		add("wakeable", wMention*float64(rest)/n, "%d of %d wait on an object (%s) that a goroutine able to run holds", rest, f.parked, formatObjects(f.objects, f.objectAt))
 	}
 	if f.byFamily > 0 {
 		add("wakeable", wFamily*float64(f.byFamily)/n, "%d of %d have a creator or child that can still run and may feed them", f.byFamily, f.parked)
@@ -161,31 +165,93 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 // holds what they wait on, and, when nothing of the program can run,
 // all asleep (with what that claim rests on).
 func unreachableWeights(f *stuckFacts, on string, add func(string, float64, string, ...any)) {
-	u := float64(f.unreached) / float64(f.parked)
+	decidedWeights(f, on, add)
+	u := float64(f.unreached-f.decided) / float64(f.parked)
 	ruled := ""
 	if len(f.ruledOut) > 0 {
 		ruled = "; possible holders ruled out: " + holderNotes(f.ruledOut)
 	}
-	if f.liveElsewhere {
-		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked%s", f.unreached, f.parked, on, ruled)
-	} else {
-		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked%s", f.unreached, f.parked, on, ruled)
-		if f.undecided == 0 {
-			not := ""
-			if len(f.dumping) > 0 {
-				not = "; not counted: " + strings.Join(f.dumping, "; ")
-			}
-			if f.runtimeAsleep != "" {
-				add("all-asleep", wAllAsleep, "the runtime itself stopped the program (%s: %q): no goroutine could run and no timer was pending, so no select or receive had a timer case left to fire%s", f.runtimeAsleep, allAsleepMessage, not)
-			} else if f.asleepBound > 0 {
-				add("all-asleep", wAllAsleep*wAsleepBound, "no goroutine of the program can run (only the runtime, the profiler and the test runner), unless a select or receive whose statement the source does not show, blocked %s or more, has a timer case longer than that (the source would tell)%s", Plural(float64(f.asleepBound), "minute"), not)
-			} else {
-				add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
-			}
-		} else {
-			add("timer-unknown", 0, "not all asleep for certain: %s of the program wait in a select or receive whose source is absent, so a timer case that wakes them cannot be ruled out (the source would tell)", Plural(float64(f.undecided), "goroutine"))
-		}
+	switch {
+	case f.unreached == f.decided && !f.liveElsewhere:
+		allAsleepWeights(f, add)
+		return
+	case f.unreached == f.decided:
+		return
 	}
+	if f.liveElsewhere {
+		add("unreachable", wUnreachedLive*u, "%d of %d wait on what%s no goroutine able to run holds in its frames, and every goroutine that holds it is parked%s", f.unreached-f.decided, f.parked, on, ruled)
+	} else {
+		add("unreachable", wUnreached*u, "%d of %d wait on what%s no goroutine able to run holds, and every goroutine that holds it is parked%s", f.unreached-f.decided, f.parked, on, ruled)
+		allAsleepWeights(f, add)
+	}
+}
+
+// allAsleepWeights says that no goroutine of the program can run, with
+// what that claim rests on, or why it cannot be made.
+func allAsleepWeights(f *stuckFacts, add func(string, float64, string, ...any)) {
+	if f.undecided > 0 {
+		add("timer-unknown", 0, "not all asleep for certain: %s of the program wait in a select or receive whose source is absent, so a timer case that wakes them cannot be ruled out (the source would tell)", Plural(float64(f.undecided), "goroutine"))
+		return
+	}
+	not := ""
+	if len(f.dumping) > 0 {
+		not = "; not counted: " + strings.Join(f.dumping, "; ")
+	}
+	switch {
+	case f.runtimeAsleep != "":
+		add("all-asleep", wAllAsleep, "the runtime itself stopped the program (%s: %q): no goroutine could run and no timer was pending, so no select or receive had a timer case left to fire%s", f.runtimeAsleep, allAsleepMessage, not)
+	case f.asleepBound > 0:
+		add("all-asleep", wAllAsleep*wAsleepBound, "no goroutine of the program can run (only the runtime, the profiler and the test runner), unless a select or receive whose statement the source does not show, blocked %s or more, has a timer case longer than that (the source would tell)%s", Plural(float64(f.asleepBound), "minute"), not)
+	default:
+		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
+	}
+}
+
+// decidedWeights weighs the unreached members whose wait the program
+// read as Go shows: every statement that could end it is known, and none
+// can still run (or there is none at all).
+func decidedWeights(f *stuckFacts, on string, add func(string, float64, string, ...any)) {
+	if f.decided == 0 {
+		return
+	}
+	d := float64(f.decided) / float64(f.parked)
+	what := "it"
+	if len(f.globals) > 0 {
+		what = strings.Join(f.globals, ", ") + " (a package-level variable)"
+	}
+	if len(f.releasers) == 0 {
+		add("unreachable", wUnreached*d, "%d of %d wait on what%s no statement of the program can release: read from the program as Go, no statement %s %s", f.decided, f.parked, on, releaseVerb(f.kind), what)
+		runtime := ""
+		if len(f.globals) > 0 {
+			runtime = " (a finding the runtime's goroutineleak detection cannot make: it takes what a package-level variable holds as reachable)"
+		}
+		add(kindNoReleaser, wNoReleaser*d, "nothing can ever wake them: no statement of the program %s %s, so no goroutine, running or yet to start, can%s", releaseVerb(f.kind), what, runtime)
+		return
+	}
+	add("unreachable", wUnreached*d, "%d of %d wait on what%s only these statements of the program can release: %s; none can still run: every goroutine whose frames lead to one is parked, and no goroutine that can run reaches one", f.decided, f.parked, on, strings.Join(f.releasers, "; "))
+}
+
+// kindNoReleaser is the evidence of a wait no statement of the program
+// can end.
+const kindNoReleaser = "no-releaser"
+
+// releaseVerb says what would end a wait of a kind.
+func releaseVerb(kind string) string {
+	switch kind {
+	case "chan receive":
+		return "sends on or closes"
+	case "chan send":
+		return "receives from"
+	case "select":
+		return "sends on, receives from or closes"
+	case "lock", "rlock":
+		return "unlocks"
+	case "waitgroup":
+		return "calls Done on"
+	case "cond":
+		return "signals"
+	}
+	return "releases"
 }
 
 // noWakerWeights weighs members whose object no other goroutine holds,

@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -405,16 +406,16 @@ func (f *file) row(fn *funcRef) schema.SourceCode {
 	return r
 }
 
-// find picks the declaration of the function: by name, and among several
-// of one name (init) the one holding most of the frames' lines.
+// find picks the declaration of the function: among the declarations
+// its symbol may name (a closure inlined into other functions is named
+// after each of them, its own declaration last), the one holding most of
+// the frames' lines; the first name's first declaration when none holds
+// any.
 func (f *file) find(fn *funcRef) (decl, bool) {
+	var best decl
+	found, hits := false, -1
 	for _, k := range DeclNames(fn.function) {
-		ds := f.decls[k]
-		if len(ds) == 0 {
-			continue
-		}
-		best, hits := ds[0], -1
-		for _, d := range ds {
+		for _, d := range f.decls[k] {
 			n := 0
 			for _, l := range fn.lines {
 				if int(l) >= d.start && int(l) <= d.end {
@@ -422,18 +423,20 @@ func (f *file) find(fn *funcRef) (decl, bool) {
 				}
 			}
 			if n > hits {
-				best, hits = d, n
+				best, hits, found = d, n, true
 			}
 		}
-		return best, true
 	}
-	return decl{}, false
+	return best, found
 }
 
 // DeclNames returns the names a Go symbol's enclosing declaration may have
 // in its file, most likely first: "T.M" for pkg.(*T).M and pkg.T.M, "F"
 // for pkg.F, pkg.F.func1 and pkg.F[...]; closures belong to the
-// declaration around them.
+// declaration around them. A closure inlined elsewhere is named after
+// every function it was inlined through, its own declaration last
+// (pkg.(*s).start.(*s).handle.func1: "s.start", "s.handle"); each of
+// those names is given.
 func DeclNames(symbol string) []string {
 	rest := symbol
 	if i := strings.LastIndex(rest, "/"); i >= 0 {
@@ -443,21 +446,28 @@ func DeclNames(symbol string) []string {
 	if i < 0 {
 		return nil
 	}
-	rest = stripBrackets(rest[i+1:])
-	if strings.HasPrefix(rest, "(") {
-		j := strings.Index(rest, ")")
-		if j < 0 {
-			return nil
+	segs := strings.Split(stripBrackets(rest[i+1:]), ".")
+	var out []string
+	add := func(n string) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
 		}
-		recv := strings.TrimPrefix(rest[1:j], "*")
-		m, _, _ := strings.Cut(strings.TrimPrefix(rest[j+1:], "."), ".")
-		return []string{recv + "." + m}
 	}
-	parts := strings.Split(rest, ".")
-	if len(parts) > 1 && !closureName(parts[1]) {
-		return []string{parts[0] + "." + parts[1], parts[0]}
+	for j := 0; j < len(segs); j++ {
+		seg := segs[j]
+		switch {
+		case strings.HasPrefix(seg, "(") && strings.HasSuffix(seg, ")") && j+1 < len(segs):
+			add(strings.TrimPrefix(seg[1:len(seg)-1], "*") + "." + segs[j+1])
+			j++
+		case closureName(seg):
+		case j+1 < len(segs) && !closureName(segs[j+1]) && !strings.HasPrefix(segs[j+1], "("):
+			add(seg + "." + segs[j+1])
+			add(seg)
+		default:
+			add(seg)
+		}
 	}
-	return []string{parts[0]}
+	return out
 }
 
 // closureName reports whether a symbol segment names a closure or a

@@ -24,13 +24,16 @@ func TestDeclNames(t *testing.T) {
 		"main.worker.func1.2":                      {"worker"},
 		"main.(*controller).reconcile":             {"controller.reconcile"},
 		"main.(*controller).reconcile.func3":       {"controller.reconcile"},
-		"main.controller.reconcile":                {"controller.reconcile", "controller"},
+		"main.controller.reconcile":                {"controller.reconcile", "controller", "reconcile"},
 		"github.com/a/b/pkg.(*List[...]).Push":     {"List.Push"},
-		"github.com/a/b/pkg.Map[go.shape.int].Get": {"Map.Get", "Map"},
+		"github.com/a/b/pkg.Map[go.shape.int].Get": {"Map.Get", "Map", "Get"},
 		"k8s.io/client-go/tools/cache.New":         {"New"},
 		"main.init.0":                              {"init"},
 		"main.run.gowrap1":                         {"run"},
-		"nodot":                                    nil,
+		"x/raft.(*state).start.(*state).handleWriteResponse.(*state).processCommittedEntry.func1": {
+			"state.start", "state.handleWriteResponse", "state.processCommittedEntry"},
+		"main.TestX.poller.func3.1": {"TestX.poller", "TestX", "poller"},
+		"nodot":                     nil,
 	} {
 		if got := DeclNames(sym); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %v, want %v", sym, got, want)

@@ -16,14 +16,14 @@ const none node = -1
 type cflag uint16
 
 const (
-	fGlobal   cflag = 1 << iota // a package-level variable's storage
-	fField                      // a struct field's storage (every instance)
-	fElem                       // a container's or channel's element
-	fOpaque                     // passed to, or made by, code whose body is not read
-	fTimer                      // a timer's or ticker's channel, or a context with a deadline
-	fSignal                     // a channel signal.Notify sends on
-	fCancel                     // a context's cancel function
-	fCtxRoot                    // context.Background or TODO: never cancelled
+	fGlobal  cflag = 1 << iota // a package-level variable's storage
+	fField                     // a struct field's storage (every instance)
+	fElem                      // a container's or channel's element
+	fOpaque                    // passed to, or made by, code whose body is not read
+	fTimer                     // a timer's or ticker's channel, or a context with a deadline
+	fSignal                    // a channel signal.Notify sends on
+	fCancel                    // a context's cancel function
+	fCtxRoot                   // context.Background or TODO: never cancelled
 )
 
 // Alloc is where objects of a class are made.
@@ -58,6 +58,21 @@ type classes struct {
 	parent []node
 	rank   []uint8
 	info   []*cinfo
+	// frozen is set once the unification is done: every node points to
+	// its root, and lookups no longer write (a Program is read by
+	// several analyses at once).
+	frozen bool
+}
+
+// emptyInfo is the info of a class that has none, once frozen.
+var emptyInfo = &cinfo{pts: none, elem: none}
+
+// freeze points every node at its root and stops all writes.
+func (c *classes) freeze() {
+	for n := range c.parent {
+		c.parent[n] = c.find(node(n))
+	}
+	c.frozen = true
 }
 
 // newNode returns a fresh class.
@@ -71,6 +86,9 @@ func (c *classes) newNode() node {
 
 // find returns n's class (its root), halving paths.
 func (c *classes) find(n node) node {
+	if c.frozen {
+		return c.parent[n]
+	}
 	for c.parent[n] != n {
 		c.parent[n] = c.parent[c.parent[n]]
 		n = c.parent[n]
@@ -82,6 +100,9 @@ func (c *classes) find(n node) node {
 func (c *classes) data(n node) *cinfo {
 	r := c.find(n)
 	if c.info[r] == nil {
+		if c.frozen {
+			return emptyInfo
+		}
 		c.info[r] = &cinfo{pts: none, elem: none}
 	}
 	return c.info[r]
@@ -94,6 +115,9 @@ func (c *classes) pts(n node) node {
 	}
 	d := c.data(n)
 	if d.pts == none {
+		if c.frozen {
+			return none
+		}
 		p := c.newNode()
 		d = c.data(n) // the slices may have grown
 		d.pts = p
@@ -108,6 +132,9 @@ func (c *classes) elem(n node) node {
 	}
 	d := c.data(n)
 	if d.elem == none {
+		if c.frozen {
+			return none
+		}
 		e := c.newNode()
 		d = c.data(n)
 		d.elem = e

@@ -13,7 +13,7 @@ import (
 type funcGraph struct {
 	g      *cfg.CFG
 	nodes  []cfgNode
-	defers []cfgNode  // the defer statements
+	defers []cfgNode // the defer statements
 	events [][]event // by block, made on first use (blockEvents)
 }
 
@@ -153,15 +153,15 @@ func (p *Program) loopsBack(b *cfg.Block) bool {
 }
 
 // withFilter runs fn with the walks taking only the events keep accepts.
-func (p *Program) withFilter(keep func(event) bool, fn func()) {
-	saved := p.keep
-	p.keep = keep
-	defer func() { p.keep = saved }()
+func (q *Query) withFilter(keep func(event) bool, fn func()) {
+	saved := q.keep
+	q.keep = keep
+	defer func() { q.keep = saved }()
 	fn()
 }
 
 // kept reports whether the walks take event e.
-func (p *Program) kept(e event) bool { return p.keep == nil || p.keep(e) }
+func (q *Query) kept(e event) bool { return q.keep == nil || q.keep(e) }
 
 // eventsIn returns f's events inside the spans.
 func eventsIn(f *Func, spans []posRange) []event {

@@ -26,6 +26,8 @@ type flow struct {
 	holders  map[node][]*types.Var
 	// dones pairs a context's class with its Done channel's.
 	dones [][2]node
+	// methods memoises method lookups by type and name.
+	methods map[methodKey]methodHit
 
 	cur  *Func
 	info *types.Info
@@ -36,7 +38,7 @@ type flow struct {
 // function values and interfaces.
 func newFlow(p *Program) *flow {
 	fl := &flow{p: p, vars: map[*types.Var]node{}, fobj: map[*Func]node{}, dobj: map[*types.Func]node{},
-		captured: map[*Func][]*types.Var{}}
+		captured: map[*Func][]*types.Var{}, methods: map[methodKey]methodHit{}}
 	fl.seedTime()
 	for _, k := range p.order {
 		if k.info == nil {
@@ -60,6 +62,11 @@ func newFlow(p *Program) *flow {
 		sort.SliceStable(f.events, func(i, j int) bool { return f.events[i].pos < f.events[j].pos })
 	}
 	fl.markEscapes()
+	fl.holdersOf()
+	fl.cl.freeze()
+	for _, f := range p.funcs.all {
+		p.blockEvents(f)
+	}
 	return fl
 }
 
@@ -82,6 +89,9 @@ func (fl *flow) varNode(v *types.Var) node {
 	v = v.Origin()
 	if n, ok := fl.vars[v]; ok {
 		return n
+	}
+	if fl.cl.frozen {
+		return none
 	}
 	n := fl.cl.newNode()
 	fl.vars[v] = n

@@ -35,6 +35,8 @@ type callSite struct {
 	callees []*Func
 	unknown bool
 	done    map[*Func]bool
+	// version is the dispatch class's state when last resolved.
+	version [3]int
 }
 
 // callee is what a call's function expression names.

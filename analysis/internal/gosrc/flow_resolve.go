@@ -16,6 +16,11 @@ func (fl *flow) resolve() {
 			if s.dyn == none {
 				continue
 			}
+			v := fl.version(s.dyn)
+			if v == s.version {
+				continue
+			}
+			s.version = v
 			for _, d := range fl.dynCallees(s) {
 				if !s.done[d.f] {
 					fl.connectRecv(s, d.f, d.recv)
@@ -38,7 +43,22 @@ func (fl *flow) resolve() {
 		if len(fl.dynCallees(s)) == 0 || len(d.decls) > 0 || d.flags&fOpaque != 0 {
 			s.unknown = d.flags&fCancel == 0
 		}
+		if s.unknown {
+			for _, r := range s.results {
+				fl.cl.data(fl.cl.pts(r)).flags |= fOpaque // made by code not read
+			}
+		}
 	}
+}
+
+// version identifies the state of a class for dispatch: its root and
+// how many functions and dynamic types it holds (they only grow).
+// Embedded interfaces' classes are not counted: a call through one is
+// looked at again when its own class changes.
+func (fl *flow) version(n node) [3]int {
+	r := fl.cl.find(n)
+	d := fl.cl.data(r)
+	return [3]int{int(r) + 1, len(d.funcs), len(d.dyn)}
 }
 
 // dispatch is a function a call through a value may call, and the
@@ -72,7 +92,7 @@ func (fl *flow) methodsOf(n node, name string, depth int, out []dispatch) []disp
 		return out
 	}
 	for _, t := range fl.cl.data(n).dyn {
-		obj, index := lookupMethod(t, name)
+		obj, index := fl.lookupMethod(t, name)
 		m, ok := obj.(*types.Func)
 		if !ok {
 			continue
@@ -88,6 +108,37 @@ func (fl *flow) methodsOf(n node, name string, depth int, out []dispatch) []disp
 		}
 	}
 	return out
+}
+
+// methodKey is a method looked up on a type: a named type (or a pointer
+// to one: the same pointer type may be several *types.Pointer values).
+type methodKey struct {
+	t    types.Type
+	ptr  bool
+	name string
+}
+
+// methodHit is a memoised lookup.
+type methodHit struct {
+	obj   types.Object
+	index []int
+}
+
+// lookupMethod is lookupMethod memoised.
+func (fl *flow) lookupMethod(t types.Type, name string) (types.Object, []int) {
+	k := methodKey{t: t, name: name}
+	if p, ok := t.(*types.Pointer); ok {
+		k.t, k.ptr = p.Elem(), true
+	}
+	if _, named := k.t.(*types.Named); !named {
+		return lookupMethod(t, name)
+	}
+	if h, ok := fl.methods[k]; ok {
+		return h.obj, h.index
+	}
+	obj, index := lookupMethod(t, name)
+	fl.methods[k] = methodHit{obj, index}
+	return obj, index
 }
 
 // lookupMethod finds a method of t by name, exported or not.

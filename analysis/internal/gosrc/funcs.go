@@ -189,22 +189,61 @@ func (p *Program) FuncAt(fn, file string, line int) (*Func, string) {
 	if !ok {
 		return nil, "source not read"
 	}
-	var best *Func
+	var chain []*Func // the functions holding the line, outermost first
 	for _, f := range fs {
 		if f.start > line {
 			break
 		}
-		if line <= f.end && (best == nil || f.start >= best.start && f.end <= best.end) {
-			best = f
+		if line <= f.end {
+			chain = append(chain, f)
 		}
 	}
-	if best == nil {
+	sort.SliceStable(chain, func(i, j int) bool { return depth(chain[i]) < depth(chain[j]) })
+	if len(chain) == 0 {
 		return nil, fmt.Sprintf("no function holds line %d of %s: source changed since the build", line, file)
+	}
+	best := chain[len(chain)-1]
+	if d := closureDepth(fn); d < len(chain) {
+		best = chain[d]
 	}
 	if !namesDecl(fn, best) {
 		return nil, fmt.Sprintf("line %d of %s is in %s, not %s: source changed since the build", line, file, best.Name, fn)
 	}
 	return best, ""
+}
+
+// depth is how many literals deep a function is: 0 for a declaration,
+// 1 for a literal in one.
+func depth(f *Func) int {
+	n := 0
+	for ; f != nil; f = f.parent {
+		if f.lit != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// closureDepth is how many literals a symbol's function is nested in:
+// main.F.func1 is 1, main.F.func1.2 is 2, main.F 0.
+func closureDepth(fn string) int {
+	segs := strings.Split(stripTypeArgs(fn), ".")
+	n := 0
+	for i := len(segs) - 1; i > 0; i-- {
+		s := segs[i]
+		switch {
+		case strings.Trim(s, "0123456789") == "" && s != "":
+			if segs[i-1] == "init" {
+				return n // main.init.0: a numbered init, not a literal
+			}
+			n++
+		case strings.HasPrefix(s, "func") && strings.Trim(s[4:], "0123456789") == "" && len(s) > 4:
+			return n + 1
+		default:
+			return n
+		}
+	}
+	return n
 }
 
 // wrapper reports the functions the compiler makes for a go or defer

@@ -52,30 +52,46 @@ func (c Class) rw() bool {
 	return false
 }
 
+// Query answers questions about a set of operations on one program:
+// what goroutines can still do of them. The Program is only read, so
+// several Queries can use one Program at once; a Query is not safe for
+// concurrent use.
+type Query struct {
+	p            *Program
+	tracked      map[Key]bool
+	trackedClass map[node]bool
+	sums         map[*Func]*summary
+	stmts        map[Key][]Stmt
+	scopes       map[*Func]map[node]bool
+	// keep filters the events a walk takes (withFilter).
+	keep func(event) bool
+}
+
 // Track prepares answers about the given operations: every function's
 // summary of which of them it can reach through the calls it makes, and
 // the statements performing each.
-func (p *Program) Track(keys []Key) {
-	p.tracked, p.trackedClass = map[Key]bool{}, map[node]bool{}
+func (p *Program) Track(keys []Key) *Query {
+	q := &Query{p: p, tracked: map[Key]bool{}, trackedClass: map[node]bool{}, scopes: map[*Func]map[node]bool{}}
 	for _, k := range keys {
-		p.tracked[k] = true
+		q.tracked[k] = true
 		if acquireOf(k.Op()) != OpNone {
-			p.trackedClass[p.KeyClass(k).n] = true
+			q.trackedClass[p.KeyClass(k).n] = true
 		}
 	}
-	p.summarize()
-	p.stmts = map[Key][]Stmt{}
+	q.summarize()
+	q.stmts = map[Key][]Stmt{}
 	for _, f := range p.funcs.all {
 		for _, e := range f.events {
 			if e.op == OpNone {
 				continue
 			}
-			if k := KeyOf(p.class(e.obj), e.op); p.tracked[k] && len(p.stmts[k]) < maxStmts {
+			if k := KeyOf(p.class(e.obj), e.op); q.tracked[k] && len(q.stmts[k]) < maxStmts {
 				pos := p.fset.Position(e.pos)
-				p.stmts[k] = append(p.stmts[k], Stmt{Op: e.op, File: pos.Filename, Line: pos.Line, Func: f.Name})
+				q.stmts[k] = append(q.stmts[k], Stmt{Op: e.op, File: pos.Filename, Line: pos.Line, Func: f.Name})
 			}
 		}
 	}
+	return q
 }
 
 // maxStmts bounds the statements kept per operation for texts.
@@ -91,10 +107,10 @@ type Stmt struct {
 
 // Statements lists the statements of the program performing the tracked
 // operations keys, at most max.
-func (p *Program) Statements(keys []Key, max int) []Stmt {
+func (q *Query) Statements(keys []Key, max int) []Stmt {
 	var out []Stmt
 	for _, k := range keys {
-		for _, s := range p.stmts[k] {
+		for _, s := range q.stmts[k] {
 			if len(out) >= max {
 				return out
 			}
@@ -131,7 +147,8 @@ type Future struct {
 // in (-1 for none): that wait's own operation does not count. An
 // operation on a class that does not escape counts only from a frame
 // whose function holds that class (a variable of it in scope).
-func (p *Program) Future(frames []Frame, skip int) Future {
+func (q *Query) Future(frames []Frame, skip int) Future {
+	p := q.p
 	var out Future
 	seen := map[Key]bool{}
 	var deeper *Func
@@ -146,7 +163,7 @@ func (p *Program) Future(frames []Frame, skip int) Future {
 			}
 			continue
 		}
-		p.frameFuture(&out, seen, f, fr.Line, i, i == skip, deeper)
+		q.frameFuture(&out, seen, f, fr.Line, i, i == skip, deeper)
 		deeper = f
 	}
 	return out
@@ -158,8 +175,9 @@ func (p *Program) Future(frames []Frame, skip int) Future {
 // line (its own operation does not count; a lock it waits to take is
 // taken as held); deeper is the function of the frame it calls (that
 // call is in progress: the deeper frames are its rest).
-func (p *Program) frameFuture(out *Future, seen map[Key]bool, f *Func, line, i int, waiting bool, deeper *Func) {
-	scope := p.scope(f)
+func (q *Query) frameFuture(out *Future, seen map[Key]bool, f *Func, line, i int, waiting bool, deeper *Func) {
+	p := q.p
+	scope := q.scope(f)
 	emit := func(k Key, e event) {
 		c := p.KeyClass(k)
 		if seen[k] || !c.Escapes() && !scope[c.n] {
@@ -188,16 +206,16 @@ func (p *Program) frameFuture(out *Future, seen map[Key]bool, f *Func, line, i i
 			}
 		}
 	}
-	p.withFilter(filtered, func() {
-		p.reachAny(f, starts, emit)
-		p.reachUnmatched(f, starts, held, emit)
+	q.withFilter(filtered, func() {
+		q.reachAny(f, starts, emit)
+		q.reachUnmatched(f, starts, held, emit)
 	})
 	for _, e := range p.pendingDefers(f, reached, starts) {
 		if e.call != nil && e.call.unknown && out.Unknown == "" {
 			out.Unknown = callName(e.call)
 		}
-		p.anyOf(e, emit)
-		p.stepClassAll(e, emit)
+		q.anyOf(e, emit)
+		q.stepClassAll(e, emit)
 	}
 	for _, b := range reached {
 		for _, e := range p.blockEvents(f)[b] {
@@ -210,15 +228,15 @@ func (p *Program) frameFuture(out *Future, seen map[Key]bool, f *Func, line, i i
 
 // stepClassAll emits the releases an event makes of any tracked class
 // with nothing held.
-func (p *Program) stepClassAll(e event, emit func(Key, event)) {
+func (q *Query) stepClassAll(e event, emit func(Key, event)) {
 	if e.call == nil {
 		if acquireOf(e.op) != OpNone {
-			p.stepClass(e, p.flow.cl.find(e.obj), false, emit)
+			q.stepClass(e, q.p.flow.cl.find(e.obj), false, emit)
 		}
 		return
 	}
 	for _, g := range e.call.callees {
-		for _, k := range p.sums[g].unmatched {
+		for _, k := range q.sums[g].unmatched {
 			emit(k, e)
 		}
 	}
@@ -249,29 +267,31 @@ func callName(s *callSite) string {
 
 // scope is the set of classes f's variables (declared in it, its
 // parameters, what it captures) hold or are.
-func (p *Program) scope(f *Func) map[node]bool {
-	if p.scopes == nil {
-		p.scopes = map[*Func]map[node]bool{}
-	}
-	if s, ok := p.scopes[f]; ok {
+func (q *Query) scope(f *Func) map[node]bool {
+	if s, ok := q.scopes[f]; ok {
 		return s
 	}
 	s := map[node]bool{}
-	for _, v := range p.ownVars(f) {
-		p.addVar(s, v)
+	for _, v := range q.p.ownVars(f) {
+		q.p.addVar(s, v)
 	}
-	for _, v := range p.flow.captured[f] {
-		p.addVar(s, v)
+	for _, v := range q.p.flow.captured[f] {
+		q.p.addVar(s, v)
 	}
-	p.scopes[f] = s
+	q.scopes[f] = s
 	return s
 }
 
 // addVar adds a variable's storage and what it points to.
 func (p *Program) addVar(s map[node]bool, v *types.Var) {
 	n := p.flow.varNode(v)
+	if n == none {
+		return
+	}
 	s[p.flow.cl.find(n)] = true
-	s[p.flow.cl.pts(n)] = true
+	if t := p.flow.cl.pts(n); t != none {
+		s[t] = true
+	}
 }
 
 // ownVars lists the variables f declares: parameters, results,
@@ -334,4 +354,3 @@ func (p *Program) Inputs(frames []Frame) []Class {
 	}
 	return nil
 }
-

@@ -53,8 +53,7 @@ func (g *prog) wait(t *testing.T, kind string, frames ...Frame) *Wait {
 // the capability that does.
 func (g *prog) can(c Case, skip int, frames ...Frame) (Cap, bool) {
 	keys := g.p.Releasers(c)
-	g.p.Track(keys)
-	fut := g.p.Future(frames, skip)
+	fut := g.p.Track(keys).Future(frames, skip)
 	for _, cp := range fut.Caps {
 		for _, k := range keys {
 			if cp.Key == k {
@@ -205,5 +204,19 @@ func TestHeldLocks(t *testing.T) {
 	}
 	if cp, ok := g.can(c, 1, Frame{Function: "sync.(*Mutex).Lock"}, g.at("main.waiter", "waiterlock")); ok {
 		t.Errorf("another waiter can release it: %+v", cp)
+	}
+}
+
+// TestClosureDepth checks how deep in literals a symbol names its
+// function.
+func TestClosureDepth(t *testing.T) {
+	for sym, want := range map[string]int{
+		"main.F": 0, "main.F.func1": 1, "main.F.func1.2": 2, "main.(*T).m.func3.1.1": 3,
+		"main.init.0": 0, "main.init.0.func1": 1, "pkg.glob..func2": 1, "pkg.Outer.Inner.func1": 1,
+		"pkg.Map[...].Get.func1": 1,
+	} {
+		if got := closureDepth(sym); got != want {
+			t.Errorf("%s: %d, want %d", sym, got, want)
+		}
 	}
 }

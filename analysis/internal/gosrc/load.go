@@ -3,12 +3,12 @@ package gosrc
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -59,15 +59,6 @@ type Program struct {
 	byFile map[string]*ast.File
 	funcs  *funcIndex
 	flow   *flow
-	// tracked are the operations Track prepared answers for, summaries
-	// each function's reach of them; scopes memoises scope.
-	tracked      map[Key]bool
-	trackedClass map[node]bool
-	sums         map[*Func]*summary
-	scopes       map[*Func]map[node]bool
-	stmts        map[Key][]Stmt
-	// keep filters the events a walk takes (withFilter).
-	keep func(event) bool
 	// Problems says what could not be read, for the evidence's caveats.
 	Problems []string
 }

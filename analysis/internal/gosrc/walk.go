@@ -49,14 +49,14 @@ type start struct {
 // reachAny collects the tracked operations that need no matching, from
 // the starts on: the events of the blocks reached and their callees'
 // summaries. emit gets each with its event.
-func (p *Program) reachAny(f *Func, starts []start, emit func(Key, event)) {
-	evs := p.blockEvents(f)
+func (q *Query) reachAny(f *Func, starts []start, emit func(Key, event)) {
+	evs := q.p.blockEvents(f)
 	seen := map[int32]bool{}
 	var visit func(b *cfg.Block, from int)
 	visit = func(b *cfg.Block, from int) {
 		for _, e := range evs[b.Index][from:] {
-			if p.kept(e) {
-				p.anyOf(e, emit)
+			if q.kept(e) {
+				q.anyOf(e, emit)
 			}
 		}
 		for _, s := range b.Succs {
@@ -71,19 +71,19 @@ func (p *Program) reachAny(f *Func, starts []start, emit func(Key, event)) {
 	}
 }
 
-// anyOf emits an event's operation (when tracked and unmatched kind) or
-// its callees' any-summaries.
-func (p *Program) anyOf(e event, emit func(Key, event)) {
+// anyOf emits an event's operation (when tracked and of a kind that
+// needs no matching) or its callees' any-summaries.
+func (q *Query) anyOf(e event, emit func(Key, event)) {
 	if e.call == nil {
 		if acquireOf(e.op) == OpNone && e.op != OpNone {
-			if k := KeyOf(p.class(e.obj), e.op); p.tracked[k] {
+			if k := KeyOf(q.p.class(e.obj), e.op); q.tracked[k] {
 				emit(k, e)
 			}
 		}
 		return
 	}
 	for _, g := range e.call.callees {
-		for _, k := range p.sums[g].any {
+		for _, k := range q.sums[g].any {
 			emit(k, e)
 		}
 	}
@@ -93,32 +93,32 @@ func (p *Program) anyOf(e event, emit func(Key, event)) {
 // reachable from the starts with no acquire of the same class before
 // them on the path; held says which classes are taken as acquired at
 // the start (the lock a goroutine waits to take).
-func (p *Program) reachUnmatched(f *Func, starts []start, held map[node]bool, emit func(Key, event)) {
-	for _, c := range p.matchedClasses(f) {
-		p.walkClass(f, starts, c, held[c], emit)
+func (q *Query) reachUnmatched(f *Func, starts []start, held map[node]bool, emit func(Key, event)) {
+	for _, c := range q.matchedClasses(f) {
+		q.walkClass(f, starts, c, held[c], emit)
 	}
 }
 
-// matchedClasses lists the classes of f's acquires and releases and of
-// its callees' unmatched releases that are tracked.
-func (p *Program) matchedClasses(f *Func) []node {
+// matchedClasses lists the tracked classes of f's acquires and releases
+// and of its callees' unmatched releases.
+func (q *Query) matchedClasses(f *Func) []node {
 	set := map[node]bool{}
 	for _, e := range f.events {
 		if e.call == nil {
 			if acquireOf(e.op) != OpNone || e.op == OpLock || e.op == OpRLock || e.op == OpAddPos {
-				set[p.flow.cl.find(e.obj)] = true
+				set[q.p.flow.cl.find(e.obj)] = true
 			}
 			continue
 		}
 		for _, g := range e.call.callees {
-			for _, k := range p.sums[g].unmatched {
-				set[p.KeyClass(k).n] = true
+			for _, k := range q.sums[g].unmatched {
+				set[q.p.KeyClass(k).n] = true
 			}
 		}
 	}
 	out := make([]node, 0, len(set))
 	for c := range set {
-		if p.trackedClass[c] {
+		if q.trackedClass[c] {
 			out = append(out, c)
 		}
 	}
@@ -127,8 +127,8 @@ func (p *Program) matchedClasses(f *Func) []node {
 }
 
 // walkClass walks from the starts with one class's acquired state.
-func (p *Program) walkClass(f *Func, starts []start, c node, held bool, emit func(Key, event)) {
-	evs := p.blockEvents(f)
+func (q *Query) walkClass(f *Func, starts []start, c node, held bool, emit func(Key, event)) {
+	evs := q.p.blockEvents(f)
 	type state struct {
 		b    int32
 		held bool
@@ -137,8 +137,8 @@ func (p *Program) walkClass(f *Func, starts []start, c node, held bool, emit fun
 	var visit func(b *cfg.Block, from int, held bool)
 	visit = func(b *cfg.Block, from int, held bool) {
 		for _, e := range evs[b.Index][from:] {
-			if p.kept(e) {
-				held = p.stepClass(e, c, held, emit)
+			if q.kept(e) {
+				held = q.stepClass(e, c, held, emit)
 			}
 		}
 		for _, s := range b.Succs {
@@ -155,11 +155,11 @@ func (p *Program) walkClass(f *Func, starts []start, c node, held bool, emit fun
 
 // stepClass applies one event to class c's acquired state, emitting an
 // unmatched release.
-func (p *Program) stepClass(e event, c node, held bool, emit func(Key, event)) bool {
+func (q *Query) stepClass(e event, c node, held bool, emit func(Key, event)) bool {
 	if e.call != nil {
 		for _, g := range e.call.callees {
-			for _, k := range p.sums[g].unmatched {
-				if p.KeyClass(k).n != c {
+			for _, k := range q.sums[g].unmatched {
+				if q.p.KeyClass(k).n != c {
 					continue
 				}
 				if !held {
@@ -170,17 +170,15 @@ func (p *Program) stepClass(e event, c node, held bool, emit func(Key, event)) b
 		}
 		return held
 	}
-	if p.flow.cl.find(e.obj) != c {
+	if q.p.flow.cl.find(e.obj) != c {
 		return held
 	}
 	switch e.op {
 	case OpLock, OpRLock, OpAddPos:
-		if !e.select_ {
-			return true
-		}
+		return true
 	case OpUnlock, OpRUnlock, OpDone, OpAdd:
 		if !held {
-			if k := KeyOf(Class{p: p, n: c}, e.op); p.tracked[k] {
+			if k := KeyOf(Class{p: q.p, n: c}, e.op); q.tracked[k] {
 				emit(k, e)
 			}
 		}
@@ -201,10 +199,10 @@ func (p *Program) entry(f *Func) []start {
 // summarize computes every function's summary: one pass of Tarjan's
 // strongly connected components over the call graph, each component
 // walked again until its summaries stop growing (they only grow).
-func (p *Program) summarize() {
-	p.sums = map[*Func]*summary{}
-	t := &tarjan{index: map[*Func]int{}, low: map[*Func]int{}, on: map[*Func]bool{}, done: func(comp []*Func) { p.finish(comp) }}
-	for _, f := range p.funcs.all {
+func (q *Query) summarize() {
+	q.sums = map[*Func]*summary{}
+	t := &tarjan{index: map[*Func]int{}, low: map[*Func]int{}, on: map[*Func]bool{}, done: q.finish}
+	for _, f := range q.p.funcs.all {
 		if _, ok := t.index[f]; !ok {
 			t.visit(f)
 		}
@@ -212,22 +210,22 @@ func (p *Program) summarize() {
 }
 
 // finish summarises one component (its callees outside it are done).
-func (p *Program) finish(comp []*Func) {
+func (q *Query) finish(comp []*Func) {
 	for _, g := range comp {
-		p.sums[g] = &summary{}
+		q.sums[g] = &summary{}
 	}
 	for changed := true; changed; {
 		changed = false
 		for _, g := range comp {
 			s := &summary{}
 			anySet, unSet := map[Key]bool{}, map[Key]bool{}
-			p.reachAny(g, p.entry(g), func(k Key, _ event) { anySet[k] = true })
-			p.reachUnmatched(g, p.entry(g), nil, func(k Key, _ event) { unSet[k] = true })
+			q.reachAny(g, q.p.entry(g), func(k Key, _ event) { anySet[k] = true })
+			q.reachUnmatched(g, q.p.entry(g), nil, func(k Key, _ event) { unSet[k] = true })
 			s.any, s.unmatched = sortedKeySet(anySet), sortedKeySet(unSet)
-			if len(s.any) != len(p.sums[g].any) || len(s.unmatched) != len(p.sums[g].unmatched) {
+			if len(s.any) != len(q.sums[g].any) || len(s.unmatched) != len(q.sums[g].unmatched) {
 				changed = true
 			}
-			p.sums[g] = s
+			q.sums[g] = s
 		}
 	}
 }

@@ -1,0 +1,151 @@
+package corpus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// suiteHook is added to each suite program: the goroutineleak profile's
+// WriteTo takes one debug=2 goroutine dump first (to the file named by
+// $LEAKSCOPE_DUMP), before any goroutineleak profile is collected, so
+// the dump has none of the runtime's "(leaked)" marks. Concurrent
+// writers wait, runnable, until the dump is taken.
+const suiteHook = `package main
+
+// Added by leakscope's suite harness (internal/corpus).
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sync/atomic"
+)
+
+type leakscopeProfile struct{ p *pprof.Profile }
+
+var leakscopeState atomic.Int32 // 0: no dump yet, 1: dumping, 2: dumped
+
+func leakscopeLookup(p *pprof.Profile) *leakscopeProfile { return &leakscopeProfile{p} }
+
+func (l *leakscopeProfile) WriteTo(w io.Writer, debug int) error {
+	if leakscopeState.CompareAndSwap(0, 1) {
+		if path := os.Getenv("LEAKSCOPE_DUMP"); path != "" {
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("goroutine").WriteTo(f, 2)
+				f.Close()
+			}
+		}
+		leakscopeState.Store(2)
+	}
+	for leakscopeState.Load() != 2 {
+		runtime.Gosched()
+	}
+	return l.p.WriteTo(w, debug)
+}
+`
+
+// lookupCall is the suite's goroutineleak lookup, wrapped by the hook.
+const lookupCall = `pprof.Lookup("goroutineleak")`
+
+// BuildSuite copies one suite program from the Go root into dir/src,
+// wraps its goroutineleak lookups (same lines, so the frames name the
+// copied files at their lines) and builds it with the installed Go and
+// GOEXPERIMENT=goroutineleakprofile, as the Go test does.
+func BuildSuite(ctx context.Context, goroot, suiteDir, dir string) (string, error) {
+	src := filepath.Join(dir, "src", filepath.Base(suiteDir))
+	if err := copySuite(filepath.Join(SuiteRoot(goroot), suiteDir), src); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "zz_leakscope_hook.go"), []byte(suiteHook), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module leaksuite\n\ngo 1.26\n"), 0o644); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, filepath.Base(suiteDir))
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOEXPERIMENT=goroutineleakprofile", "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %w\n%s", suiteDir, err, out)
+	}
+	return bin, nil
+}
+
+// copySuite copies the Go files of one suite directory (not its
+// subdirectories), wrapping each goroutineleak lookup.
+func copySuite(from, to string) error {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	wrapped := 0
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		text := string(b)
+		wrapped += strings.Count(text, lookupCall)
+		text = strings.ReplaceAll(text, lookupCall, "leakscopeLookup("+lookupCall+")")
+		if err := os.WriteFile(filepath.Join(to, e.Name()), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	if wrapped == 0 {
+		return fmt.Errorf("%s: no %s to wrap", from, lookupCall)
+	}
+	return nil
+}
+
+// SuiteRun is what one run of a case left: the dump taken before the
+// goroutineleak profile, and the program's output (the profile, debug=2).
+type SuiteRun struct {
+	Dump, Output string
+	// DumpTime is when the dump file was written.
+	DumpTime time.Time
+}
+
+// suiteRunTimeout ends a run that never finishes.
+const suiteRunTimeout = 2 * time.Minute
+
+// RunSuiteCase runs one case of a built suite program once, as the Go
+// test does (GODEBUG=asyncpreemptoff=1, GOMAXPROCS=1 for simple cases).
+func RunSuiteCase(ctx context.Context, bin string, c SuiteCase, dumpPath string) (SuiteRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, suiteRunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, c.Name)
+	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOEXPERIMENT=goroutineleakprofile", "LEAKSCOPE_DUMP="+dumpPath)
+	if c.Simple {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return SuiteRun{}, fmt.Errorf("run %s: %w", c.Name, err)
+	}
+	dump, err := os.ReadFile(dumpPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return SuiteRun{}, fmt.Errorf("run %s: no dump was taken (the program never wrote its profile)", c.Name)
+	} else if err != nil {
+		return SuiteRun{}, err
+	}
+	fi, err := os.Stat(dumpPath)
+	if err != nil {
+		return SuiteRun{}, err
+	}
+	return SuiteRun{Dump: string(dump), Output: string(out), DumpTime: fi.ModTime()}, nil
+}

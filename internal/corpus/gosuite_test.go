@@ -1,0 +1,97 @@
+package corpus
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestGoLeakSuite runs the Go team's goroutine leak suite
+// ($GOROOT/src/runtime/testdata/testgoroutineleakprofile, truth and
+// repetitions from goroutineleakprofile_test.go) and scores, run by run,
+// what leakscope names from one debug=2 dump taken before any
+// goroutineleak profile (so without the runtime's marks) beside what the
+// runtime's own profile names in the same run. It fails when a non-flaky
+// leak is missed in a run, when leakscope names a flaky leak in fewer
+// runs than the runtime's profile does, when a no-leak case gets a
+// suspect (a wait on a package-level object no statement can release is
+// a provable finding, allowed), or when any suspect matches none of its
+// case's leaks. LEAKSCOPE_SUITE_ONLY=A,B runs only those cases.
+func TestGoLeakSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the Go leak suite's programs, several hundred times")
+	}
+	goroot := runtime.GOROOT()
+	cases, err := LoadSuite(goroot)
+	if err != nil {
+		t.Skipf("this Go has no leak suite: %v", err)
+	}
+	if only := os.Getenv("LEAKSCOPE_SUITE_ONLY"); only != "" {
+		cases = keepCases(cases, strings.Split(only, ","))
+	}
+	tmp := t.TempDir()
+	bins := map[string]string{}
+	for _, dir := range []string{"testgoroutineleakprofile", "testgoroutineleakprofile/goker"} {
+		bin, err := BuildSuite(context.Background(), goroot, dir, filepath.Join(tmp, filepath.Base(dir)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bins[dir] = bin
+	}
+	runs := runSuite(t, cases, bins, tmp)
+	tab := SuiteTable(cases, runs)
+	t.Logf("the Go leak suite, leakscope from one dump beside the runtime's profile:\n%s\n%s", tab.Markdown(), tab.Details())
+	for _, p := range tab.Problems() {
+		t.Error(p)
+	}
+}
+
+// runSuite runs every case its repetitions, a CPU's worth at a time,
+// and scores each run.
+func runSuite(t *testing.T, cases []SuiteCase, bins map[string]string, tmp string) map[string][]SuiteOutcome {
+	out := map[string][]SuiteOutcome{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, c := range cases {
+		for r := range c.Reps {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				dir := filepath.Join(tmp, fmt.Sprintf("%s-%d", c.Name, r))
+				o := SuiteOutcome{Case: c.Name}
+				run, err := RunSuiteCase(context.Background(), bins[c.Dir], c, dir+".dump")
+				if err != nil {
+					o.Err = err.Error()
+				} else {
+					o = ScoreSuiteRun(c, run, dir+".lsb")
+				}
+				mu.Lock()
+				out[c.Name] = append(out[c.Name], o)
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// keepCases keeps the named cases.
+func keepCases(cases []SuiteCase, names []string) []SuiteCase {
+	var out []SuiteCase
+	for _, c := range cases {
+		for _, n := range names {
+			if c.Name == n {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,3 @@
+module feederclosure
+
+go 1.22

@@ -1,0 +1,3 @@
+module sleepersend
+
+go 1.22

@@ -1,0 +1,3 @@
+module testmainsleep
+
+go 1.22
