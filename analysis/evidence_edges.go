@@ -126,7 +126,7 @@ func (w *waitGraph) wordIndex() *wordIndex {
 			continue
 		}
 		for _, o := range y.words {
-			if y.class == classParked && y.prog == nil && containsObj(y.objs, o) {
+			if y.class == classParked && y.prog == nil {
 				m := ix.groups[o]
 				if m == nil {
 					m = map[coGroup][]*waitGor{}
@@ -160,7 +160,7 @@ func (ix *wordIndex) edges(x *waitGor) []*waitGor {
 		add(ix.others[o])
 		own := groupOn(x, o)
 		for _, g := range sortedCoGroups(ix.groups[o]) {
-			if g != own {
+			if !coWaiting(own, g) {
 				add(ix.groups[o][g])
 			}
 		}

@@ -29,18 +29,36 @@ type wakeIndex struct {
 }
 
 // coGroup is a set of goroutines waiting on one object the same way:
-// none of them can release the others.
+// of one wait kind, and, when their frames print the object waited on
+// (block), the same one.
 type coGroup struct {
-	kind string
-	obj  uint64
+	kind  string
+	block bool   // the frames print the object waited on …
+	obj   uint64 // … resolved to this one
+	has   bool   // the object pointed to is one they wait on
 }
 
-// groupOn is x's co-waiting group on object o.
+// groupOn is x's co-waiting group seen from object o, which it points to.
 func groupOn(x *waitGor, o uint64) coGroup {
+	g := coGroup{kind: x.kind, has: containsObj(x.objs, o)}
 	if x.block.obj != 0 && len(x.objs) > 0 {
-		return coGroup{x.kind, x.objs[0]}
+		g.block, g.obj = true, x.objs[0]
 	}
-	return coGroup{x.kind, o}
+	return g
+}
+
+// coWaiting reports whether a waiter in group w and a goroutine in group
+// y, both on one object, wait on it the same way (y cannot release w):
+// the same kind, and, when both print the object they wait on, the same
+// one, else y waits on the object.
+func coWaiting(w, y coGroup) bool {
+	if w.kind != y.kind {
+		return false
+	}
+	if w.block && y.block {
+		return w.obj == y.obj
+	}
+	return y.has
 }
 
 // newWakeIndex indexes the parked goroutines.
@@ -184,12 +202,9 @@ func (w *waitGraph) wakeByWords(ix *wakeIndex, y *waitGor, queue []*waitGor) []*
 		if len(m) == 0 {
 			continue
 		}
-		own := coGroup{}
-		if y.class == classParked && y.prog == nil && containsObj(y.objs, o) {
-			own = groupOn(y, o)
-		}
+		waits := y.class == classParked && y.prog == nil
 		for _, g := range sortedCoGroups(m) {
-			if g == own {
+			if waits && coWaiting(g, groupOn(y, o)) {
 				continue
 			}
 			for _, x := range m[g] {
@@ -208,10 +223,17 @@ func sortedCoGroups(m map[coGroup][]*waitGor) []coGroup {
 		out = append(out, g)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].obj != out[j].obj {
-			return out[i].obj < out[j].obj
+		a, b := out[i], out[j]
+		if a.obj != b.obj {
+			return a.obj < b.obj
 		}
-		return out[i].kind < out[j].kind
+		if a.block != b.block {
+			return b.block
+		}
+		if a.has != b.has {
+			return b.has
+		}
+		return a.kind < b.kind
 	})
 	return out
 }

@@ -32,6 +32,6 @@ func (w *waitGraph) debugDump() {
 				caps = append(caps, "?"+f.Unknown)
 			}
 		}
-		fmt.Fprintf(os.Stderr, "g%d class=%d kind=%q state=%q reach=%d %s %s wakers=%d caps=%v woke=%q\n", x.goid, x.class, x.kind, x.state, x.reach, loc, dec, len(x.wakers), caps, x.wokeHow)
+		fmt.Fprintf(os.Stderr, "g%d class=%d kind=%q state=%q reach=%d %s %s wakers=%d caps=%v woke=%q objs=%x block=%x\n", x.goid, x.class, x.kind, x.state, x.reach, loc, dec, len(x.wakers), caps, x.wokeHow, x.objs, x.block.obj)
 	}
 }

@@ -2,6 +2,7 @@ package gosrc
 
 import (
 	"go/build"
+	"go/types"
 	"strings"
 	"testing"
 )
@@ -219,4 +220,114 @@ func TestClosureDepth(t *testing.T) {
 			t.Errorf("%s: %d, want %d", sym, got, want)
 		}
 	}
+}
+
+const shapesSrc = `package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"sync"
+	"time"
+)
+
+type cache struct {
+	mu    sync.Mutex
+	group func(func())
+}
+
+func (c *cache) get() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.group(func() { // @litcall
+		select {} // @litwait
+	})
+}
+
+func ticking(done chan struct{}) {
+	t := time.NewTicker(time.Second)
+	for {
+		select { // @tick
+		case <-t.C:
+		case <-done:
+			return
+		}
+	}
+}
+
+func watch(ctx context.Context) {
+	<-ctx.Done() // @ctxwait
+}
+
+func root() {
+	ctx, cancel := context.WithCancel(context.Background())
+	go watch(ctx)
+	time.Sleep(time.Minute) // @cancelsleep
+	cancel()
+}
+
+func signals() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	<-sigs // @sigwait
+}
+
+func main() {}
+`
+
+// TestShapes checks what the program says of common waits: a frame at a
+// call line shared with a literal is the caller's (it holds the lock its
+// pending defer unlocks), a ticker's channel is a timer, a context's
+// Done is ended by its cancel function's call, and a channel
+// signal.Notify feeds is a signal's.
+func TestShapes(t *testing.T) {
+	g := load(t, shapesSrc)
+	f, why := g.p.FuncAt("main.(*cache).get", g.file, g.lines["litcall"])
+	if f == nil || f.Name != "main.(*cache).get" {
+		t.Fatalf("the frame of get at its call line: %v %s", f, why)
+	}
+	lit, _ := g.p.FuncAt("main.(*cache).get.func1", g.file, g.lines["litwait"])
+	if lit == nil || lit.Name != "main.(*cache).get.func1" {
+		t.Fatalf("the literal's frame: %v", lit)
+	}
+	lock := Case{Op: OpLock, Obj: g.p.class(g.p.flow.varNode(fieldOf(t, g.p, "cache", "mu")))}
+	holder := []Frame{g.at("main.(*cache).get.func1", "litwait"), g.at("main.(*cache).get", "litcall")}
+	if _, ok := g.can(lock, 0, holder...); !ok {
+		t.Error("the goroutine in the literal, under get's lock, cannot release it")
+	}
+	tick := g.wait(t, "select", g.at("main.ticking", "tick"))
+	if !tick.Cases[0].Obj.Timer() || tick.Cases[1].Obj.Timer() {
+		t.Errorf("ticker case timer=%v, done case timer=%v", tick.Cases[0].Obj.Timer(), tick.Cases[1].Obj.Timer())
+	}
+	ctxw := g.wait(t, "chan receive", g.at("main.watch", "ctxwait"))
+	if _, ok := g.can(ctxw.Cases[0], -1, Frame{Function: "time.Sleep"}, g.at("main.root", "cancelsleep")); !ok {
+		t.Error("the goroutine that will call cancel cannot end the wait on ctx.Done()")
+	}
+	if timer, _, ok := ctxw.Cases[0].Obj.DoneOf(); !ok || timer {
+		t.Errorf("ctx.Done(): a Done channel %v, with a deadline %v", ok, timer)
+	}
+	sig := g.wait(t, "chan receive", g.at("main.signals", "sigwait"))
+	if !sig.Cases[0].Obj.Signal() {
+		t.Error("the channel signal.Notify feeds is not a signal's")
+	}
+}
+
+// fieldOf finds a struct field of the program's package main.
+func fieldOf(t *testing.T, p *Program, typ, field string) *types.Var {
+	t.Helper()
+	for _, k := range p.order {
+		if k.path != "main" {
+			continue
+		}
+		tn, _ := k.types.Scope().Lookup(typ).(*types.TypeName)
+		st, _ := tn.Type().Underlying().(*types.Struct)
+		for i := 0; st != nil && i < st.NumFields(); i++ {
+			if st.Field(i).Name() == field {
+				return st.Field(i)
+			}
+		}
+	}
+	t.Fatalf("no field %s.%s", typ, field)
+	return nil
 }

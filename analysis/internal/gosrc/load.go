@@ -187,6 +187,9 @@ func (p *Program) importPath(ip, srcDir string) *pkg {
 	p.pkgs[ip] = k
 	k.files = p.parse(files, bodies)
 	p.check(k)
+	if !bodies {
+		k.files = nil // only the types are read of it: let the syntax go
+	}
 	k.loading = false
 	p.order = append(p.order, k)
 	return k
