@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/leakscope/leakscope/analysis/internal/gosrc"
@@ -30,7 +31,7 @@ func (w *waitGraph) linkEdges() {
 			continue
 		}
 		if x.prog != nil {
-			x.wakers = progEdges(x, caps)
+			x.wakers = w.progEdges(x, caps)
 		} else {
 			x.wakers = words.edges(x)
 		}
@@ -38,8 +39,8 @@ func (w *waitGraph) linkEdges() {
 }
 
 // capIndex indexes the parked goroutines nothing reached by the
-// operations their futures hold, and the homes whose instance they may
-// hold (anyHome: any).
+// operations their futures hold, by the homes whose instance they hold
+// (anyHome for a class that escapes or a chain cut).
 func (w *waitGraph) capIndex() map[gosrc.Key]map[int64][]*waitGor {
 	out := map[gosrc.Key]map[int64][]*waitGor{}
 	for _, y := range w.gs {
@@ -47,15 +48,15 @@ func (w *waitGraph) capIndex() map[gosrc.Key]map[int64][]*waitGor {
 			continue
 		}
 		for _, cp := range w.futureOf(y).Caps {
-			c := w.prog.p.KeyClass(cp.Key)
-			homes, any := w.homesOf(y, c)
-			if c.Escapes() || any {
-				homes = []int64{anyHome}
-			}
 			m := out[cp.Key]
 			if m == nil {
 				m = map[int64][]*waitGor{}
 				out[cp.Key] = m
+			}
+			c := w.prog.p.KeyClass(cp.Key)
+			homes, any := w.homesOf(y, c)
+			if c.Escapes() || any {
+				homes = []int64{anyHome}
 			}
 			for _, h := range homes {
 				m[h] = append(m[h], y)
@@ -65,33 +66,62 @@ func (w *waitGraph) capIndex() map[gosrc.Key]map[int64][]*waitGor {
 	return out
 }
 
+// maxEdgeScan bounds the candidates looked at for a waiter whose
+// instance the dump does not place.
+const maxEdgeScan = 256
+
 // progEdges lists the parked goroutines whose futures can end x's wait
-// on x's instance.
-func progEdges(x *waitGor, caps map[gosrc.Key]map[int64][]*waitGor) []*waitGor {
+// on x's instance: those holding it by home, or, the home not known, any
+// not holding it through another root of one type (see rootsOf).
+func (w *waitGraph) progEdges(x *waitGor, caps map[gosrc.Key]map[int64][]*waitGor) []*waitGor {
 	var out []*waitGor
-	add := func(ys []*waitGor) {
-		for _, y := range ys {
-			if len(out) >= maxEdges {
+	add := func(ys []*waitGor, c gosrc.Class, check bool) {
+		for i, y := range ys {
+			if len(out) >= maxEdges || i >= maxEdgeScan {
 				return
 			}
-			if y != x && !containsGor(out, y) && !progCoWaiters(x, y) {
+			if y != x && !containsGor(out, y) && !progCoWaiters(x, y) && (!check || !w.otherRoot(x, y, c)) {
 				out = append(out, y)
 			}
 		}
 	}
 	for i, k := range x.prog.keys {
 		m := caps[k]
+		c := w.prog.p.KeyClass(k)
+		add(m[anyHome], c, false)
 		if h := x.prog.homes[i]; h != 0 {
-			add(m[h])
-			add(m[anyHome])
+			add(m[h], c, false)
 			continue
 		}
 		for _, h := range sortedHomes(m) {
-			add(m[h])
+			if h != anyHome {
+				add(m[h], c, true)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].goid < out[j].goid })
 	return out
+}
+
+// otherRoot reports whether x and y hold class c through roots of one
+// type that differ: different instances.
+func (w *waitGraph) otherRoot(x, y *waitGor, c gosrc.Class) bool {
+	mine := map[string][]uint64{}
+	for _, r := range w.rootsOf(y, c) {
+		mine[r.typ] = append(mine[r.typ], r.v)
+	}
+	other := false
+	for _, r := range w.rootsOf(x, c) {
+		vs, ok := mine[r.typ]
+		if !ok {
+			continue
+		}
+		if slices.Contains(vs, r.v) {
+			return false
+		}
+		other = true
+	}
+	return other
 }
 
 // progCoWaiters reports whether y waits as x does, on the same class of

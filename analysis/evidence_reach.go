@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/leakscope/leakscope/analysis/internal/gosrc"
@@ -21,11 +22,26 @@ import (
 // wakeIndex holds the parked goroutines not reached yet, by how they can
 // be woken.
 type wakeIndex struct {
-	// byKey holds decided waiters by operation and home (the goroutine
-	// holding the instance; 0 for any); homes lists the homes of a key.
-	byKey map[gosrc.Key]map[int64][]*waitGor
+	// byKey holds decided waiters by operation: by home (the goroutine
+	// that made the instance they wait on; 0 when the class escapes or
+	// the dump does not say), and, for a class that does not escape, by
+	// each pointer word their frames hold (a goroutine holding one of
+	// them holds something they hold).
+	byKey map[gosrc.Key]*keyWaiters
 	// byObj holds undecided waiters by object and co-waiting group.
 	byObj map[uint64]map[coGroup][]*waitGor
+}
+
+// keyWaiters are the waiters of one operation not reached yet: by home;
+// those whose home the dump does not give (a creator chain cut by a
+// goroutine gone, or longer than maxChain), on a class that does not
+// escape, also by the root their frames hold the instance through (a
+// pointer parameter to a named struct that leads to it: see rootsOf),
+// or rootless.
+type keyWaiters struct {
+	homes    map[int64][]*waitGor
+	roots    map[string]map[uint64][]*waitGor
+	rootless []*waitGor
 }
 
 // coGroup is a set of goroutines waiting on one object the same way:
@@ -63,20 +79,13 @@ func coWaiting(w, y coGroup) bool {
 
 // newWakeIndex indexes the parked goroutines.
 func (w *waitGraph) newWakeIndex() *wakeIndex {
-	ix := &wakeIndex{byKey: map[gosrc.Key]map[int64][]*waitGor{}, byObj: map[uint64]map[coGroup][]*waitGor{}}
+	ix := &wakeIndex{byKey: map[gosrc.Key]*keyWaiters{}, byObj: map[uint64]map[coGroup][]*waitGor{}}
 	for _, x := range w.gs {
 		if x.class != classParked || x.selfHeld != "" {
 			continue
 		}
 		if x.prog != nil {
-			for i, k := range x.prog.keys {
-				m := ix.byKey[k]
-				if m == nil {
-					m = map[int64][]*waitGor{}
-					ix.byKey[k] = m
-				}
-				m[x.prog.homes[i]] = append(m[x.prog.homes[i]], x)
-			}
+			w.indexKeys(ix, x)
 			continue
 		}
 		for _, o := range x.objs {
@@ -90,6 +99,34 @@ func (w *waitGraph) newWakeIndex() *wakeIndex {
 		}
 	}
 	return ix
+}
+
+// indexKeys files a decided waiter under each operation that can end
+// its wait.
+func (w *waitGraph) indexKeys(ix *wakeIndex, x *waitGor) {
+	for i, k := range x.prog.keys {
+		kw := ix.byKey[k]
+		if kw == nil {
+			kw = &keyWaiters{homes: map[int64][]*waitGor{}, roots: map[string]map[uint64][]*waitGor{}}
+			ix.byKey[k] = kw
+		}
+		c := w.prog.p.KeyClass(k)
+		h := x.prog.homes[i]
+		if h != 0 || c.Escapes() {
+			kw.homes[h] = append(kw.homes[h], x)
+			continue
+		}
+		roots := w.rootsOf(x, c)
+		if len(roots) == 0 {
+			kw.rootless = append(kw.rootless, x)
+			continue
+		}
+		r := roots[0]
+		if kw.roots[r.typ] == nil {
+			kw.roots[r.typ] = map[uint64][]*waitGor{}
+		}
+		kw.roots[r.typ][r.v] = append(kw.roots[r.typ][r.v], x)
+	}
 }
 
 // active reports a goroutine that can run or that one able to run can
@@ -151,34 +188,83 @@ func wake(x, y *waitGor, how string, queue []*waitGor) []*waitGor {
 	return append(queue, x)
 }
 
-// wakeByProgram wakes the decided waiters y's future can release.
+// wakeByProgram wakes the decided waiters y's future can release: on a
+// class that escapes, all of them; on one that does not, those whose
+// instance y holds — made by y or by a creator that handed it down to
+// y (any, when y's own chain is cut or too long) — and those whose
+// instance the dump does not place, unless both hold the instance
+// through a root of one named type and the roots differ (see rootsOf).
 func (w *waitGraph) wakeByProgram(ix *wakeIndex, y *waitGor, queue []*waitGor) []*waitGor {
 	if w.prog == nil || len(ix.byKey) == 0 {
 		return queue
 	}
-	fut := w.futureOf(y)
-	for _, cp := range fut.Caps {
-		m := ix.byKey[cp.Key]
-		if len(m) == 0 {
+	for _, cp := range w.futureOf(y).Caps {
+		kw := ix.byKey[cp.Key]
+		if kw == nil {
 			continue
 		}
 		c := w.prog.p.KeyClass(cp.Key)
 		homes, any := w.homesOf(y, c)
 		if c.Escapes() || any {
-			homes = sortedHomes(m)
-		} else {
-			homes = append(homes, 0)
+			homes = sortedHomes(kw.homes)
 		}
+		how := w.wakeText(y, cp)
 		for _, h := range homes {
-			for _, x := range m[h] {
-				if x.reach != reachMention && x != y {
-					queue = wake(x, y, w.wakeText(y, cp), queue)
+			for _, x := range kw.homes[h] {
+				queue = wake(x, y, how, queue)
+			}
+			delete(kw.homes, h)
+		}
+		queue = w.wakeUnplaced(kw, y, c, how, queue)
+	}
+	return queue
+}
+
+// wakeUnplaced wakes the waiters whose instance the dump does not place:
+// the rootless, those whose root type y holds no root of, and those
+// whose root y holds.
+func (w *waitGraph) wakeUnplaced(kw *keyWaiters, y *waitGor, c gosrc.Class, how string, queue []*waitGor) []*waitGor {
+	for _, x := range kw.rootless {
+		queue = wake(x, y, how, queue)
+	}
+	kw.rootless = nil
+	if len(kw.roots) == 0 {
+		return queue
+	}
+	mine := map[string][]uint64{}
+	for _, r := range w.rootsOf(y, c) {
+		mine[r.typ] = append(mine[r.typ], r.v)
+	}
+	for _, t := range sortedKeys(kw.roots) {
+		byWord := kw.roots[t]
+		vs, ok := mine[t]
+		if !ok {
+			for _, v := range sortedWords(byWord) {
+				for _, x := range byWord[v] {
+					queue = wake(x, y, how, queue)
 				}
 			}
-			delete(m, h)
+			delete(kw.roots, t)
+			continue
+		}
+		for _, v := range vs {
+			for _, x := range byWord[v] {
+				queue = wake(x, y, how+fmt.Sprintf(", and it holds the same %s (%#x)", t, v), queue)
+			}
+			delete(byWord, v)
 		}
 	}
 	return queue
+}
+
+// sortedWords lists a map's words in order.
+func sortedWords(m map[uint64][]*waitGor) []uint64 {
+	out := make([]uint64, 0, len(m))
+	for v := range m {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
 // sortedHomes lists a bucket map's homes in order.

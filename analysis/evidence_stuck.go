@@ -154,18 +154,43 @@ func newStuckFacts(in *loaded, w *waitGraph, s *site) *stuckFacts {
 	return f
 }
 
-// cycleWaitKinds lists, per wait-for cycle, the wait kinds in it.
+// cycleWaitKinds lists, per wait-for cycle, the wait kinds in it, and
+// twoLocks when its lock waiters wait on two locks or more (their
+// frames print the locks, or the program tells them apart).
 func cycleWaitKinds(w *waitGraph) map[int]map[string]bool {
 	out := map[int]map[string]bool{}
+	locks := map[int]map[uint64]bool{}
 	for _, x := range w.gs {
-		if x.scc != 0 {
-			if out[x.scc] == nil {
-				out[x.scc] = map[string]bool{}
+		if x.scc == 0 {
+			continue
+		}
+		if out[x.scc] == nil {
+			out[x.scc], locks[x.scc] = map[string]bool{}, map[uint64]bool{}
+		}
+		out[x.scc][x.kind] = true
+		if id, ok := lockIdentity(x); ok && (x.kind == "lock" || x.kind == "rlock") {
+			locks[x.scc][id] = true
+			if len(locks[x.scc]) > 1 {
+				out[x.scc][twoLocks] = true
 			}
-			out[x.scc][x.kind] = true
 		}
 	}
 	return out
+}
+
+// twoLocks marks a cycle whose waiters wait on two locks or more.
+const twoLocks = "two locks"
+
+// lockIdentity is the lock a waiter waits on: the object its frames
+// print, else the program's class of it (negated, apart from addresses).
+func lockIdentity(x *waitGor) (uint64, bool) {
+	switch {
+	case x.block.obj != 0 && len(x.objs) > 0:
+		return x.objs[0], true
+	case x.prog != nil && len(x.prog.w.Cases) > 0:
+		return uint64(1<<63) | uint64(uint32(x.prog.w.Cases[0].Obj.ID())), true
+	}
+	return 0, false
 }
 
 // addParked counts a parked member: its progress, timer bound, creator,
@@ -394,8 +419,9 @@ func (f *stuckFacts) findings() []string {
 // cycleKind names a wait-for cycle by the waits in it, each kind with
 // its own rule (pattern, wording and fix):
 //   - "lock-cycle": locks only, taken in different orders;
-//   - "rlock-writer": read locks and a writer only (a read lock taken
-//     again while a writer waits);
+//   - "rlock-writer": read locks and a writer only, on one lock (a read
+//     lock taken again while a writer waits); on two locks or more it
+//     is a lock-order cycle;
 //   - "lock-chan-cycle": a lock and a channel operation (the holder
 //     blocked on a send or receive whose partner waits for the lock);
 //   - "lock-wait-cycle": a lock (read or write) and a Cond, WaitGroup or
@@ -415,7 +441,7 @@ func cycleKind(kinds map[string]bool) string {
 		return "lock-chan-cycle"
 	case waits:
 		return "lock-wait-cycle"
-	case kinds["rlock"] && kinds["lock"]:
+	case kinds["rlock"] && kinds["lock"] && !kinds[twoLocks]:
 		return "rlock-writer"
 	}
 	return "lock-cycle"

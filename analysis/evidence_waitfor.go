@@ -163,7 +163,10 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode, ps *program
 		x := &xs[i]
 		x.gor = g
 		frames := w.framesOf(g.stack)
-		prog := func(kind string) *gosrc.Wait { return w.prog.waitOf(w, g.stack, kind) }
+		prog := waitProgram{
+			wait: func(kind string) *gosrc.Wait { return w.prog.waitOf(w, g.stack, kind) },
+			sema: func() bool { return w.prog.runtimeSema(w, g.stack) },
+		}
 		x.classified = classifyGor(g, frames, src, prog, waitScene{signals: signals, noTimers: sd.allAsleep != ""})
 		if g.dumping != "" || x.class == classLive && isDumpingStack(frames) {
 			x.class, x.undecided, x.timerBound = classInfra, false, 0
@@ -252,7 +255,7 @@ type classified struct {
 // goroutine leaked (blocked on what nothing reachable can signal), or it has been
 // blocked a minute or more (the runtime's wait time starts again each
 // time it runs), which rules out every timer case shorter than that.
-func classifyGor(g *gor, frames []Frame, src *sourceCode, prog func(string) *gosrc.Wait, sc waitScene) classified {
+func classifyGor(g *gor, frames []Frame, src *sourceCode, prog waitProgram, sc waitScene) classified {
 	if isInfraStack(frames) || isInfraState(g.state) {
 		return classified{class: classInfra}
 	}
@@ -260,13 +263,17 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, prog func(string) *gos
 	switch kind {
 	case "":
 		return classified{class: classLive, idle: g.state == "sleep" && g.sleepNS >= longSleep}
+	case "sema":
+		if prog.sema() {
+			return classified{class: classLive} // the runtime's own semaphore: it runs once the GC cycle ends
+		}
 	case "select", "chan receive":
 		w := src.waitAt(frames, kind)
 		if signalWait(w, frames, sc.signals) {
 			return classified{class: classLive, idle: true}
 		}
 		t := timerWait(w, frames)
-		if pw := prog(kind); pw != nil && (w.kind == "" || t == triMaybe) {
+		if pw := prog.wait(kind); pw != nil && (w.kind == "" || t == triMaybe) {
 			var signal bool
 			if t, signal = progTimer(pw); signal {
 				return classified{class: classLive, idle: true}
@@ -281,6 +288,14 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, prog func(string) *gos
 		}
 	}
 	return classified{class: classParked, kind: kind}
+}
+
+// waitProgram is what classifyGor asks of the program read as Go about
+// one goroutine: its wait of a kind, and whether a semaphore it waits in
+// is the runtime's own.
+type waitProgram struct {
+	wait func(kind string) *gosrc.Wait
+	sema func() bool
 }
 
 // progTimer says, from the program, whether a timer can end a wait (a

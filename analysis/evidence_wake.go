@@ -31,7 +31,14 @@ type wakeProgram struct {
 	ps      *programSource
 	waits   map[stackKind]*gosrc.Wait
 	futures map[int64]*gosrc.Future
-	inputs  map[int64]map[int32]bool
+	entries map[int64]entryReach
+	params  map[[2]int64][]gosrc.PtrParam
+}
+
+// entryReach is what a stack's entry function was started with.
+type entryReach struct {
+	reach gosrc.Reach
+	ok    bool
 }
 
 // stackKind is a stack and the wait kind looked for in it.
@@ -48,7 +55,7 @@ func newWakeProgram(ps *programSource) *wakeProgram {
 		return nil
 	}
 	return &wakeProgram{p: p, ps: ps, waits: map[stackKind]*gosrc.Wait{}, futures: map[int64]*gosrc.Future{},
-		inputs: map[int64]map[int32]bool{}}
+		entries: map[int64]entryReach{}, params: map[[2]int64][]gosrc.PtrParam{}}
 }
 
 // waitOf returns the program's wait of a stack parked in kind, nil when
@@ -145,40 +152,61 @@ func queuedWriter(pw *gosrc.Wait, y *waitGor) []gosrc.Cap {
 	return out
 }
 
-// hasInput reports whether a goroutine was started with an object of
-// class c: its entry function's parameters or captured variables hold it.
-func (w *waitGraph) hasInput(g *waitGor, c gosrc.Class) bool {
+// startedWith reports whether a goroutine was started with what can
+// lead to an object of class c: its entry function's parameters or
+// captured variables (through pointers and fields). Not read: it may
+// have been.
+func (w *waitGraph) startedWith(g *waitGor, c gosrc.Class) bool {
 	wp := w.prog
-	in, ok := wp.inputs[g.stack]
+	r, ok := wp.entries[g.stack]
 	if !ok {
-		in = map[int32]bool{}
-		for _, x := range wp.p.Inputs(wp.ps.frames(w.framesOf(g.stack))) {
-			in[x.ID()] = true
-		}
-		wp.inputs[g.stack] = in
+		r.reach, r.ok = wp.p.EntryReach(wp.ps.frames(w.framesOf(g.stack)))
+		wp.entries[g.stack] = r
 	}
-	return in[c.ID()]
+	return !r.ok || r.reach.Has(c)
+}
+
+// creatorGave reports, for a goroutine whose creator is gone, whether
+// the function that ran its go statement was given what can lead to an
+// object of class c (else that goroutine made the object it handed on).
+func (w *waitGraph) creatorGave(g *waitGor, c gosrc.Class) bool {
+	if g.site == nil || g.site.creatorStackID == 0 {
+		return true
+	}
+	fr := w.framesOf(g.site.creatorStackID)
+	if len(fr) == 0 {
+		return true
+	}
+	r, ok := w.prog.p.InputReach(w.prog.ps.frames(fr[:1])[0])
+	return !ok || r.Has(c)
 }
 
 // maxChain bounds the creator chains walked.
 const maxChain = 64
 
-// home returns the goroutine that holds the instance of class c that x
+// home returns the goroutine that made the instance of class c that x
 // waits on, when c does not escape: the nearest of x and its creators
-// that was not started with an object of c (it made the one it passed
-// on). 0 when c escapes or the chain is cut (a creator not in the dump).
+// that was not started with what leads to c (it made the one it passed
+// on); a creator no longer in the dump counts when the function that ran
+// the go statement was not given it either. 0 when c escapes or the
+// chain is cut first.
 func (w *waitGraph) home(x *waitGor, c gosrc.Class) int64 {
 	if c.Escapes() {
 		return 0
 	}
 	g := x
 	for range maxChain {
-		if !w.hasInput(g, c) {
+		if !w.startedWith(g, c) {
 			return g.goid
 		}
 		p := w.byGoid[g.creator]
-		if p == nil || p == g {
+		switch {
+		case g.creator == 0 || p == g:
 			return 0
+		case p == nil && w.creatorGave(g, c):
+			return 0
+		case p == nil:
+			return g.creator
 		}
 		g = p
 	}
@@ -186,19 +214,24 @@ func (w *waitGraph) home(x *waitGor, c gosrc.Class) int64 {
 }
 
 // homesOf lists the homes whose instance of c goroutine y may hold: its
-// own, and, while y and its creators were started with an object of c,
+// own, and, while y and its creators were started with what leads to c,
 // each creator's up to the first that was not. any is set when the chain
-// is cut first (y may hold any instance).
+// is longer than maxChain, reaches the first goroutine, or is cut by a
+// creator gone whose go statement's function was given c itself: y may
+// hold any instance.
 func (w *waitGraph) homesOf(y *waitGor, c gosrc.Class) (homes []int64, any bool) {
 	homes = append(homes, y.goid)
 	g := y
 	for range maxChain {
-		if !w.hasInput(g, c) {
+		if !w.startedWith(g, c) {
 			return homes, false
 		}
 		p := w.byGoid[g.creator]
-		if p == nil || p == g {
+		switch {
+		case g.creator == 0 || p == g:
 			return homes, true
+		case p == nil:
+			return append(homes, g.creator), w.creatorGave(g, c)
 		}
 		homes = append(homes, p.goid)
 		g = p
@@ -256,8 +289,15 @@ func (w *waitGraph) releaseStatements(x *waitGor) []string {
 	return slices.Compact(out)
 }
 
-// noProgram is the program's wait of a goroutine when none is read.
-func noProgram(string) *gosrc.Wait { return nil }
+// noProgram is what classifyGor knows of a goroutine when no program is
+// read.
+var noProgram = waitProgram{wait: func(string) *gosrc.Wait { return nil }, sema: func() bool { return false }}
+
+// runtimeSema reports a stack parked in a semaphore of the runtime's own
+// (see [gosrc.Program.RuntimeSema]).
+func (wp *wakeProgram) runtimeSema(w *waitGraph, stack int64) bool {
+	return wp != nil && wp.p.RuntimeSema(wp.ps.frames(w.framesOf(stack)))
+}
 
 // waitGlobals names the package-level variables x waits on.
 func (w *waitGraph) waitGlobals(x *waitGor) []string {
@@ -269,4 +309,46 @@ func (w *waitGraph) waitGlobals(x *waitGor) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// root is a pointer a goroutine's frame prints to a named struct that
+// leads to a class: the instance of the class it holds is one that
+// struct leads to.
+type root struct {
+	typ string
+	v   uint64
+}
+
+// rootsOf lists a goroutine's roots leading to class c, frame by frame:
+// its printed pointer parameters to named structs whose fields lead to
+// c. Two goroutines holding one class through roots of one type hold
+// different instances when their roots differ: the instance is one the
+// struct leads to (unless two structs share it, which the fields' writes
+// would have to show).
+func (w *waitGraph) rootsOf(g *waitGor, c gosrc.Class) []root {
+	frames := w.framesOf(g.stack)
+	var out []root
+	for _, a := range g.args {
+		if a.frame >= len(frames) {
+			continue
+		}
+		for _, pp := range w.ptrParams(g.stack, a.frame, frames[a.frame]) {
+			if pp.Word == a.pos && pp.Reaches(c) {
+				out = append(out, root{typ: pp.Type, v: a.v})
+			}
+		}
+	}
+	return out
+}
+
+// ptrParams is the program's pointer parameters of a stack's frame,
+// read once.
+func (w *waitGraph) ptrParams(stack int64, i int, f Frame) []gosrc.PtrParam {
+	k := [2]int64{stack, int64(i)}
+	if pp, ok := w.prog.params[k]; ok {
+		return pp
+	}
+	pp := w.prog.p.PtrParams(w.prog.ps.frames([]Frame{f})[0])
+	w.prog.params[k] = pp
+	return pp
 }

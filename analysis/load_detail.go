@@ -32,9 +32,11 @@ type gor struct {
 	since int64
 	block blockInfo
 	// words are the distinct certain pointer words its frames printed
-	// (none marked "?"), and wordRefs where each was first read.
+	// (none marked "?"), and wordRefs where each was first read; args
+	// every one of them by frame and position.
 	words    []uint64
 	wordRefs []argRef
+	args     []frameWord
 	// ticket is the Cond ticket its runtime_notifyListWait frame printed
 	// (the count of Waits on that Cond before its own), -1 when it waits
 	// on no Cond or the word is unsure.
@@ -56,6 +58,13 @@ type gor struct {
 	// when unknown).
 	sleepNS int64
 	site    *site
+}
+
+// frameWord is a certain pointer word a frame printed at a position of
+// its arguments.
+type frameWord struct {
+	frame, pos int
+	v          uint64
 }
 
 // blockInfo is what a goroutine waits on, from its frames' arguments.
@@ -431,6 +440,7 @@ func (si *stackInfo) readWords(args func(int, func(int, string)), r int, g *gor)
 			if w.unsure {
 				continue
 			}
+			g.args = append(g.args, frameWord{frame: i, pos: w.pos, v: w.v})
 			ref := argRef{fn: fn, pos: w.pos}
 			if i == si.userFrame && w.v >= staticLimit && !slices.Contains(g.block.via, w.v) {
 				g.block.via = append(g.block.via, w.v)

@@ -81,6 +81,9 @@ func newProgramSource(files []gosrc.File, st *stackTable, goVersion string) *pro
 	frames := st.sortedFrames()
 	ps.root = goRootFor(frames, goVersion)
 	ps.libs.GoRoot = ps.root[1]
+	if ps.libs.GoRoot == "" {
+		ps.libs.APIRoot = build.Default.GOROOT
+	}
 	dirs := map[string]bool{}
 	for _, f := range frames {
 		p := ps.diskPath(f.File)
@@ -120,7 +123,7 @@ func (ps *programSource) key() string {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\x00", f.Path, f.Package, len(f.Text))
 		h.Write(f.Text)
 	}
-	fmt.Fprintf(h, "\x01%s\x00%s\x00%s\x00", ps.libs.GoRoot, ps.libs.GoVersion, ps.libs.ModCache)
+	fmt.Fprintf(h, "\x01%s\x00%s\x00%s\x00%s\x00", ps.libs.GoRoot, ps.libs.APIRoot, ps.libs.GoVersion, ps.libs.ModCache)
 	mods := make([]string, 0, len(ps.libs.Modules))
 	for m, v := range ps.libs.Modules {
 		mods = append(mods, m+"@"+v)
@@ -295,6 +298,9 @@ func rootVersion(root string) string {
 func rootHoldsFrames(root, named string, frames []Frame) bool {
 	byFile := map[string][]Frame{}
 	for _, f := range frames {
+		if goRootOf(f) != named {
+			continue // a function the runtime provides for another package (linkname)
+		}
 		if rel, ok := strings.CutPrefix(f.File, named+"/src/"); ok {
 			p := filepath.Join(root, "src", rel)
 			byFile[p] = append(byFile[p], f)

@@ -46,6 +46,7 @@ const (
 	wLibrary        = -3.0 // no frame of the program's own code, while the program runs elsewhere
 	wSelfHeld       = 4.5  // × share whose source shows they hold the lock they wait for (as a cycle of one)
 	wNoReleaser     = 4.0  // × share waiting on what no statement of the program can release
+	wDecided        = 4.0  // × share the program read as Go shows no goroutine that can run can ever wake
 	wTimerBound     = -1.0 // × share parked only because a minute's wait rules out shorter timer cases: a longer one may remain
 	wAsleepBound    = 0.5  // × wAllAsleep when the claim rests on such waits
 )
@@ -220,7 +221,7 @@ func decidedWeights(f *stuckFacts, on string, add func(string, float64, string, 
 		what = strings.Join(f.globals, ", ") + " (a package-level variable)"
 	}
 	if len(f.releasers) == 0 {
-		add("unreachable", wUnreached*d, "%d of %d wait on what%s no statement of the program can release: read from the program as Go, no statement %s %s", f.decided, f.parked, on, releaseVerb(f.kind), what)
+		add("unreachable", wDecided*d, "%d of %d wait on what%s no statement of the program can release: read from the program as Go, no statement %s %s", f.decided, f.parked, on, releaseVerb(f.kind), what)
 		runtime := ""
 		if len(f.globals) > 0 {
 			runtime = " (a finding the runtime's goroutineleak detection cannot make: it takes what a package-level variable holds as reachable)"
@@ -228,7 +229,7 @@ func decidedWeights(f *stuckFacts, on string, add func(string, float64, string, 
 		add(kindNoReleaser, wNoReleaser*d, "nothing can ever wake them: no statement of the program %s %s, so no goroutine, running or yet to start, can%s", releaseVerb(f.kind), what, runtime)
 		return
 	}
-	add("unreachable", wUnreached*d, "%d of %d wait on what%s only these statements of the program can release: %s; none can still run: every goroutine whose frames lead to one is parked, and no goroutine that can run reaches one", f.decided, f.parked, on, strings.Join(f.releasers, "; "))
+	add("unreachable", wDecided*d, "%d of %d wait on what%s only these statements of the program can release: %s; none can still run: every goroutine whose frames lead to one is parked, and no goroutine that can run reaches one", f.decided, f.parked, on, strings.Join(f.releasers, "; "))
 }
 
 // kindNoReleaser is the evidence of a wait no statement of the program

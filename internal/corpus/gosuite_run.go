@@ -137,6 +137,9 @@ func RunSuiteCase(ctx context.Context, bin string, c SuiteCase, dumpPath string)
 	if err != nil {
 		return SuiteRun{}, fmt.Errorf("run %s: %w", c.Name, err)
 	}
+	if err := os.WriteFile(dumpPath+".out", out, 0o644); err != nil {
+		return SuiteRun{}, err
+	}
 	dump, err := os.ReadFile(dumpPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return SuiteRun{}, fmt.Errorf("run %s: no dump was taken (the program never wrote its profile)", c.Name)

@@ -21,7 +21,8 @@ import (
 // runs than the runtime's profile does, when a no-leak case gets a
 // suspect (a wait on a package-level object no statement can release is
 // a provable finding, allowed), or when any suspect matches none of its
-// case's leaks. LEAKSCOPE_SUITE_ONLY=A,B runs only those cases.
+// case's leaks. LEAKSCOPE_SUITE_ONLY=A,B runs only those cases;
+// LEAKSCOPE_SUITE_KEEP=dir keeps the runs' dumps, outputs and bundles.
 func TestGoLeakSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the Go leak suite's programs, several hundred times")
@@ -35,6 +36,9 @@ func TestGoLeakSuite(t *testing.T) {
 		cases = keepCases(cases, strings.Split(only, ","))
 	}
 	tmp := t.TempDir()
+	if keep := os.Getenv("LEAKSCOPE_SUITE_KEEP"); keep != "" {
+		tmp = keep // the dumps, outputs and bundles stay there
+	}
 	bins := map[string]string{}
 	for _, dir := range []string{"testgoroutineleakprofile", "testgoroutineleakprofile/goker"} {
 		bin, err := BuildSuite(context.Background(), goroot, dir, filepath.Join(tmp, filepath.Base(dir)))

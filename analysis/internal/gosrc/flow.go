@@ -23,6 +23,8 @@ type flow struct {
 	// captured lists, per literal, the variables it captures.
 	captured map[*Func][]*types.Var
 	escaped  []bool // by class root, after resolve
+	// allEscape: the walk from the escaping roots hit its bounds.
+	allEscape bool
 	holders  map[node][]*types.Var
 	// dones pairs a context's class with its Done channel's.
 	dones [][2]node
@@ -39,6 +41,7 @@ type flow struct {
 func newFlow(p *Program) *flow {
 	fl := &flow{p: p, vars: map[*types.Var]node{}, fobj: map[*Func]node{}, dobj: map[*types.Func]node{},
 		captured: map[*Func][]*types.Var{}, methods: map[methodKey]methodHit{}}
+	p.flow = fl
 	fl.seedTime()
 	for _, k := range p.order {
 		if k.info == nil {

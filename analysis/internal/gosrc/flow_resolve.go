@@ -174,44 +174,29 @@ func embeddedField(t types.Type, index []int) *types.Var {
 	return f
 }
 
-// markEscapes marks the classes an instance of which may be reached from
-// more than the frames it was passed to: stored in a package-level
-// variable, a struct field, a container or a channel, or given to code
-// not read, and everything reachable from such a class; and the
-// variables a function literal captures when its value escapes.
+// markEscapes marks the classes an instance of which may be reached
+// from more than the goroutines that made it and those they handed it
+// to: what a package-level variable leads to (through pointers, fields
+// and containers), what was given to or made by code not read, and what
+// went into a container or a channel (its receivers need not descend from
+// its maker), with all they lead to.
 func (fl *flow) markEscapes() {
-	fl.escaped = make([]bool, len(fl.cl.parent))
-	var work []node
-	push := func(n node) {
-		if n == none {
-			return
-		}
-		r := fl.cl.find(n)
-		if !fl.escaped[r] {
-			fl.escaped[r] = true
-			work = append(work, r)
+	w := &reachWalk{p: fl.p, r: Reach{set: map[node]bool{}}, types: map[types.Type]bool{}, funcs: map[*Func]bool{}, unbounded: true}
+	for v, n := range fl.vars {
+		if fl.cl.data(n).flags&(fGlobal|fOpaque|fElem) != 0 {
+			w.addVar(v, 0)
 		}
 	}
 	for n := range fl.cl.parent {
-		if d := fl.cl.info[n]; d != nil && fl.cl.find(node(n)) == node(n) && d.flags&(fGlobal|fField|fElem|fOpaque) != 0 {
-			push(node(n))
+		if d := fl.cl.info[n]; d != nil && fl.cl.find(node(n)) == node(n) && d.flags&(fOpaque|fElem) != 0 {
+			w.addClass(node(n), 0)
 		}
 	}
-	for len(work) > 0 {
-		r := work[len(work)-1]
-		work = work[:len(work)-1]
-		d := fl.cl.info[r]
-		if d == nil {
-			continue
-		}
-		push(d.pts)
-		push(d.elem)
-		for _, f := range d.funcs {
-			for _, v := range fl.captured[f] {
-				push(fl.varNode(v))
-			}
-		}
+	fl.escaped = make([]bool, len(fl.cl.parent))
+	for n := range w.r.set {
+		fl.escaped[n] = true
 	}
+	fl.allEscape = w.r.all
 }
 
 // Escapes reports whether an object of class n may be reached from more
@@ -221,7 +206,7 @@ func (fl *flow) Escapes(n node) bool {
 		return true
 	}
 	r := fl.cl.find(n)
-	return int(r) >= len(fl.escaped) || fl.escaped[r]
+	return fl.allEscape || int(r) >= len(fl.escaped) || fl.escaped[r]
 }
 
 // capturedVars lists the variables a literal uses that are declared

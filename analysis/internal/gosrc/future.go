@@ -3,7 +3,6 @@ package gosrc
 import (
 	"go/ast"
 	"go/types"
-	"sort"
 )
 
 // Key is an operation on a class of objects.
@@ -62,7 +61,7 @@ type Query struct {
 	trackedClass map[node]bool
 	sums         map[*Func]*summary
 	stmts        map[Key][]Stmt
-	scopes       map[*Func]map[node]bool
+	scopes       map[*Func]Reach
 	// keep filters the events a walk takes (withFilter).
 	keep func(event) bool
 }
@@ -71,7 +70,7 @@ type Query struct {
 // summary of which of them it can reach through the calls it makes, and
 // the statements performing each.
 func (p *Program) Track(keys []Key) *Query {
-	q := &Query{p: p, tracked: map[Key]bool{}, trackedClass: map[node]bool{}, scopes: map[*Func]map[node]bool{}}
+	q := &Query{p: p, tracked: map[Key]bool{}, trackedClass: map[node]bool{}, scopes: map[*Func]Reach{}}
 	for _, k := range keys {
 		q.tracked[k] = true
 		if acquireOf(k.Op()) != OpNone {
@@ -180,7 +179,7 @@ func (q *Query) frameFuture(out *Future, seen map[Key]bool, f *Func, line, i int
 	scope := q.scope(f)
 	emit := func(k Key, e event) {
 		c := p.KeyClass(k)
-		if seen[k] || !c.Escapes() && !scope[c.n] {
+		if seen[k] || !c.Escapes() && !scope.Has(c) {
 			return
 		}
 		if e.call == nil && waiting && p.spans(e, line) {
@@ -265,34 +264,17 @@ func callName(s *callSite) string {
 	return "a function value"
 }
 
-// scope is the set of classes f's variables (declared in it, its
-// parameters, what it captures) hold or are.
-func (q *Query) scope(f *Func) map[node]bool {
+// scope is what f's variables (declared in it, its parameters, what it
+// captures) lead to: the classes whose objects a frame of f can touch.
+func (q *Query) scope(f *Func) Reach {
 	if s, ok := q.scopes[f]; ok {
 		return s
 	}
-	s := map[node]bool{}
-	for _, v := range q.p.ownVars(f) {
-		q.p.addVar(s, v)
-	}
-	for _, v := range q.p.flow.captured[f] {
-		q.p.addVar(s, v)
-	}
+	s := q.p.reachOf(append(q.p.ownVars(f), q.p.flow.captured[f]...))
 	q.scopes[f] = s
 	return s
 }
 
-// addVar adds a variable's storage and what it points to.
-func (p *Program) addVar(s map[node]bool, v *types.Var) {
-	n := p.flow.varNode(v)
-	if n == none {
-		return
-	}
-	s[p.flow.cl.find(n)] = true
-	if t := p.flow.cl.pts(n); t != none {
-		s[t] = true
-	}
-}
 
 // ownVars lists the variables f declares: parameters, results,
 // receiver and locals (not its literals').
@@ -323,34 +305,3 @@ func (p *Program) ownVars(f *Func) []*types.Var {
 	return out
 }
 
-// Inputs are the classes a goroutine's entry function was started with:
-// its parameters and what it captures. Entry is the outermost frame read
-// (a go statement's wrapper is not read: the function it calls is).
-func (p *Program) Inputs(frames []Frame) []Class {
-	for i := len(frames) - 1; i >= 0; i-- {
-		fr := frames[i]
-		if machinery(fr.Function) || wrapper(fr.Function) {
-			continue
-		}
-		f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
-		if f == nil {
-			return nil
-		}
-		s := map[node]bool{}
-		if f.sig != nil {
-			for _, v := range sigParams(f.sig, true) {
-				p.addVar(s, v)
-			}
-		}
-		for _, v := range p.flow.captured[f] {
-			p.addVar(s, v)
-		}
-		out := make([]Class, 0, len(s))
-		for n := range s {
-			out = append(out, Class{p: p, n: n})
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].n < out[j].n })
-		return out
-	}
-	return nil
-}

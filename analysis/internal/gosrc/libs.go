@@ -27,6 +27,11 @@ type Libraries struct {
 	// GoRoot is a Go root whose src is the target's standard library
 	// ("" for none), GoVersion its version ("go1.27.3"; "" unknown).
 	GoRoot, GoVersion string
+	// APIRoot is a Go root read for the standard library's declarations
+	// when GoRoot is not known (this machine's: the API of sync, time
+	// or context a program uses is the same in every version); its
+	// bodies are never read.
+	APIRoot string
 	// ModCache is the module cache ("" for none) and Modules the
 	// version of each module the program was built with.
 	ModCache string
@@ -53,8 +58,11 @@ func (l *Libraries) dirOf(ip, srcDir string) string {
 	if l == nil {
 		return ""
 	}
-	if l.GoRoot != "" {
-		src := filepath.Join(l.GoRoot, "src")
+	for _, root := range []string{l.GoRoot, l.APIRoot} {
+		if root == "" {
+			continue
+		}
+		src := filepath.Join(root, "src")
 		if srcDir != "" && strings.HasPrefix(srcDir, src+string(filepath.Separator)) {
 			if d := filepath.Join(src, "vendor", filepath.FromSlash(ip)); isDir(d) {
 				return d

@@ -189,3 +189,33 @@ func (p *Program) exprAt(f *Func, e event) string {
 	}
 	return b.String()
 }
+
+// RuntimeSema reports, for a goroutine parked in "semacquire", whether
+// the statement it is at holds no sync operation (no Lock, Wait or
+// similar at the frame's line, read from the program): the semaphore is
+// the runtime's own (an allocation waiting for a garbage collection
+// cycle, a stop of the world), and the goroutine runs once it ends.
+// False when the frame's function is not read.
+func (p *Program) RuntimeSema(frames []Frame) bool {
+	i := 0
+	for i < len(frames) && machinery(frames[i].Function) {
+		i++
+	}
+	if i == len(frames) {
+		return false
+	}
+	fr := frames[i]
+	f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
+	if f == nil {
+		return false
+	}
+	for _, e := range f.events {
+		if !p.spans(e, fr.Line) {
+			continue
+		}
+		if e.call == nil && e.op != OpNone || e.call != nil && e.call.unknown && e.call.decl != nil && strings.HasPrefix(e.call.decl.FullName(), "(*sync.") {
+			return false
+		}
+	}
+	return true
+}
