@@ -95,7 +95,9 @@ web-check: web
 ## CPU and peak-RSS ratios, table sizes; on 230 and 60 MB traces of a
 ## mixed workload, 60 and 200 MB span-heavy ones and a 60 MB one of short
 ## goroutines without spans), flame graphs vs the 200 ms target, analysis
-## of 1M goroutine rows (and of 20,000 suspects), web answers, eBPF probe
+## of 1M goroutine rows, of 20,000 suspects and of 1,000 to 20,000 growing
+## stacks in goroutine and heap profiles (CPU, wall and peak heap against
+## the count), web answers, eBPF probe
 ## cost and capture overhead. The first run generates a 1.2 GB
 ## dump and the traces (cached in $TMPDIR).
 bench:
@@ -113,6 +115,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./analysis/flame/
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
 	$(GO) test -run '^$$' -bench TwentyThousand -benchtime 1x ./analysis/
+	$(GO) test -run '^$$' -bench GrowingStacks -benchtime 1x ./analysis/
 	$(GO) test -run '^$$' -bench Million -benchtime 20x ./web/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./capture/probe/
 	$(GO) test -run '^$$' -bench Overhead -benchtime 3x -timeout 30m ./capture/
