@@ -44,6 +44,12 @@ type Options struct {
 	// report time (srclines.CallsForBundle), used when the bundle holds
 	// none.
 	SourceCalls []schema.SourceCall
+	// Timeout bounds how long the analysis may run (0: [DefaultTimeout];
+	// negative: no bound); MaxHeap how far the Go heap may grow while it
+	// runs (0: [DefaultMaxHeap]; negative: no bound). Past either the
+	// analysis stops with a [*CutError].
+	Timeout time.Duration
+	MaxHeap int64
 }
 
 // DefaultMinScore is the score below which a group is not reported.
