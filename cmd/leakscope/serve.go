@@ -28,9 +28,9 @@ type serveOptions struct {
 	addr       string
 	data       string
 	token      string
-	maxUpload  int64
-	maxBytes   int64
-	quota      int64
+	maxUpload  byteSize
+	maxBytes   byteSize
+	quota      byteSize
 	publicRead bool
 	noSamples  bool
 	// metricsSuspects and metricsCaptures bound /metrics.
@@ -50,9 +50,10 @@ take --quota (and leave 1 GiB of the disk free).`, stderr)
 	fsx.StringVar(&o.addr, "addr", "127.0.0.1:7070", "listen `address` (HOST:PORT; port 0 picks a free one)")
 	fsx.StringVar(&o.data, "data", defaultDataDir(), "data `directory` holding the uploaded captures")
 	fsx.StringVar(&o.token, "token", os.Getenv("LEAKSCOPE_TOKEN"), "`token` required on non-loopback addresses (default $LEAKSCOPE_TOKEN)")
-	fsx.Int64Var(&o.maxUpload, "max-upload", web.DefaultMaxUpload, "largest upload body in `bytes`")
-	fsx.Int64Var(&o.maxBytes, "max-unpacked", bundle.DefaultLimits.MaxBytes, "largest unpacked capture in `bytes`")
-	fsx.Int64Var(&o.quota, "quota", web.DefaultQuota, "most `bytes` all captures in the data directory may take")
+	o.maxUpload, o.maxBytes, o.quota = web.DefaultMaxUpload, byteSize(bundle.DefaultLimits.MaxBytes), web.DefaultQuota
+	fsx.Var(&o.maxUpload, "max-upload", "largest upload body in `bytes` (suffixes K, M, G, T)")
+	fsx.Var(&o.maxBytes, "max-unpacked", "largest unpacked capture in `bytes` (suffixes K, M, G, T)")
+	fsx.Var(&o.quota, "quota", "most `bytes` all captures in the data directory may take, their kept analyses included (suffixes K, M, G, T)")
 	fsx.BoolVar(&o.publicRead, "public-read", false, "on a non-loopback address, let anyone who reaches it read every capture without the token")
 	fsx.IntVar(&o.metricsSuspects, "metrics-suspects", web.DefaultMetricsSuspects, "suspects per capture that /metrics exports one by one (the rest summed)")
 	fsx.IntVar(&o.metricsCaptures, "metrics-captures", web.DefaultMetricsCaptures, "newest captures per service that /metrics exports (the rest counted)")
@@ -93,13 +94,13 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if o.noSamples {
 		seed = nil
 	}
-	store, err := web.OpenStore(o.data, seed, bundle.Limits{MaxBytes: o.maxBytes}, nil)
+	store, err := web.OpenStore(o.data, seed, bundle.Limits{MaxBytes: int64(o.maxBytes)}, nil)
 	if err != nil {
 		return err
 	}
-	store.SetQuota(o.quota)
+	store.SetQuota(int64(o.quota))
 	srv := &http.Server{
-		Handler: web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload,
+		Handler: web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: int64(o.maxUpload),
 			MetricsSuspects: o.metricsSuspects, MetricsCaptures: o.metricsCaptures, Transitions: ingest.Transitions}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Answers and uploads have idle deadlines per write and read
