@@ -61,7 +61,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "leakscope agent listening on http://%s/\n", a.Addr())
+	printf(stdout, "leakscope agent listening on http://%s/\n", a.Addr())
 	return a.Run(ctx)
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
@@ -75,10 +74,10 @@ func exportOne(path, out string, opts analysis.Options, stdout io.Writer) error 
 	for _, t := range c.Tables {
 		rows += t.Rows
 	}
-	fmt.Fprintf(stdout, "%s -> %s (%d tables, %d rows, %d suspects)\n", path, c.Dir, len(c.Tables), rows, len(c.Report.Suspects))
+	printf(stdout, "%s -> %s (%d tables, %d rows, %d suspects)\n", path, c.Dir, len(c.Tables), rows, len(c.Report.Suspects))
 	for _, t := range c.Tables {
 		if t.Truncated != "" {
-			fmt.Fprintf(stdout, "  %s: exported the complete batches of a table cut short: %s\n", t.Name, t.Truncated)
+			printf(stdout, "  %s: exported the complete batches of a table cut short: %s\n", t.Name, t.Truncated)
 		}
 	}
 	return nil

@@ -88,7 +88,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintln(stderr, "leakscope:", err)
+	printLine(stderr, "leakscope:", err)
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2
