@@ -36,7 +36,16 @@ type UploadOptions struct {
 	MaxBackoff time.Duration
 	// Log receives one line per failed attempt; nil discards them.
 	Log io.Writer
+	// UserAgent names the uploader to the workbench, which counts
+	// uploads by it (leakscope_uploads_total{client}): "leakscope-agent/…"
+	// is the agent, any other "leakscope…" the command line. Empty means
+	// DefaultUserAgent.
+	UserAgent string
 }
+
+// DefaultUserAgent is the User-Agent of uploads that set none: the
+// command line's.
+const DefaultUserAgent = "leakscope-cli"
 
 // UploadResult is what the workbench answered.
 type UploadResult struct {
@@ -160,6 +169,11 @@ func uploadOnce(ctx context.Context, dir, url, id string, o UploadOptions) (Uplo
 		return UploadResult{}, err
 	}
 	req.ContentLength = -1
+	ua := o.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	req.Header.Set("User-Agent", ua)
 	req.Header.Set("Content-Type", "application/zstd")
 	req.Header.Set("Content-Disposition", `attachment; filename="bundle.tar.zst"`)
 	if id != "" {
