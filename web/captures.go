@@ -13,6 +13,7 @@ import (
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // captureSummary is one row of GET /api/captures.
@@ -38,6 +39,9 @@ type captureSummary struct {
 	Suspects      *int   `json:"suspects"`
 	TopSuspect    string `json:"top_suspect,omitempty"`
 	AnalysisError string `json:"analysis_error,omitempty"`
+	// AnalysisPending is set (with Suspects null) while the capture's
+	// analysis runs: the list does not wait for it (see analysis.go).
+	AnalysisPending bool `json:"analysis_pending,omitempty"`
 	// Preliminary is set for the node agent's first answer: a copy of the
 	// bundle taken after the capture's first dump, replaced (under the
 	// same id) by the final bundle when it arrives.
@@ -92,7 +96,11 @@ func summarize(c *capture) captureSummary {
 	out.Bytes = c.Size()
 	out.Size = sizeText(out.Bytes)
 	rep, err := c.ListedReport()
-	if err != nil {
+	switch {
+	case errors.Is(err, errPending):
+		out.AnalysisPending = true
+		return out
+	case err != nil:
 		out.AnalysisError = err.Error()
 		return out
 	}
@@ -106,10 +114,14 @@ func summarize(c *capture) captureSummary {
 }
 
 // listHandler answers GET /api/captures: every capture, newest first.
+// Captures whose analysis is still running after listWait are listed as
+// pending.
 func listHandler(s *Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out := []captureSummary{}
-		for _, c := range s.List() {
+		listed := s.List()
+		awaitListed(listed, listWait)
+		for _, c := range listed {
 			// Hold each capture while summarizing it; one deleted meanwhile
 			// is left out.
 			c, release, err := s.Acquire(c.id)
@@ -216,7 +228,10 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 		count("stored")
 		if c, release, err := s.Acquire(id); err == nil {
 			t := c.b.Manifest
-			m.stored.WithLabelValues(t.Node, t.Target.Service()).Inc()
+			if ctr, err := m.stored.GetMetricWithLabelValues(format.Text(t.Node), format.Text(t.Target.Service())); err == nil {
+				ctr.Inc()
+			}
+			c.startAnalysis() // so that the list rarely finds it pending
 			release()
 		}
 		writeJSON(w, http.StatusCreated, uploadAnswer{ID: id})

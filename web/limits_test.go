@@ -77,7 +77,7 @@ func bigRawArchive(t *testing.T, n int) []byte {
 // writes have stalled for the idle timeout, so deleting the capture, which
 // waits for its readers, completes instead of blocking forever.
 func TestStalledDownload(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), nil, bundle.Limits{}, nil)
+	s, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

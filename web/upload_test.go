@@ -48,7 +48,7 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 // upload sets aside what its archive declares, not the most one could
 // take).
 func TestConcurrentUploadsFitDefaultQuota(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), nil, bundle.Limits{}, nil)
+	s, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestConcurrentUploadsFitDefaultQuota(t *testing.T) {
 // byte at a time set nothing aside and are dropped after the idle
 // deadline (408); an upload meanwhile is stored.
 func TestSlowlorisDoesNotBlockUploads(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), nil, bundle.Limits{}, nil)
+	s, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestQuotaAnswerSaysWhichBound(t *testing.T) {
 	s, h := newServer(t, Options{})
 	s.SetQuota(int64(len(f.archive)) / 4)
 	wantError(t, do(t, h, "POST", "/api/captures", f.archive, nil), http.StatusRequestEntityTooLarge, "uploads in flight have set aside")
-	s2, err := OpenStore(t.TempDir(), nil, bundle.Limits{MaxBytes: 1 << 10}, nil)
+	s2, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{MaxBytes: 1 << 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
