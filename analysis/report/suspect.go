@@ -278,12 +278,7 @@ func goidList(g []int64, n int) string {
 	return strings.Join(parts, ", ")
 }
 
-// shortFn drops the import path of a function name (and spells type
-// arguments "[...]").
-func shortFn(fn string) string {
-	fn = flame.WithoutTypeArgs(fn)
-	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
-		return fn[i+1:]
-	}
-	return fn
-}
+// shortFn drops the import path of a function name, and only it (a
+// slash inside a hostile name does not cut it), and spells type arguments
+// "[...]" ([flame.ShortName]).
+func shortFn(fn string) string { return flame.ShortName(fn) }
