@@ -257,7 +257,8 @@ func TestAlertRefusesAmbiguousAndOtherHost(t *testing.T) {
 
 // TestUploadErrorsRetried: a full data directory (413), a busy or
 // unavailable workbench (429, 503) and a stalled upload (408) are tried
-// again; a refused archive (400, 415) is final.
+// again; a refused archive (400, 415) and a capture larger than the
+// workbench takes at all (413, too-large) are final.
 func TestUploadErrorsRetried(t *testing.T) {
 	for code, want := range map[int]bool{400: true, 415: true, 408: false, 413: false, 429: false, 503: false, 401: false} {
 		if got := final(&capture.UploadError{Code: code, Status: http.StatusText(code)}); got != want {
@@ -266,6 +267,9 @@ func TestUploadErrorsRetried(t *testing.T) {
 	}
 	if final(errors.New("connection refused")) {
 		t.Error("a network error is final")
+	}
+	if !final(&capture.UploadError{Code: 413, Status: "413 Request Entity Too Large", TooLarge: true}) {
+		t.Error("a capture larger than the workbench takes at all is retried")
 	}
 }
 

@@ -66,6 +66,10 @@ type UploadError struct {
 	Status  string
 	Code    int
 	Message string
+	// TooLarge is set when the workbench said the bundle is larger than
+	// it takes at all (413 with Leakscope-Refusal: too-large): no retry
+	// can store it, unlike one refused for room (a full quota or disk).
+	TooLarge bool
 }
 
 func (e *UploadError) Error() string {
@@ -211,7 +215,8 @@ func uploadOnce(ctx context.Context, dir, url, id string, o UploadOptions) (Uplo
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooManyRequests:
 		return res, retryable{err: fmt.Errorf("workbench answered %s: %s", resp.Status, errorMessage(body)), after: retryAfter(resp)}
 	}
-	return res, &UploadError{Status: resp.Status, Code: resp.StatusCode, Message: errorMessage(body)}
+	return res, &UploadError{Status: resp.Status, Code: resp.StatusCode, Message: errorMessage(body),
+		TooLarge: resp.StatusCode == http.StatusRequestEntityTooLarge && resp.Header.Get("Leakscope-Refusal") == "too-large"}
 }
 
 // parseID reads the id from {"id": "..."} (or a bare text id).

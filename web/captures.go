@@ -181,6 +181,7 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 		count := func(result string) { m.uploads.WithLabelValues(result, client).Inc() }
 		if r.ContentLength > maxBytes {
 			count("too_large")
+			w.Header().Set(RefusalHeader, RefusalTooLarge)
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload of %s exceeds the limit of %s", sizeText(r.ContentLength), sizeText(maxBytes)))
 			return
 		}
@@ -201,10 +202,18 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				count("too_large")
+				w.Header().Set(RefusalHeader, RefusalTooLarge)
 				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload exceeds the limit of %s", sizeText(maxBytes)))
 				return
 			}
 			status := statusOf(err)
+			switch {
+			case errors.Is(err, ErrQuota):
+				w.Header().Set(RefusalHeader, RefusalNoRoom)
+				w.Header().Set("Retry-After", "600")
+			case errors.Is(err, bundle.ErrTooLarge):
+				w.Header().Set(RefusalHeader, RefusalTooLarge)
+			}
 			if status == http.StatusInternalServerError && !errors.Is(err, bundle.ErrArchive) {
 				// The error may name the server's paths: it goes to the
 				// log, the client hears what happened.
@@ -237,6 +246,17 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 		writeJSON(w, http.StatusCreated, uploadAnswer{ID: id})
 	}
 }
+
+// RefusalHeader says why an upload was refused with 413, so that an
+// uploader can tell a capture the workbench can never take
+// (RefusalTooLarge: past --max-upload or --max-unpacked) from one it has
+// no room for now (RefusalNoRoom: the quota or the disk; Retry-After says
+// when to try again).
+const (
+	RefusalHeader   = "Leakscope-Refusal"
+	RefusalTooLarge = "too-large"
+	RefusalNoRoom   = "no-room"
+)
 
 // uploadAnswer is the body of a successful POST /api/captures: the id of
 // the new capture (201), or of the capture the workbench already held with
