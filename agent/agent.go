@@ -111,6 +111,10 @@ type target struct {
 	last        capture.Totals
 	busy        bool
 	lastCapture time.Time
+	// ruleHeld is the refusal of the growth rule's trigger last counted
+	// ("busy" or "cooldown" and the capture it waits for): the rule fires
+	// at every watch sample, and one capture or cooldown is counted once.
+	ruleHeld string
 }
 
 // New checks the configuration, opens the spool and binds the listen

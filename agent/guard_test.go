@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/leakscope/leakscope/capture"
 	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // selfAgent runs an agent that selects the test process (which has no
@@ -337,4 +339,36 @@ func TestCooldownSurvivesRestart(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, `"result":"cooldown"`) {
 		t.Errorf("alert 3 minutes after the last capture, agent restarted: %d %s, want cooldown", code, body)
 	}
+}
+
+// TestRuleCooldownCountedOnce: the growth rule fires at every watch
+// sample during a cooldown; the trigger counter counts the cooldown once,
+// not every sample, while alerts are counted each.
+func TestRuleCooldownCountedOnce(t *testing.T) {
+	a := &Agent{m: newMetrics(), cfg: Config{Cooldown: time.Hour}, runCtx: context.Background()}
+	tg := &target{proc: Process{PID: 7}, lastCapture: time.Now()}
+	for range 5 {
+		if r, _ := a.trigger(tg, "rule", "growth rule", nil); r != "cooldown" {
+			t.Fatalf("trigger: %s", r)
+		}
+	}
+	a.trigger(tg, "alert", "alert", nil)
+	a.trigger(tg, "alert", "alert", nil)
+	for source, want := range map[string]float64{"rule": 1, "alert": 2} {
+		if got := counter(a.m, source, "cooldown"); got != want {
+			t.Errorf("%s cooldowns counted %g, want %g", source, got, want)
+		}
+	}
+	tg.lastCapture = time.Now().Add(time.Second) // a later capture: a cooldown of its own
+	a.trigger(tg, "rule", "growth rule", nil)
+	if got := counter(a.m, "rule", "cooldown"); got != 2 {
+		t.Errorf("after a later capture, rule cooldowns counted %g, want 2", got)
+	}
+}
+
+// counter reads the trigger counter of source and result.
+func counter(m *metrics, source, result string) float64 {
+	var d dto.Metric
+	m.triggers.WithLabelValues(source, result).Write(&d)
+	return d.GetCounter().GetValue()
 }

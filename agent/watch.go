@@ -230,7 +230,12 @@ func (a *Agent) trigger(t *target, source, why string, alert *AlertInfo) (result
 	case !t.lastCapture.IsZero() && time.Since(t.lastCapture) < a.cfg.Cooldown:
 		result = "cooldown"
 	}
-	a.m.triggers.WithLabelValues(source, result).Inc()
+	if held := result + " " + t.lastCapture.String(); source != "rule" || result == "started" || held != t.ruleHeld {
+		a.m.triggers.WithLabelValues(source, result).Inc()
+		if source == "rule" {
+			t.ruleHeld = held
+		}
+	}
 	if result != "started" {
 		return result, ""
 	}
