@@ -98,6 +98,8 @@ type Agent struct {
 	lastAlertScan time.Time
 	// webhookSlots bounds the notifications handled at once.
 	webhookSlots chan struct{}
+	// quiet bounds the lines logged about alerts (loglimit.go).
+	quiet logLimit
 }
 
 // target is one watched process.

@@ -372,3 +372,64 @@ func counter(m *metrics, source, result string) float64 {
 	m.triggers.WithLabelValues(source, result).Write(&d)
 	return d.GetCounter().GetValue()
 }
+
+// TestWebhookLogIsBounded: a flood of notifications whose alerts match
+// nothing, each with long labels, logs a line or two, not a line per
+// alert; the next line of the kind says how many were left out.
+func TestWebhookLogIsBounded(t *testing.T) {
+	var log syncBuf
+	a := selfAgent(t, Config{Log: &log})
+	note := unmatched(maxAlertsPerNote, 2000)
+	for range 10 {
+		if code, body := do(t, a, "POST", "/alerts", "", map[string]string{"Content-Type": "application/json"}, strings.NewReader(note)); code != http.StatusOK {
+			t.Fatalf("%d %s", code, body)
+		}
+	}
+	var lines int
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, "alert Flood") {
+			lines++
+			if len(l) > 2*maxAlertLogLine {
+				t.Errorf("a line of %d bytes", len(l))
+			}
+		}
+	}
+	if lines != 1 {
+		t.Errorf("%d lines logged for %d unmatched alerts, want 1", lines, 10*maxAlertsPerNote)
+	}
+	a.quiet.mu.Lock()
+	a.quiet.last["no_match"] = time.Time{}
+	a.quiet.mu.Unlock()
+	do(t, a, "POST", "/alerts", "", map[string]string{"Content-Type": "application/json"}, strings.NewReader(unmatched(1, 0)))
+	if want := fmt.Sprintf("(%d more no_match lines since the last were not logged)", 10*maxAlertsPerNote-1); !strings.Contains(log.String(), want) {
+		t.Errorf("the next line does not say %q:\n%s", want, log.String())
+	}
+}
+
+// TestResolvedAlertRecorded: a resolved alert (the shipped route sends
+// them) is recorded on the spool entry of the capture it triggered, by
+// its fingerprint, with when it resolved.
+func TestResolvedAlertRecorded(t *testing.T) {
+	var log syncBuf
+	a := selfAgent(t, Config{Log: &log})
+	e, err := a.spool.New(Process{PID: 42, Exe: "/bin/svc", Start: 1}, "alert", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.State, e.Alert = StateUploaded, &AlertInfo{Name: "GoroutineGrowthFast", Labels: map[string]string{"alertname": "GoroutineGrowthFast"}, Fingerprint: "f00d"}
+	if err := a.spool.Save(e); err != nil {
+		t.Fatal(err)
+	}
+	note := `{"version":"4","status":"resolved","alerts":[{"status":"resolved","labels":{"alertname":"GoroutineGrowthFast"},"endsAt":"2026-01-02T03:04:05Z","fingerprint":"f00d"}]}`
+	code, body := do(t, a, "POST", "/alerts", "", map[string]string{"Content-Type": "application/json"}, strings.NewReader(note))
+	if code != http.StatusOK || !strings.Contains(body, `"result":"resolved"`) || !strings.Contains(body, "recorded on "+e.Name) {
+		t.Fatalf("%d %s", code, body)
+	}
+	es, _ := a.spool.Entries()
+	if len(es) != 1 || es[0].Alert == nil || es[0].Alert.ResolvedAt.Format(time.RFC3339) != "2026-01-02T03:04:05Z" {
+		t.Errorf("entry %+v", es[0].Alert)
+	}
+	if !strings.Contains(log.String(), "resolved at 2026-01-02T03:04:05Z; recorded on "+e.Name) {
+		t.Errorf("not logged:\n%s", log.String())
+	}
+}

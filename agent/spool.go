@@ -167,6 +167,9 @@ type AlertInfo struct {
 	GeneratorURL string `json:"generator_url,omitempty"`
 	Alertmanager string `json:"alertmanager,omitempty"`
 	Fingerprint  string `json:"fingerprint,omitempty"`
+	// ResolvedAt is when Alertmanager said the alert resolved (its
+	// endsAt), zero while it has not.
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
 }
 
 // LastCapture returns when the latest capture of process p in the spool

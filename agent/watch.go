@@ -190,6 +190,9 @@ const minScanEvery = 2 * time.Second
 type scanOnce struct {
 	a    *Agent
 	done bool
+	// entries are the spool's, read once per notification for the
+	// resolved alerts it carries.
+	entries []*Entry
 }
 
 // do looks for new processes unless this notification did already, or

@@ -135,7 +135,7 @@ receivers:
   - name: leakscope-agent
     webhook_configs:
       - url: %s/alerts
-        send_resolved: false
+        send_resolved: true
 `, strings.TrimSuffix(r.agentURL, "/")))
 	startProcess(r.t, r.ctx, "alertmanager", amBin, "--config.file="+filepath.Join(r.tmp, "alertmanager.yml"),
 		"--storage.path="+filepath.Join(r.tmp, "am"), "--web.listen-address="+r.amAddr, "--cluster.listen-address=")
