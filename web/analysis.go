@@ -17,9 +17,11 @@ import (
 // show only a report that is ready — in memory, or kept beside the bundle
 // (reportcache.go) — and otherwise start the analysis and say it is
 // pending. An upload starts its capture's analysis at once. At most
-// maxAnalyses run at a time, each under the store's deadline and heap
-// budget ([analysis.Options.Timeout], MaxHeap); a cut is the capture's
-// answer (kept, and shown as its analysis error), while Delete, or a final
+// maxAnalyses run at a time, and as many more that requests wait for (a
+// view is not queued behind the listings' analyses of other captures),
+// each under the store's deadline and heap budget
+// ([analysis.Options.Timeout], MaxHeap); a cut is the capture's answer
+// (kept, and shown as its analysis error), while Delete, or a final
 // bundle replacing a preliminary one, stops the capture's analysis and
 // keeps nothing.
 
@@ -43,6 +45,9 @@ type analysisRun struct {
 	stopped bool          // stop was called: no analysis starts again
 	cancel  context.CancelFunc
 	started time.Time
+	// wanted is closed once a request waits for the analysis.
+	wanted     chan struct{}
+	wantedOnce sync.Once
 	// finished is set with rep or err once an analysis completed or was
 	// cut by its deadline or budget.
 	finished bool
@@ -93,12 +98,11 @@ func (c *capture) analyse(ctx context.Context, done chan struct{}) {
 // runAnalysis waits for a free slot, holds the capture's files (unless
 // Delete is removing them) and analyses the bundle.
 func (c *capture) runAnalysis(ctx context.Context) (*analysis.Report, error) {
-	select {
-	case c.s.slots <- struct{}{}:
-	case <-ctx.Done():
+	slot, ok := c.waitSlot(ctx)
+	if !ok {
 		return nil, errStopped
 	}
-	defer func() { <-c.s.slots }()
+	defer func() { <-slot }()
 	if !c.use.TryRLock() {
 		return nil, errStopped // Delete or supersede holds or awaits it
 	}
@@ -110,6 +114,28 @@ func (c *capture) runAnalysis(ctx context.Context) (*analysis.Report, error) {
 	return protect(func() (*analysis.Report, error) {
 		return analysis.AnalyzeContext(ctx, c.b, c.s.mem, c.s.opts)
 	})
+}
+
+// waitSlot takes a slot of the store's for the analysis: one of slots,
+// or, once a request waits for this analysis (wanted), one of asked, so
+// that a view is not held behind the listings' analyses of other
+// captures. It returns the channel to give the slot back to.
+func (c *capture) waitSlot(ctx context.Context) (chan struct{}, bool) {
+	select {
+	case c.s.slots <- struct{}{}:
+		return c.s.slots, true
+	case <-c.run.wanted:
+	case <-ctx.Done():
+		return nil, false
+	}
+	select {
+	case c.s.slots <- struct{}{}:
+		return c.s.slots, true
+	case c.s.asked <- struct{}{}:
+		return c.s.asked, true
+	case <-ctx.Done():
+		return nil, false
+	}
 }
 
 // result returns the finished analysis, if there is one.
@@ -134,7 +160,9 @@ func (c *capture) stopAnalysis() {
 // Report returns the capture's leak report, waiting for its analysis
 // (started now if it is not running).
 func (c *capture) Report() (*analysis.Report, error) {
-	<-c.startAnalysis()
+	done := c.startAnalysis()
+	c.run.wantedOnce.Do(func() { close(c.run.wanted) })
+	<-done
 	if rep, err, ok := c.result(); ok {
 		return rep, err
 	}

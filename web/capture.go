@@ -45,7 +45,7 @@ type capture struct {
 }
 
 func newCapture(id string, b *bundle.Bundle, s *Store) *capture {
-	return &capture{id: id, b: b, s: s, answers: answerCache{max: maxCachedAnswers}}
+	return &capture{id: id, b: b, s: s, answers: answerCache{max: maxCachedAnswers}, run: analysisRun{wanted: make(chan struct{})}}
 }
 
 // Selection returns what suspect id counts, at the snapshot its figures

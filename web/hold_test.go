@@ -105,8 +105,9 @@ func grepLines(s, sub string) string {
 
 // TestListingsDoNotWaitForAnalyses: with every analysis slot taken, an
 // uploaded capture is listed, exported to /metrics and shown in the fleet
-// view as pending, and can be deleted; once a slot frees, its analysis
-// runs and the list shows its suspects.
+// view as pending, and can be deleted; its report view is not queued
+// behind them; once a slot frees, an analysis runs and the list shows its
+// suspects.
 func TestListingsDoNotWaitForAnalyses(t *testing.T) {
 	f := getFixture(t)
 	s, h := newServer(t, Options{})
@@ -127,6 +128,16 @@ func TestListingsDoNotWaitForAnalyses(t *testing.T) {
 	}
 	if rec := do(t, h, http.MethodGet, "/api/fleet", nil, nil); rec.Code != http.StatusOK {
 		t.Errorf("fleet: %d", rec.Code)
+	}
+	// A view that needs the report is not queued behind the listings'.
+	if rec := do(t, h, http.MethodGet, "/api/captures/"+up.ID+"/report", nil, nil); rec.Code != http.StatusOK {
+		t.Errorf("the report while the listings' slots are taken: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do(t, h, http.MethodDelete, "/api/captures/"+up.ID, nil, nil); rec.Code != http.StatusOK {
+		t.Fatalf("delete: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do(t, h, http.MethodPost, "/api/captures", f.archive, &up); rec.Code != http.StatusCreated {
+		t.Fatalf("upload again: %d %s", rec.Code, rec.Body)
 	}
 	if rec := do(t, h, http.MethodDelete, "/api/captures/"+up.ID, nil, nil); rec.Code != http.StatusOK {
 		t.Fatalf("delete while its analysis waits: %d %s", rec.Code, rec.Body)

@@ -50,8 +50,9 @@ type Store struct {
 	reserved int64 // bytes uploads in flight may still take
 	// addMu serializes the duplicate check of uploads.
 	addMu sync.Mutex
-	// slots holds a token per analysis running (see analysis.go).
-	slots chan struct{}
+	// slots and asked hold a token per analysis running (see
+	// analysis.go): asked only for analyses a request waits for.
+	slots, asked chan struct{}
 	// removing counts deleted captures whose files wait for readers,
 	// running the analyses started.
 	removing, running sync.WaitGroup
@@ -87,7 +88,7 @@ func OpenStore(dataDir string, seed fs.FS, limits bundle.Limits, mem memory.Allo
 		limits.MaxBytes = bundle.DefaultLimits.MaxBytes
 	}
 	s := &Store{dir: filepath.Join(dataDir, "captures"), mem: mem, limits: limits, quota: DefaultQuota, caps: map[string]*capture{},
-		slots: make(chan struct{}, maxAnalyses)}
+		slots: make(chan struct{}, maxAnalyses), asked: make(chan struct{}, maxAnalyses)}
 	_, err := os.Stat(s.dir)
 	first := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
