@@ -16,10 +16,11 @@ import (
 // timeline) waits for it; the capture list, /metrics and the fleet view
 // show only a report that is ready — in memory, or kept beside the bundle
 // (reportcache.go) — and otherwise start the analysis and say it is
-// pending. An upload starts its capture's analysis at once. At most
-// maxAnalyses run at a time, and as many more that requests wait for (a
-// view is not queued behind the listings' analyses of other captures),
-// each under the store's deadline and heap budget
+// pending. An upload starts its capture's analysis at once and answers
+// once it has finished, or after uploadWait. At most maxAnalyses run at
+// a time, and as many more that requests wait for (a view is not queued
+// behind the listings' analyses of other captures), each under the
+// store's deadline and heap budget
 // ([analysis.Options.Timeout], MaxHeap); a cut is the capture's answer
 // (kept, and shown as its analysis error), while Delete, or a final
 // bundle replacing a preliminary one, stops the capture's analysis and
@@ -82,9 +83,6 @@ func (c *capture) analyse(ctx context.Context, done chan struct{}) {
 	defer c.s.running.Done()
 	rep, err := c.runAnalysis(ctx)
 	keep := ctx.Err() == nil // else stopped: nothing is the capture's
-	if keep {
-		c.s.writeReportCache(c, rep, err)
-	}
 	a := &c.run
 	a.mu.Lock()
 	if keep {
@@ -111,9 +109,14 @@ func (c *capture) runAnalysis(ctx context.Context) (*analysis.Report, error) {
 		return nil, errStopped
 	}
 	analyses.Add(1)
-	return protect(func() (*analysis.Report, error) {
+	rep, err := protect(func() (*analysis.Report, error) {
 		return analysis.AnalyzeContext(ctx, c.b, c.s.mem, c.s.opts)
 	})
+	if ctx.Err() == nil {
+		// Kept while the files are held: Delete removes it after.
+		c.s.writeReportCache(c, rep, err)
+	}
+	return rep, err
 }
 
 // waitSlot takes a slot of the store's for the analysis: one of slots,
@@ -197,6 +200,21 @@ func (c *capture) ListedReport() (*analysis.Report, error) {
 // enough for a capture of the usual size, short enough that no listing is
 // held by an analysis.
 const listWait = time.Second
+
+// uploadWait is how long an upload's answer waits for the analysis of
+// the capture it stored, so that the list the uploader asks for next
+// shows its suspects; past it the answer goes and the analysis runs on.
+var uploadWait = 5 * time.Second
+
+// awaitUpload waits for done at most uploadWait.
+func awaitUpload(done <-chan struct{}) {
+	t := time.NewTimer(uploadWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
 
 // awaitListed starts the analysis of every capture of cs with no report
 // ready and waits for them until wait has passed.

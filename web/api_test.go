@@ -436,6 +436,7 @@ func TestConcurrent(t *testing.T) {
 	if n != 6 {
 		t.Errorf("%d uploads succeeded, want 6", n)
 	}
+	s.Wait() // files of a capture deleted while read go after the readers
 	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 0 {
 		t.Errorf("left on disk: %v", entries)
 	}

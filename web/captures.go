@@ -240,8 +240,9 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 			if ctr, err := m.stored.GetMetricWithLabelValues(format.Text(t.Node), format.Text(t.Target.Service())); err == nil {
 				ctr.Inc()
 			}
-			c.startAnalysis() // so that the list rarely finds it pending
+			done := c.startAnalysis()
 			release()
+			awaitUpload(done)
 		}
 		writeJSON(w, http.StatusCreated, uploadAnswer{ID: id})
 	}
