@@ -93,8 +93,9 @@ web-check: web
 ## pprof ingest vs profile.Parse, dump parse/ingest (MB/s, peak RSS), trace
 ## ingest vs bare x/exp/trace (each in its own process, in pairs: event-rate,
 ## CPU and peak-RSS ratios, table sizes; on 230 and 60 MB traces of a
-## mixed workload, 60 and 200 MB span-heavy ones and a 60 MB one of short
-## goroutines without spans), flame graphs vs the 200 ms target, analysis
+## mixed workload, 60 and 200 MB span-heavy ones, unpaced and paced at
+## 8 MB/s (generations of a few MB, as a busy service writes them), and a
+## 60 MB one of short goroutines without spans), flame graphs vs the 200 ms target, analysis
 ## of 1M goroutine rows, of 20,000 suspects and of 1,000 to 20,000 growing
 ## stacks in goroutine and heap profiles (CPU, wall and peak heap against
 ## the count), web answers, eBPF probe
@@ -111,6 +112,8 @@ bench:
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 60 -shape spans
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 200 -shape spans
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 60 -shape spans -pace 8
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 200 -shape spans -pace 8
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60 -shape goroutines
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./analysis/flame/
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
