@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -44,13 +45,20 @@ Exporting a capture again replaces its directory.`, stderr)
 	if err != nil {
 		return err
 	}
+	// A bundle that fails (its analysis cut at its deadline or heap
+	// budget, a damaged table) does not keep the others from export.
+	var failed int
 	for _, path := range pos {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := exportOne(path, *out, analysis.Options{Rules: rules, Now: time.Now()}, stdout); err != nil {
-			return err
+			failed++
+			printf(stderr, "leakscope: %s: %v\n", path, err)
 		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d bundles not exported; the others are in %s", failed, len(pos), *out)
 	}
 	return nil
 }
