@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -31,8 +32,8 @@ import (
 var errPending = errors.New("analysis pending")
 
 // errStopped is the error of an analysis stopped because its capture
-// is being deleted or replaced.
-var errStopped = errors.New("the capture is being deleted or replaced")
+// is being deleted or replaced (a 404 to a view waiting for it).
+var errStopped = fmt.Errorf("%w: it is being deleted or replaced", ErrNotFound)
 
 // maxAnalyses bounds the analyses running at once: each may use a CPU.
 var maxAnalyses = max(1, runtime.NumCPU()/2)
