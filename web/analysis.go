@@ -46,7 +46,6 @@ type analysisRun struct {
 	done    chan struct{} // closed when the running analysis ends; nil before
 	stopped bool          // stop was called: no analysis starts again
 	cancel  context.CancelFunc
-	started time.Time
 	// wanted is closed once a request waits for the analysis.
 	wanted     chan struct{}
 	wantedOnce sync.Once
@@ -68,7 +67,7 @@ func (c *capture) startAnalysis() <-chan struct{} {
 	}
 	a.done = make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
-	a.cancel, a.started = cancel, time.Now()
+	a.cancel = cancel
 	if a.stopped {
 		cancel()
 	}
