@@ -3,19 +3,23 @@
 // CPU time are its own), in pairs whose order alternates, and prints the
 // ratios for `make bench`:
 //
-//	go run ./ingest/gotrace/internal/tracebench [-pairs 3] [-size 220] [-shape mixed] [-pace MBPS] [-file TRACE] [-workers N]
+//	go run ./ingest/gotrace/internal/tracebench [-pairs 3] [-size 220] [-shape mixed] [-pace MBPS] [-via file|gotrace] [-file TRACE] [-workers N]
 //
-// Without -file it uses a trace of testdata/bigprog of -size MB and -shape
-// (mixed, spans: every goroutine with a task and a region, or goroutines:
-// short goroutines without spans), generated once into os.TempDir() (the
-// mixed one is the file BenchmarkIngest uses). Per pair it
-// prints both wall times, event rates, CPU times and peak RSS; then the
-// median over pairs of the event-rate ratio (ingest/bare), the CPU ratio
-// (bare CPU / ingest CPU: with N cores, ingest can reach at most N times
-// it), the peak-RSS ratio, and the size of the tables ingest wrote against
-// the trace's, in all and per table. The load average is printed before and after: wall-clock
-// ratios mean something only when the machine was quiet, CPU ratios hold
-// either way.
+// Ingest is measured as leakscope ingest runs it (-via file: ingest.File,
+// with content detection, the raw copy and the source snapshot), or the
+// parser alone (-via gotrace: gotrace.Ingest). Without -file it uses a
+// trace of testdata/bigprog of -size MB and -shape (mixed, spans: every
+// goroutine with a task and a region, or goroutines: short goroutines
+// without spans), paced at -pace MB a second (0: as fast as it goes; the
+// pace sets how much a generation holds), generated once into
+// os.TempDir() (the mixed one is the file BenchmarkIngest uses). Per pair
+// it prints both wall times, event rates, CPU times and peak RSS; then
+// the median over pairs of the event-rate ratio (ingest/bare), the CPU
+// ratio (bare CPU / ingest CPU: with N cores, ingest can reach at most N
+// times it), the peak-RSS ratio, and the size of the tables ingest wrote
+// against the trace's, in all and per table. The load average is printed
+// before and after: wall-clock ratios mean something only when the
+// machine was quiet, CPU ratios hold either way.
 package main
 
 import (
