@@ -313,7 +313,7 @@ func spansSection(d *document, rep *analysis.Report, level int) {
 		return
 	}
 	d.h(level, "Spans")
-	d.p(fmt.Sprintf("%d tasks and %d regions in the trace; %d never ended.", sp.Tasks, sp.Regions, len(sp.NeverEnded)))
+	d.p(fmt.Sprintf("%s and %s in the trace; %d never ended.", format.Count(int64(sp.Tasks), "task"), format.Count(int64(sp.Regions), "region"), len(sp.NeverEnded)))
 	var rows [][]string
 	for i, o := range sp.Outliving {
 		if i == 10 {
@@ -430,7 +430,7 @@ func bundleLine(rep *analysis.Report) string {
 		parts = append(parts, lit(b.GoVersion))
 	}
 	parts = append(parts, window(rep))
-	parts = append(parts, fmt.Sprintf("%d goroutine snapshots (%s rows), %d heap snapshots", b.GoroutineSnapshots, format.Int(b.GoroutineRows), b.HeapSnapshots))
+	parts = append(parts, fmt.Sprintf("%s (%s), %s", format.Count(int64(b.GoroutineSnapshots), "goroutine snapshot"), format.Count(b.GoroutineRows, "row"), format.Count(int64(b.HeapSnapshots), "heap snapshot")))
 	if len(b.Sources) > 0 {
 		parts = append(parts, "sources: "+strings.Join(b.Sources, ", "))
 	}
