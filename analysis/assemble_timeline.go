@@ -70,9 +70,15 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		ev = append(ev, TimelineEvent{TS: h[len(h)-1].TS, Kind: "heap",
 			Event: fmt.Sprintf("%s %s → %s over the capture", heapBasis(rep.Series.HeapLiveFrom), FormatBytes(h[0].Value), FormatBytes(h[len(h)-1].Value))})
 	}
-	if gc := rep.Series.GC; len(gc) >= 2 {
+	if gc := rep.Series.GC; len(gc) > 0 {
+		// The cycles' count is the last point's number: every cycle the
+		// probes saw, or those inside the trace windows.
+		where := " during the capture (eBPF)"
+		if rep.Series.GCFrom == "trace" {
+			where = " inside the trace windows"
+		}
 		ev = append(ev, TimelineEvent{TS: gc[len(gc)-1].TS, Kind: "gc",
-			Event: format.Count(int64(gc[len(gc)-1].Value-gc[0].Value), "GC cycle") + " during the capture"})
+			Event: format.Count(int64(gc[len(gc)-1].Value), "GC cycle") + where})
 	}
 	slices.SortStableFunc(ev, func(a, b TimelineEvent) int { return a.TS.Compare(b.TS) })
 	if ev == nil {

@@ -259,7 +259,13 @@ func evidenceCharts(d *document, rep *analysis.Report, level int, title string) 
 		heap = append([]line{{name: "live heap (trace windows)", points: rep.Series.HeapLive, windows: rep.Series.Windows}}, heap...)
 	}
 	d.chart("Heap", "bytes", "Heap over time", heap)
-	d.chart("GC cycles", "", "GC cycles over time", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f", windows: rep.Series.Windows}})
+	// Cycles counted in the trace windows have no points between them;
+	// the eBPF probes' are of the whole capture.
+	var gcWindows []analysis.Window
+	if rep.Series.GCFrom == "trace" {
+		gcWindows = rep.Series.Windows
+	}
+	d.chart("GC cycles", "", "GC cycles over time", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f", windows: gcWindows}})
 }
 
 func heapSection(d *document, rep *analysis.Report, level int) {
