@@ -20,8 +20,10 @@ type historySpan struct {
 	End          time.Time `json:"end"`
 	CaptureStart time.Time `json:"capture_start"`
 	// Snapshots are the times of the history snapshots, oldest first,
-	// one per time (a goroutine and a heap profile taken together are
-	// one), as decimal strings of Unix ns.
+	// as decimal strings of Unix ns: one per watch sample, dated by its
+	// goroutine profile (the agent reads a goroutine and a heap profile
+	// each time, a few ms apart; a history of heap profiles alone is
+	// dated by those).
 	Snapshots []string `json:"snapshots"`
 }
 
@@ -29,17 +31,10 @@ type historySpan struct {
 // bundle holds none.
 func historyOf(m bundle.Manifest) *historySpan {
 	var h *historySpan
-	seen := map[int64]bool{}
-	var ts []int64
-	var own time.Time
+	byProfile := map[string][]int64{}
+	own := ownStart(m)
 	for _, a := range m.Artifacts {
-		if a.Time.IsZero() {
-			continue
-		}
-		if a.Role != bundle.RoleHistory {
-			if own.IsZero() || a.Time.Before(own) {
-				own = a.Time
-			}
+		if a.Time.IsZero() || a.Role != bundle.RoleHistory {
 			continue
 		}
 		if h == nil {
@@ -51,19 +46,45 @@ func historyOf(m bundle.Manifest) *historySpan {
 		if a.Time.After(h.End) {
 			h.End = a.Time
 		}
-		if n := a.Time.UnixNano(); !seen[n] {
-			seen[n] = true
-			ts = append(ts, n)
-		}
+		byProfile[a.Profile] = append(byProfile[a.Profile], a.Time.UnixNano())
 	}
 	if h == nil {
 		return nil
 	}
 	h.CaptureStart = own
-	if own.IsZero() {
-		h.CaptureStart = m.End
+	ts := byProfile["goroutine"]
+	if len(ts) == 0 {
+		ts = byProfile["heap"]
 	}
 	slices.Sort(ts)
-	h.Snapshots = decimal(ts)
+	h.Snapshots = decimal(slices.Compact(ts))
 	return h
+}
+
+// ownStart is when the capture itself began: its first artifact that is
+// not the agent's history (the manifest's start is the bundle's earliest
+// data, the history's), else the manifest's start; the end for a bundle
+// of history alone.
+func ownStart(m bundle.Manifest) time.Time {
+	var own time.Time
+	history := false
+	for _, a := range m.Artifacts {
+		if a.Time.IsZero() {
+			continue
+		}
+		if a.Role == bundle.RoleHistory {
+			history = true
+			continue
+		}
+		if own.IsZero() || a.Time.Before(own) {
+			own = a.Time
+		}
+	}
+	switch {
+	case !history:
+		return m.Start
+	case own.IsZero():
+		return m.End
+	}
+	return own
 }

@@ -36,6 +36,9 @@ type CaptureRef struct {
 	Start    time.Time `json:"start,omitzero"`
 	End      time.Time `json:"end,omitzero"`
 	Suspects int       `json:"suspects"`
+	// Incident is the capture's first incident in the report's words
+	// (its summary), when it has one.
+	Incident string `json:"incident,omitempty"`
 }
 
 // Leak is one leak (the same kind, pattern, location and creator) as seen
@@ -159,6 +162,9 @@ func Summarize(service string, caps []Capture) Service {
 		ref := CaptureRef{ID: c.ID, Node: m.Node, Start: m.Start, End: m.End}
 		if c.Report != nil {
 			ref.Suspects = len(c.Report.Suspects)
+			if len(c.Report.Incidents) > 0 {
+				ref.Incident = c.Report.Incidents[0].Summary
+			}
 			for _, s := range c.Report.Suspects {
 				k := key{s.Kind, s.Pattern, s.Location, s.Creator}
 				l := leaks[k]
