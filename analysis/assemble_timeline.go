@@ -12,13 +12,7 @@ import (
 // the start of its growth and its last count, heap growth, and the span
 // that starts it.
 func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
-	var ev []TimelineEvent
-	if t := rep.Bundle.Start; !t.IsZero() {
-		ev = append(ev, TimelineEvent{TS: t, Event: "capture started", Kind: "capture"})
-	}
-	if t := rep.Bundle.End; !t.IsZero() {
-		ev = append(ev, TimelineEvent{TS: t, Event: "capture ended", Kind: "capture"})
-	}
+	ev := captureEvents(rep, b)
 	for _, s := range rep.Suspects {
 		rate := RateText(s)
 		cause := ""
@@ -85,6 +79,23 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		ev = []TimelineEvent{}
 	}
 	_ = b
+	return ev
+}
+
+// captureEvents are the capture's start and end. A bundle that opens
+// with the node agent's history starts with it; the capture started when
+// it was triggered.
+func captureEvents(rep *Report, b *bundle.Bundle) []TimelineEvent {
+	var ev []TimelineEvent
+	if t := CaptureStart(b.Manifest); !t.IsZero() {
+		ev = append(ev, TimelineEvent{TS: t, Event: "capture started", Kind: "capture"})
+		if h := rep.Bundle.Start; !h.IsZero() && h.Before(t) {
+			ev = append(ev, TimelineEvent{TS: h, Event: "the node agent's history begins (its profiles before the capture was triggered)", Kind: "capture"})
+		}
+	}
+	if t := rep.Bundle.End; !t.IsZero() {
+		ev = append(ev, TimelineEvent{TS: t, Event: "capture ended", Kind: "capture"})
+	}
 	return ev
 }
 

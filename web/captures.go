@@ -93,7 +93,7 @@ func summarize(c *capture) captureSummary {
 	out := captureSummary{
 		ID: c.id, CaptureID: m.CaptureID, Node: m.Node,
 		Process: process{PID: m.Target.PID, Exe: m.Target.Exe, URL: m.Target.URL, GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath},
-		Start:   m.Start, End: m.End, CaptureStart: ownStart(m), Sources: m.Sources, Preliminary: m.Preliminary,
+		Start:   m.Start, End: m.End, CaptureStart: analysis.CaptureStart(m), Sources: m.Sources, Preliminary: m.Preliminary,
 	}
 	if h := historyOf(m); h != nil {
 		out.HistorySnapshots = len(h.Snapshots)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -32,7 +33,7 @@ type historySpan struct {
 func historyOf(m bundle.Manifest) *historySpan {
 	var h *historySpan
 	byProfile := map[string][]int64{}
-	own := ownStart(m)
+	own := analysis.CaptureStart(m)
 	for _, a := range m.Artifacts {
 		if a.Time.IsZero() || a.Role != bundle.RoleHistory {
 			continue
@@ -59,32 +60,4 @@ func historyOf(m bundle.Manifest) *historySpan {
 	slices.Sort(ts)
 	h.Snapshots = decimal(slices.Compact(ts))
 	return h
-}
-
-// ownStart is when the capture itself began: its first artifact that is
-// not the agent's history (the manifest's start is the bundle's earliest
-// data, the history's), else the manifest's start; the end for a bundle
-// of history alone.
-func ownStart(m bundle.Manifest) time.Time {
-	var own time.Time
-	history := false
-	for _, a := range m.Artifacts {
-		if a.Time.IsZero() {
-			continue
-		}
-		if a.Role == bundle.RoleHistory {
-			history = true
-			continue
-		}
-		if own.IsZero() || a.Time.Before(own) {
-			own = a.Time
-		}
-	}
-	switch {
-	case !history:
-		return m.Start
-	case own.IsZero():
-		return m.End
-	}
-	return own
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -27,11 +28,11 @@ func TestHistoryOf(t *testing.T) {
 	if !h.Start.Equal(t0) || !h.End.Equal(at(4003)) || !h.CaptureStart.Equal(at(5100)) {
 		t.Errorf("history from %v to %v, capture from %v; want %v, %v, %v", h.Start, h.End, h.CaptureStart, t0, at(4003), at(5100))
 	}
-	if got := ownStart(m); !got.Equal(at(5100)) {
+	if got := analysis.CaptureStart(m); !got.Equal(at(5100)) {
 		t.Errorf("capture began %v, want its first own artifact %v", got, at(5100))
 	}
 	plain := bundle.Manifest{Start: at(100), End: at(900), Artifacts: []bundle.Artifact{{Kind: "dump", Time: at(200)}}}
-	if historyOf(plain) != nil || !ownStart(plain).Equal(at(100)) {
-		t.Errorf("a capture without history: history %+v, start %v; want none and the manifest's start", historyOf(plain), ownStart(plain))
+	if historyOf(plain) != nil || !analysis.CaptureStart(plain).Equal(at(100)) {
+		t.Errorf("a capture without history: history %+v, start %v; want none and the manifest's start", historyOf(plain), analysis.CaptureStart(plain))
 	}
 }
