@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/leakscope/leakscope/internal/format"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -377,13 +378,18 @@ func orNone(s []string) string {
 	return codeJoin(s, ", ")
 }
 
+// targetName names the program a report is about.
 func targetName(rep *analysis.Report) string {
 	b := rep.Bundle
 	switch {
+	case b.Exe != "":
+		// The program's name, as the fleet names its service: a module
+		// holds many programs (the demo's sample lives in leakscope's own
+		// module, so "leak in github.com/leakscope/leakscope" read as if
+		// the tool leaked).
+		return path.Base(b.Exe)
 	case b.Module != "":
 		return b.Module
-	case b.Exe != "":
-		return b.Exe
 	case b.URL != "":
 		return b.URL
 	case b.CaptureID != "":
