@@ -352,7 +352,7 @@ func leakProfileSection(d *document, rep *analysis.Report, level int) {
 	}
 	d.h(level, "Runtime goroutineleak profile")
 	d.ul(
-		fmt.Sprintf("The last of %d goroutineleak profiles (at %s) reports %d leaked goroutines.", c.Snapshots, analysis.FormatTime(c.LeakedAt), c.Leaked),
+		fmt.Sprintf("The last of %s (at %s) reports %s.", format.Count(int64(c.Snapshots), "goroutineleak profile"), analysis.FormatTime(c.LeakedAt), format.Count(int64(c.Leaked), "leaked goroutine")),
 		"Both agree on: "+orNone(c.Agree),
 		"Only this analysis: "+orNone(c.OnlyAnalysis),
 		"Only the runtime profile: "+orNone(c.OnlyProfile),
