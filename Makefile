@@ -144,11 +144,15 @@ fuzz:
 		done; \
 	done
 
-## demo: build leakscope and a leaky sample (scripts/demo.sh builds both,
-## at once), capture it live for ~30 s, write the postmortem and serve the
-## workbench with the capture open.
+## demo: build leakscope and a leaky sample with the installed Go
+## (scripts/demo.sh builds both at once), capture it live for 30 s, write
+## the postmortem and serve the workbench with the capture open.
+## make demo ADDR=host:port SAMPLE_ADDR=host:port sets the workbench's and
+## the sample's addresses.
+ADDR        ?= 127.0.0.1:7070
+SAMPLE_ADDR ?= 127.0.0.1:0
 demo:
-	./scripts/demo.sh
+	ADDR="$(ADDR)" SAMPLE_ADDR="$(SAMPLE_ADDR)" ./scripts/demo.sh
 
 clean:
 	rm -rf bin out
