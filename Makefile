@@ -118,10 +118,10 @@ bench:
 	$(GO) test -run '^$$' -bench Overhead -benchtime 3x -timeout 30m ./capture/
 
 ## accuracy: run every sample, analyse it and print precision and recall
-## (make test runs the same test and checks the README's claim about it);
+## (make test runs the same test and checks docs/ACCURACY.md's claim about it);
 ## then run the blocking-bug corpus (samples/blocking) and print detection
-## per input form, the table in the README (LEAKSCOPE_CORPUS_UPDATE=1
-## writes the measured table into the README; see internal/corpus).
+## per input form, the table in docs/ACCURACY.md (LEAKSCOPE_CORPUS_UPDATE=1
+## writes the measured table there; see internal/corpus).
 accuracy:
 	$(GO) test -count=1 -run TestAccuracy -v -timeout 30m ./analysis/
 	$(GO) test -count=1 -run TestCorpusAccuracy -v -timeout 30m ./internal/corpus/
