@@ -367,6 +367,7 @@ test('a capture opened cold says it is being analysed, in every view that waits 
     assert.match(said, /analysed/, `${view}: what the page says while the capture is analysed: ${JSON.stringify(said)}`);
     await page.waitForSelector(done, { timeout: 30000 });
     assert.equal(await waiting.count(), 0, `${view}: the sign of work goes once the view is drawn`);
+    wordsRead(await viewText(), `${view} of a capture opened cold`);
   }
   await page.unroute(`${base}/api/captures/${id}**`, hold);
 });
