@@ -29,7 +29,8 @@ type Service struct {
 	Leaks    []Leak       `json:"leaks"`    // on most nodes first
 }
 
-// CaptureRef is one capture of the service.
+// CaptureRef is one capture of the service. Start is when the capture
+// began ([analysis.CaptureStart]: after the node agent's history).
 type CaptureRef struct {
 	ID       string    `json:"id"`
 	Node     string    `json:"node"`
@@ -159,7 +160,7 @@ func Summarize(service string, caps []Capture) Service {
 	for _, c := range mine {
 		m := c.Manifest
 		nodes[m.Node] = true
-		ref := CaptureRef{ID: c.ID, Node: m.Node, Start: m.Start, End: m.End}
+		ref := CaptureRef{ID: c.ID, Node: m.Node, Start: analysis.CaptureStart(m), End: m.End}
 		if c.Report != nil {
 			ref.Suspects = len(c.Report.Suspects)
 			if len(c.Report.Incidents) > 0 {

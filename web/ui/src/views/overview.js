@@ -43,7 +43,7 @@ function summaryPanel(ctx, rep, detail) {
   const hist = detail && detail.history;
   const name = basename(b.exe) || b.url || b.capture_id || ctx.id;
   return h('section', { class: 'panel summary' },
-    h('h1', {}, name, b.node ? h('span', { class: 'sub' }, ` on ${b.node}`)  : null),
+    h('h1', {}, name, b.node ? h('span', { class: 'sub' }, ` on ${b.node}`) : null),
     h('p', { class: 'sub' }, 'capture ', h('span', { class: 'mono', id: 'capture-id' }, b.capture_id || ctx.id)),
     h('div', { class: 'facts' },
       fact('process', [b.pid ? `pid ${b.pid}` : '', b.url || ''].filter(Boolean).join(' · ') || '–'),
