@@ -124,10 +124,10 @@ bench:
 	$(GO) test -run '^$$' -bench Overhead -benchtime 3x -timeout 30m ./capture/
 
 ## accuracy: run every sample, analyse it and print precision and recall
-## (make test runs the same test and checks the README's claim about it);
+## (make test runs the same test and checks docs/ACCURACY.md's claim about it);
 ## then run the blocking-bug corpus (samples/blocking) and print detection
-## per input form, the table in the README (LEAKSCOPE_CORPUS_UPDATE=1
-## writes the measured table into the README; see internal/corpus).
+## per input form, the table in docs/ACCURACY.md (LEAKSCOPE_CORPUS_UPDATE=1
+## writes the measured table there; see internal/corpus).
 accuracy:
 	$(GO) test -count=1 -run TestAccuracy -v -timeout 30m ./analysis/
 	$(GO) test -count=1 -run TestCorpusAccuracy -v -timeout 30m ./internal/corpus/
@@ -150,11 +150,15 @@ fuzz:
 		done; \
 	done
 
-## demo: build leakscope and a leaky sample (scripts/demo.sh builds both,
-## at once), capture it live for ~30 s, write the postmortem and serve the
-## workbench with the capture open.
+## demo: build leakscope and a leaky sample with the installed Go
+## (scripts/demo.sh builds both at once), capture it live for 30 s, write
+## the postmortem and serve the workbench with the capture open.
+## make demo ADDR=host:port SAMPLE_ADDR=host:port sets the workbench's and
+## the sample's addresses.
+ADDR        ?= 127.0.0.1:7070
+SAMPLE_ADDR ?= 127.0.0.1:0
 demo:
-	./scripts/demo.sh
+	ADDR="$(ADDR)" SAMPLE_ADDR="$(SAMPLE_ADDR)" ./scripts/demo.sh
 
 clean:
 	rm -rf bin out

@@ -82,14 +82,14 @@ func (t *AncestryTree) Members(sel Selection) AncestryMembers {
 		}
 	}
 	for n, c := range by {
-		out.Nodes = append(out.Nodes, AncestryMember{Function: n.Function, CreatedBy: n.CreatedBy, Members: c})
+		out.Nodes = append(out.Nodes, AncestryMember{Node: n.ID, Function: n.Function, CreatedBy: n.CreatedBy, Members: c})
 	}
 	sort.Slice(out.Nodes, func(i, j int) bool {
 		a, b := out.Nodes[i], out.Nodes[j]
 		if a.Members != b.Members {
 			return a.Members > b.Members
 		}
-		return a.Function+a.CreatedBy < b.Function+b.CreatedBy
+		return a.Node < b.Node
 	})
 	return out
 }

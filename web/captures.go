@@ -18,13 +18,18 @@ import (
 
 // captureSummary is one row of GET /api/captures.
 type captureSummary struct {
-	ID        string          `json:"id"`
-	CaptureID string          `json:"capture_id"`
-	Node      string          `json:"node"`
-	Process   process         `json:"process"`
-	Start     time.Time       `json:"start"`
-	End       time.Time       `json:"end"`
-	Sources   []bundle.Source `json:"sources"`
+	ID        string  `json:"id"`
+	CaptureID string  `json:"capture_id"`
+	Node      string  `json:"node"`
+	Process   process `json:"process"`
+	// Start and End bound the bundle's data; CaptureStart is when the
+	// capture itself began, later than Start when the bundle opens with
+	// the node agent's history (HistorySnapshots of it).
+	Start            time.Time       `json:"start"`
+	End              time.Time       `json:"end"`
+	CaptureStart     time.Time       `json:"capture_start"`
+	HistorySnapshots int             `json:"history_snapshots,omitempty"`
+	Sources          []bundle.Source `json:"sources"`
 	// SourcesText describes each source in words, counters in human
 	// units (analysis.SourceText), in the order of Sources.
 	SourcesText []string `json:"sources_text"`
@@ -32,13 +37,16 @@ type captureSummary struct {
 	// in binary units.
 	Bytes int64  `json:"bytes"`
 	Size  string `json:"size"`
-	// Duration is End minus Start in words ("4 minutes 10 s").
+	// Duration is End minus CaptureStart in words ("4 minutes 10 s"):
+	// how long the capture ran.
 	Duration string `json:"duration,omitempty"`
 	// Suspects is how many leak suspects the analysis found; null (with
 	// AnalysisError set) when the analysis failed.
-	Suspects      *int   `json:"suspects"`
-	TopSuspect    string `json:"top_suspect,omitempty"`
-	AnalysisError string `json:"analysis_error,omitempty"`
+	Suspects   *int   `json:"suspects"`
+	TopSuspect string `json:"top_suspect,omitempty"`
+	// FirstIncident is the report's first incident, in its words.
+	FirstIncident *incidentRef `json:"first_incident,omitempty"`
+	AnalysisError string       `json:"analysis_error,omitempty"`
 	// AnalysisPending is set (with Suspects null) while the capture's
 	// analysis runs: the list does not wait for it (see analysis.go).
 	AnalysisPending bool `json:"analysis_pending,omitempty"`
@@ -46,6 +54,14 @@ type captureSummary struct {
 	// bundle taken after the capture's first dump, replaced (under the
 	// same id) by the final bundle when it arrives.
 	Preliminary bool `json:"preliminary,omitempty"`
+}
+
+// incidentRef names an incident of a capture's report: its id, its one
+// line and its member suspects.
+type incidentRef struct {
+	ID       string   `json:"id"`
+	Summary  string   `json:"summary"`
+	Suspects []string `json:"suspects"`
 }
 
 // process identifies the captured process.
@@ -81,7 +97,10 @@ func summarize(c *capture) captureSummary {
 	out := captureSummary{
 		ID: c.id, CaptureID: m.CaptureID, Node: m.Node,
 		Process: process{PID: m.Target.PID, Exe: m.Target.Exe, URL: m.Target.URL, GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath},
-		Start:   m.Start, End: m.End, Sources: m.Sources, Preliminary: m.Preliminary,
+		Start:   m.Start, End: m.End, CaptureStart: analysis.CaptureStart(m), Sources: m.Sources, Preliminary: m.Preliminary,
+	}
+	if h := historyOf(m); h != nil {
+		out.HistorySnapshots = len(h.Snapshots)
 	}
 	if out.Sources == nil {
 		out.Sources = []bundle.Source{}
@@ -90,8 +109,8 @@ func summarize(c *capture) captureSummary {
 	for i, src := range out.Sources {
 		out.SourcesText[i] = analysis.SourceText(src)
 	}
-	if !m.Start.IsZero() && !m.End.IsZero() {
-		out.Duration = analysis.FormatDuration(m.End.Sub(m.Start))
+	if !out.CaptureStart.IsZero() && !m.End.IsZero() {
+		out.Duration = analysis.FormatDuration(m.End.Sub(out.CaptureStart))
 	}
 	out.Bytes = c.Size()
 	out.Size = sizeText(out.Bytes)
@@ -109,6 +128,10 @@ func summarize(c *capture) captureSummary {
 	if n > 0 {
 		s := rep.Suspects[0]
 		out.TopSuspect = fmt.Sprintf("%s %s (%s)", s.Pattern, s.Location, analysis.CountText(s))
+	}
+	if len(rep.Incidents) > 0 {
+		inc := rep.Incidents[0]
+		out.FirstIncident = &incidentRef{ID: inc.ID, Summary: inc.Summary, Suspects: inc.Suspects}
 	}
 	return out
 }

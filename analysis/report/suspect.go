@@ -89,7 +89,7 @@ func heapFacts(s analysis.Suspect) []string {
 func growthFacts(s analysis.Suspect) []string {
 	var facts []string
 	if s.Fit.Points >= 2 {
-		facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %d points, %.0f%% of steps non-decreasing", s.Fit.R2, s.Fit.Points, 100*s.Fit.Monotone))
+		facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %s, %.0f%% of steps non-decreasing", s.Fit.R2, format.Count(int64(s.Fit.Points), "point"), 100*s.Fit.Monotone))
 	}
 	if t := s.Display; t != nil && t.FirstSeen != "" {
 		facts = append(facts, "**First seen:** "+t.FirstSeen)
@@ -98,7 +98,7 @@ func growthFacts(s analysis.Suspect) []string {
 		facts = append(facts, "**Onset:** "+t.Onset+" — "+s.Onset.Detail)
 	}
 	if s.MaxWaitMinutes > 0 {
-		facts = append(facts, fmt.Sprintf("**Longest wait:** %d minutes", s.MaxWaitMinutes))
+		facts = append(facts, "**Longest wait:** "+format.Count(int64(s.MaxWaitMinutes), "minute"))
 	}
 	if s.RetainedBytes > 0 {
 		facts = append(facts, "**Heap retained (attributed):** "+format.Bytes(float64(s.RetainedBytes)))
