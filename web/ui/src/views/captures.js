@@ -80,11 +80,12 @@ function captureRow(c, refresh) {
 // linked to the overview, which opens with it.
 function firstIncident(c) {
   const inc = c.first_incident;
-  if (!inc) return h('span', { class: 'sub' }, c.suspects === null ? '–' : 'no incident');
+  if (!inc) return h('span', { class: 'sub' }, c.suspects === null || c.analysis_pending ? '–' : 'no incident');
   return h('a', { href: `#/c/${c.id}/overview`, class: 'incident-link', 'data-incident': inc.id }, h('b', {}, inc.id), ' ', withCode(inc.summary));
 }
 
 function suspectsCell(c) {
+  if (c.analysis_pending) return h('span', { class: 'sub', 'data-pending': '1' }, 'analysing…');
   if (c.suspects === null) return h('span', { class: 'bad', title: c.analysis_error }, 'analysis failed');
   return h('span', {}, h('b', { class: c.suspects ? 'count bad' : 'count ok' }, String(c.suspects)), c.top_suspect ? h('div', { class: 'sub' }, c.top_suspect) : null);
 }
