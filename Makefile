@@ -93,9 +93,12 @@ web-check: web
 ## pprof ingest vs profile.Parse, dump parse/ingest (MB/s, peak RSS), trace
 ## ingest vs bare x/exp/trace (each in its own process, in pairs: event-rate,
 ## CPU and peak-RSS ratios, table sizes; on 230 and 60 MB traces of a
-## mixed workload, 60 and 200 MB span-heavy ones and a 60 MB one of short
-## goroutines without spans), flame graphs vs the 200 ms target, analysis
-## of 1M goroutine rows (and of 20,000 suspects), web answers, eBPF probe
+## mixed workload, 60 and 200 MB span-heavy ones, unpaced and paced at
+## 8 MB/s (generations of a few MB, as a busy service writes them), and a
+## 60 MB one of short goroutines without spans), flame graphs vs the 200 ms target, analysis
+## of 1M goroutine rows, of 20,000 suspects and of 1,000 to 20,000 growing
+## stacks in goroutine and heap profiles (CPU, wall and peak heap against
+## the count), web answers, eBPF probe
 ## cost and capture overhead. The first run generates a 1.2 GB
 ## dump and the traces (cached in $TMPDIR).
 bench:
@@ -109,19 +112,22 @@ bench:
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 60 -shape spans
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 200 -shape spans
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 60 -shape spans -pace 8
+	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 200 -shape spans -pace 8
 	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60 -shape goroutines
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./analysis/flame/
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
 	$(GO) test -run '^$$' -bench TwentyThousand -benchtime 1x ./analysis/
+	$(GO) test -run '^$$' -bench GrowingStacks -benchtime 1x ./analysis/
 	$(GO) test -run '^$$' -bench Million -benchtime 20x ./web/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./capture/probe/
 	$(GO) test -run '^$$' -bench Overhead -benchtime 3x -timeout 30m ./capture/
 
 ## accuracy: run every sample, analyse it and print precision and recall
-## (make test runs the same test and checks the README's claim about it);
+## (make test runs the same test and checks docs/ACCURACY.md's claim about it);
 ## then run the blocking-bug corpus (samples/blocking) and print detection
-## per input form, the table in the README (LEAKSCOPE_CORPUS_UPDATE=1
-## writes the measured table into the README; see internal/corpus).
+## per input form, the table in docs/ACCURACY.md (LEAKSCOPE_CORPUS_UPDATE=1
+## writes the measured table there; see internal/corpus).
 accuracy:
 	$(GO) test -count=1 -run TestAccuracy -v -timeout 30m ./analysis/
 	$(GO) test -count=1 -run TestCorpusAccuracy -v -timeout 30m ./internal/corpus/
@@ -144,11 +150,15 @@ fuzz:
 		done; \
 	done
 
-## demo: build leakscope and a leaky sample (scripts/demo.sh builds both,
-## at once), capture it live for ~30 s, write the postmortem and serve the
-## workbench with the capture open.
+## demo: build leakscope and a leaky sample with the installed Go
+## (scripts/demo.sh builds both at once), capture it live for 30 s, write
+## the postmortem and serve the workbench with the capture open.
+## make demo ADDR=host:port SAMPLE_ADDR=host:port sets the workbench's and
+## the sample's addresses.
+ADDR        ?= 127.0.0.1:7070
+SAMPLE_ADDR ?= 127.0.0.1:0
 demo:
-	./scripts/demo.sh
+	ADDR="$(ADDR)" SAMPLE_ADDR="$(SAMPLE_ADDR)" ./scripts/demo.sh
 
 clean:
 	rm -rf bin out

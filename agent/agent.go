@@ -98,6 +98,8 @@ type Agent struct {
 	lastAlertScan time.Time
 	// webhookSlots bounds the notifications handled at once.
 	webhookSlots chan struct{}
+	// quiet bounds the lines logged about alerts (loglimit.go).
+	quiet logLimit
 }
 
 // target is one watched process.
@@ -111,6 +113,10 @@ type target struct {
 	last        capture.Totals
 	busy        bool
 	lastCapture time.Time
+	// ruleHeld is the refusal of the growth rule's trigger last counted
+	// ("busy" or "cooldown" and the capture it waits for): the rule fires
+	// at every watch sample, and one capture or cooldown is counted once.
+	ruleHeld string
 }
 
 // New checks the configuration, opens the spool and binds the listen

@@ -63,6 +63,7 @@ func newWorkbench(t *testing.T) *workbench {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(st.Wait)
 	wb := &workbench{store: st}
 	h := web.NewRouter(st, web.Options{Loopback: true})
 	wb.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

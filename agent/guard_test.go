@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/leakscope/leakscope/capture"
 	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // selfAgent runs an agent that selects the test process (which has no
@@ -257,7 +259,8 @@ func TestAlertRefusesAmbiguousAndOtherHost(t *testing.T) {
 
 // TestUploadErrorsRetried: a full data directory (413), a busy or
 // unavailable workbench (429, 503) and a stalled upload (408) are tried
-// again; a refused archive (400, 415) is final.
+// again; a refused archive (400, 415) and a capture larger than the
+// workbench takes at all (413, too-large) are final.
 func TestUploadErrorsRetried(t *testing.T) {
 	for code, want := range map[int]bool{400: true, 415: true, 408: false, 413: false, 429: false, 503: false, 401: false} {
 		if got := final(&capture.UploadError{Code: code, Status: http.StatusText(code)}); got != want {
@@ -266,6 +269,9 @@ func TestUploadErrorsRetried(t *testing.T) {
 	}
 	if final(errors.New("connection refused")) {
 		t.Error("a network error is final")
+	}
+	if !final(&capture.UploadError{Code: 413, Status: "413 Request Entity Too Large", TooLarge: true}) {
+		t.Error("a capture larger than the workbench takes at all is retried")
 	}
 }
 
@@ -332,5 +338,98 @@ func TestCooldownSurvivesRestart(t *testing.T) {
 	code, body := do(t, a, "POST", "/alerts", "", map[string]string{"Content-Type": "application/json"}, strings.NewReader(note))
 	if code != http.StatusOK || !strings.Contains(body, `"result":"cooldown"`) {
 		t.Errorf("alert 3 minutes after the last capture, agent restarted: %d %s, want cooldown", code, body)
+	}
+}
+
+// TestRuleCooldownCountedOnce: the growth rule fires at every watch
+// sample during a cooldown; the trigger counter counts the cooldown once,
+// not every sample, while alerts are counted each.
+func TestRuleCooldownCountedOnce(t *testing.T) {
+	a := &Agent{m: newMetrics(), cfg: Config{Cooldown: time.Hour}, runCtx: context.Background()}
+	tg := &target{proc: Process{PID: 7}, lastCapture: time.Now()}
+	for range 5 {
+		if r, _ := a.trigger(tg, "rule", "growth rule", nil); r != "cooldown" {
+			t.Fatalf("trigger: %s", r)
+		}
+	}
+	a.trigger(tg, "alert", "alert", nil)
+	a.trigger(tg, "alert", "alert", nil)
+	for source, want := range map[string]float64{"rule": 1, "alert": 2} {
+		if got := counter(a.m, source, "cooldown"); got != want {
+			t.Errorf("%s cooldowns counted %g, want %g", source, got, want)
+		}
+	}
+	tg.lastCapture = time.Now().Add(time.Second) // a later capture: a cooldown of its own
+	a.trigger(tg, "rule", "growth rule", nil)
+	if got := counter(a.m, "rule", "cooldown"); got != 2 {
+		t.Errorf("after a later capture, rule cooldowns counted %g, want 2", got)
+	}
+}
+
+// counter reads the trigger counter of source and result.
+func counter(m *metrics, source, result string) float64 {
+	var d dto.Metric
+	m.triggers.WithLabelValues(source, result).Write(&d)
+	return d.GetCounter().GetValue()
+}
+
+// TestWebhookLogIsBounded: a flood of notifications whose alerts match
+// nothing, each with long labels, logs a line or two, not a line per
+// alert; the next line of the kind says how many were left out.
+func TestWebhookLogIsBounded(t *testing.T) {
+	var log syncBuf
+	a := selfAgent(t, Config{Log: &log})
+	note := unmatched(maxAlertsPerNote, 2000)
+	for range 10 {
+		if code, body := do(t, a, "POST", "/alerts", "", map[string]string{"Content-Type": "application/json"}, strings.NewReader(note)); code != http.StatusOK {
+			t.Fatalf("%d %s", code, body)
+		}
+	}
+	var lines int
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, "alert Flood") {
+			lines++
+			if len(l) > 2*maxAlertLogLine {
+				t.Errorf("a line of %d bytes", len(l))
+			}
+		}
+	}
+	if lines != 1 {
+		t.Errorf("%d lines logged for %d unmatched alerts, want 1", lines, 10*maxAlertsPerNote)
+	}
+	a.quiet.mu.Lock()
+	a.quiet.last["no_match"] = time.Time{}
+	a.quiet.mu.Unlock()
+	do(t, a, "POST", "/alerts", "", map[string]string{"Content-Type": "application/json"}, strings.NewReader(unmatched(1, 0)))
+	if want := fmt.Sprintf("(%d more no_match lines since the last were not logged)", 10*maxAlertsPerNote-1); !strings.Contains(log.String(), want) {
+		t.Errorf("the next line does not say %q:\n%s", want, log.String())
+	}
+}
+
+// TestResolvedAlertRecorded: a resolved alert (the shipped route sends
+// them) is recorded on the spool entry of the capture it triggered, by
+// its fingerprint, with when it resolved.
+func TestResolvedAlertRecorded(t *testing.T) {
+	var log syncBuf
+	a := selfAgent(t, Config{Log: &log})
+	e, err := a.spool.New(Process{PID: 42, Exe: "/bin/svc", Start: 1}, "alert", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.State, e.Alert = StateUploaded, &AlertInfo{Name: "GoroutineGrowthFast", Labels: map[string]string{"alertname": "GoroutineGrowthFast"}, Fingerprint: "f00d"}
+	if err := a.spool.Save(e); err != nil {
+		t.Fatal(err)
+	}
+	note := `{"version":"4","status":"resolved","alerts":[{"status":"resolved","labels":{"alertname":"GoroutineGrowthFast"},"endsAt":"2026-01-02T03:04:05Z","fingerprint":"f00d"}]}`
+	code, body := do(t, a, "POST", "/alerts", "", map[string]string{"Content-Type": "application/json"}, strings.NewReader(note))
+	if code != http.StatusOK || !strings.Contains(body, `"result":"resolved"`) || !strings.Contains(body, "recorded on "+e.Name) {
+		t.Fatalf("%d %s", code, body)
+	}
+	es, _ := a.spool.Entries()
+	if len(es) != 1 || es[0].Alert == nil || es[0].Alert.ResolvedAt.Format(time.RFC3339) != "2026-01-02T03:04:05Z" {
+		t.Errorf("entry %+v", es[0].Alert)
+	}
+	if !strings.Contains(log.String(), "resolved at 2026-01-02T03:04:05Z; recorded on "+e.Name) {
+		t.Errorf("not logged:\n%s", log.String())
 	}
 }

@@ -61,7 +61,7 @@ func newMetrics() *metrics {
 		spoolCount: prometheus.NewGauge(prometheus.GaugeOpts{Name: "leakscope_agent_spool_entries",
 			Help: "Entries in the spool directory."}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "leakscope_agent_spool_dropped_total",
-			Help: "Spool entries dropped because the spool was full."}),
+			Help: "Spool entries that gave up their bundle or reports because the spool was full (their entry and cooldown stay)."}),
 	}
 	m.reg.MustRegister(m.goroutines, m.heap, m.podInfo, m.watched, m.watchErrs, m.scans, m.triggers, m.alerts, m.captures,
 		m.uploads, m.spoolBytes, m.spoolCount, m.dropped,

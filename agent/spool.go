@@ -29,6 +29,10 @@ const (
 	// agent stopped or was killed in its first second): kept for its
 	// entry.json, never uploaded.
 	StateEmpty = "empty"
+	// StateDropped is a capture whose bundle the spool gave up to stay
+	// within its bound before it could be uploaded: its reports (unless
+	// dropped later) and its entry, with the process's cooldown, stay.
+	StateDropped = "dropped"
 )
 
 // Files of a spool entry.
@@ -163,6 +167,9 @@ type AlertInfo struct {
 	GeneratorURL string `json:"generator_url,omitempty"`
 	Alertmanager string `json:"alertmanager,omitempty"`
 	Fingerprint  string `json:"fingerprint,omitempty"`
+	// ResolvedAt is when Alertmanager said the alert resolved (its
+	// endsAt), zero while it has not.
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
 }
 
 // LastCapture returns when the latest capture of process p in the spool
@@ -301,9 +308,19 @@ func (s *Spool) Usage() (int64, int, error) {
 	return total, len(entries), nil
 }
 
-// Enforce drops entries, uploaded ones first and then the oldest, until
-// the spool fits MaxBytes. Entries being captured, and with Uploads ready
-// ones not tried yet, are never dropped. It returns the names dropped.
+// Enforce brings the spool back within MaxBytes by giving up the least
+// first, each step oldest entry first:
+//  1. the reports of uploaded entries (the workbench holds the capture);
+//  2. the bundles of entries not uploaded (marked dropped), but the
+//     newest one, those being captured and, with Uploads, ready ones not
+//     tried yet: a capture larger than the spool is kept, over the bound,
+//     until it is uploaded or a newer capture comes;
+//  3. the reports of entries not uploaded, but the newest one's, when
+//     that brings the spool within its bound.
+//
+// Every entry.json stays (a few hundred bytes): it holds the process's
+// cooldown. Each step is logged, saying what is lost. Enforce returns the
+// names of the entries that gave something up.
 func (s *Spool) Enforce() ([]string, error) {
 	if s.MaxBytes <= 0 {
 		return nil, nil
@@ -312,35 +329,111 @@ func (s *Spool) Enforce() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	sizes := map[string]int64{}
 	var total int64
 	for _, e := range entries {
-		sizes[e.Name] = bundle.DirSize(filepath.Join(s.Dir, e.Name))
-		total += sizes[e.Name]
+		total += bundle.DirSize(filepath.Join(s.Dir, e.Name))
 	}
-	// Uploaded entries first, each group oldest first (Entries' order).
+	newest := newestCapture(entries)
 	untried := func(e *Entry) bool { return s.Uploads && e.State == StateReady && e.Attempts == 0 && e.UploadID == "" }
-	order := append(filter(entries, func(e *Entry) bool { return e.State == StateUploaded }),
-		filter(entries, func(e *Entry) bool {
-			return e.State != StateUploaded && e.State != StateCapturing && !untried(e)
-		})...)
-	var dropped []string
-	for _, e := range order {
-		if total <= s.MaxBytes {
+	keep := func(e *Entry) bool { return e == newest || e.State == StateCapturing || untried(e) }
+	steps := []struct {
+		of   func(*Entry) bool
+		drop func(*Entry) (int64, string, error)
+	}{
+		{func(e *Entry) bool { return e.State == StateUploaded }, s.dropReports},
+		{func(e *Entry) bool { return e.State != StateUploaded && !keep(e) }, s.dropBundle},
+		{func(e *Entry) bool { return e.State != StateUploaded && e != newest && e.State != StateCapturing }, s.dropReports},
+	}
+	// Reports are what stays of a capture not uploaded: they go only
+	// when that brings the spool within its bound.
+	var reports int64
+	for _, e := range filter(entries, steps[2].of) {
+		reports += bundle.DirSize(filepath.Join(s.Dir, e.Name)) - bundle.DirSize(s.BundlePath(e)) - bundle.DirSize(s.Path(e, entryFile))
+	}
+	dropped := map[string]bool{}
+	var names []string
+	for i, st := range steps {
+		if i == 2 && total-reports > s.MaxBytes {
 			break
 		}
-		what := "not uploaded"
-		if e.State == StateUploaded {
-			what = "uploaded as " + e.UploadID
+		for _, e := range filter(entries, st.of) {
+			if total <= s.MaxBytes {
+				return names, nil
+			}
+			n, what, err := st.drop(e)
+			if err != nil {
+				return names, err
+			}
+			if n == 0 {
+				continue
+			}
+			s.logf("spool: full (%s, limit %s): %s of %s (%s); %s", format.Bytes(float64(total)), format.Bytes(float64(s.MaxBytes)), what, e.Name, format.Bytes(float64(n)), lost(e))
+			total -= n
+			if !dropped[e.Name] {
+				dropped[e.Name] = true
+				names = append(names, e.Name)
+			}
 		}
-		s.logf("spool: full (%s, limit %s): dropping the oldest entry %s (%s, %s)", format.Bytes(float64(total)), format.Bytes(float64(s.MaxBytes)), e.Name, format.Bytes(float64(sizes[e.Name])), what)
-		if err := os.RemoveAll(filepath.Join(s.Dir, e.Name)); err != nil {
-			return dropped, fmt.Errorf("spool: drop %s: %w", e.Name, err)
-		}
-		total -= sizes[e.Name]
-		dropped = append(dropped, e.Name)
 	}
-	return dropped, nil
+	if total > s.MaxBytes && newest != nil {
+		s.logf("spool: over its limit (%s, limit %s) with the newest capture %s, kept until it is uploaded or a newer one comes", format.Bytes(float64(total)), format.Bytes(float64(s.MaxBytes)), newest.Name)
+	}
+	return names, nil
+}
+
+// lost says what giving up part of entry e costs.
+func lost(e *Entry) string {
+	if e.State == StateUploaded {
+		return "the workbench holds the capture as " + e.UploadID
+	}
+	return "the capture was not uploaded; its entry, with the process's cooldown, stays"
+}
+
+// newestCapture is the most recent entry not uploaded that holds a
+// bundle, nil for none.
+func newestCapture(entries []*Entry) *Entry {
+	var newest *Entry
+	for _, e := range entries {
+		if e.State != StateUploaded && e.State != StateDropped && (newest == nil || !e.Created.Before(newest.Created)) {
+			newest = e
+		}
+	}
+	return newest
+}
+
+// dropBundle removes the bundle of e and marks e dropped.
+func (s *Spool) dropBundle(e *Entry) (int64, string, error) {
+	path := s.BundlePath(e)
+	n := bundle.DirSize(path)
+	if n == 0 {
+		return 0, "", nil
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return 0, "", fmt.Errorf("spool: drop the bundle of %s: %w", e.Name, err)
+	}
+	e.State, e.Error, e.NextUpload = StateDropped, fmt.Sprintf("bundle dropped, not uploaded: the spool was over its limit of %s", format.Bytes(float64(s.MaxBytes))), time.Time{}
+	return n, "dropping the bundle", s.Save(e)
+}
+
+// dropReports removes every file of e but its entry.json and bundle.
+func (s *Spool) dropReports(e *Entry) (int64, string, error) {
+	files, err := os.ReadDir(filepath.Join(s.Dir, e.Name))
+	if err != nil {
+		return 0, "", fmt.Errorf("spool: %w", err)
+	}
+	var n int64
+	for _, f := range files {
+		if f.Name() == entryFile || f.Name() == bundleDir {
+			continue
+		}
+		p := filepath.Join(s.Dir, e.Name, f.Name())
+		size := bundle.DirSize(p)
+		if err := os.RemoveAll(p); err != nil {
+			return n, "", fmt.Errorf("spool: drop the reports of %s: %w", e.Name, err)
+		}
+		n += size
+	}
+	return n, "dropping the reports", nil
 }
 
 func filter(es []*Entry, keep func(*Entry) bool) []*Entry {

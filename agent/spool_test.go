@@ -29,52 +29,77 @@ func (l *logs) has(sub string) bool {
 	return false
 }
 
-// addEntry makes a spool entry in state with a payload file of size bytes.
+// addEntry makes a spool entry in state with a bundle of size bytes (a
+// payload file in bundle.lsb/) and a report.md of 500.
 func addEntry(t *testing.T, s *Spool, pid int, state string, size int, at time.Time) *Entry {
 	t.Helper()
-	e, err := s.New(Process{PID: pid, Exe: "/usr/bin/svc"}, "test", at)
+	e, err := s.New(Process{PID: pid, Exe: "/usr/bin/svc", Start: 77}, "test", at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(s.Path(e, "payload"), make([]byte, size), 0o644); err != nil {
+	if size > 0 {
+		os.MkdirAll(s.BundlePath(e), 0o755)
+		if err := os.WriteFile(filepath.Join(s.BundlePath(e), "payload"), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(s.Path(e, reportFile), make([]byte, 500), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.State = state
+	e.State, e.Ended = state, at.Add(time.Minute)
 	if err := s.Save(e); err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
 
-func TestSpoolDropsOldestUploadedFirst(t *testing.T) {
+// TestSpoolGivesUpLeastFirst: over its bound the spool gives up the
+// reports of uploaded entries first, then the bundles of older captures
+// not uploaded, never one being captured nor the newest; every entry
+// stays, with its process's cooldown.
+func TestSpoolGivesUpLeastFirst(t *testing.T) {
 	var l logs
-	s, err := OpenSpool(t.TempDir(), 10_000, l.logf)
+	s, err := OpenSpool(t.TempDir(), 11_000, l.logf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	oldReady := addEntry(t, s, 1, StateReady, 4000, t0)
-	uploaded := addEntry(t, s, 2, StateUploaded, 4000, t0.Add(time.Minute))
+	uploaded := addEntry(t, s, 2, StateUploaded, 0, t0.Add(time.Minute))
+	os.WriteFile(s.Path(uploaded, postmortemFile), make([]byte, 4000), 0o644)
 	capturing := addEntry(t, s, 3, StateCapturing, 4000, t0.Add(-time.Hour))
 	newReady := addEntry(t, s, 4, StateReady, 4000, t0.Add(2*time.Minute))
 	dropped, err := s.Enforce()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 16 KB in four entries over a 10 KB limit: the uploaded one goes
-	// first, then the oldest ready one; the capture in flight stays.
 	if len(dropped) != 2 || dropped[0] != uploaded.Name || dropped[1] != oldReady.Name {
-		t.Fatalf("dropped %q, want [%s %s]", dropped, uploaded.Name, oldReady.Name)
+		t.Fatalf("gave up %q, want [%s %s]", dropped, uploaded.Name, oldReady.Name)
 	}
 	left, _ := s.Entries()
-	if len(left) != 2 || left[0].Name != capturing.Name || left[1].Name != newReady.Name {
-		t.Errorf("left %v", names(left))
+	if len(left) != 4 {
+		t.Fatalf("entries left %v, want all four", names(left))
 	}
-	if !l.has("dropping the oldest entry "+oldReady.Name) || !l.has("not uploaded") {
-		t.Errorf("no log line for the dropped entry: %q", l.lines)
+	for _, e := range left {
+		switch e.Name {
+		case oldReady.Name:
+			if _, err := os.Stat(s.Path(e, reportFile)); e.State != StateDropped || err != nil || !strings.Contains(e.Error, "not uploaded") {
+				t.Errorf("the older capture: state %q (%s), report %v; want dropped with its report", e.State, e.Error, err)
+			}
+		case capturing.Name, newReady.Name:
+			if _, err := os.Stat(s.BundlePath(e)); err != nil {
+				t.Errorf("%s lost its bundle", e.Name)
+			}
+		}
 	}
-	if n, count, _ := s.Usage(); count != 2 || n > s.MaxBytes {
-		t.Errorf("usage %d bytes in %d entries", n, count)
+	if last := s.LastCapture(Process{PID: 1, Start: 77}); !last.Equal(oldReady.Ended) {
+		t.Errorf("the older capture's cooldown: last capture %v, want %v", last, oldReady.Ended)
+	}
+	if !l.has("dropping the bundle of "+oldReady.Name) || !l.has("its entry, with the process's cooldown, stays") {
+		t.Errorf("no log line for the dropped bundle: %q", l.lines)
+	}
+	if n, _, _ := s.Usage(); n > s.MaxBytes {
+		t.Errorf("usage %d bytes over %d", n, s.MaxBytes)
 	}
 }
 
@@ -98,11 +123,11 @@ func TestSpoolRecoversInterruptedCaptures(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	withData := addEntry(t, s, 10, StateCapturing, 1, t0)
+	withData := addEntry(t, s, 10, StateCapturing, 0, t0)
 	writeBundle(t, s.BundlePath(withData), 5)
-	empty := addEntry(t, s, 12, StateCapturing, 1, t0.Add(2*time.Second))
+	empty := addEntry(t, s, 12, StateCapturing, 0, t0.Add(2*time.Second))
 	writeBundle(t, s.BundlePath(empty), 0)
-	without := addEntry(t, s, 11, StateCapturing, 1, t0.Add(time.Second))
+	without := addEntry(t, s, 11, StateCapturing, 0, t0.Add(time.Second))
 
 	s2, err := OpenSpool(dir, 0, l.logf)
 	if err != nil {
@@ -145,24 +170,37 @@ func writeBundle(t *testing.T, dir string, n int) {
 	}
 }
 
-// TestSpoolKeepsUntriedCapture: a capture larger than the spool is not
-// dropped before its first upload attempt; after one, it is.
-func TestSpoolKeepsUntriedCapture(t *testing.T) {
+// TestSpoolKeepsNewestCapture: a capture larger than the spool, whose
+// uploads fail (the workbench unreachable), is kept over the bound with a
+// log line saying so; a newer capture takes its place, and it keeps its
+// reports and entry.
+func TestSpoolKeepsNewestCapture(t *testing.T) {
 	var l logs
 	s, err := OpenSpool(t.TempDir(), 1000, l.logf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Uploads = true
-	big := addEntry(t, s, 1, StateReady, 5000, time.Now())
-	if dropped, _ := s.Enforce(); len(dropped) != 0 {
-		t.Fatalf("dropped %v before the upload was tried", dropped)
-	}
-	big.Attempts = 1
+	big := addEntry(t, s, 1, StateReady, 5000, time.Now().Add(-time.Hour))
+	big.Attempts = 3
 	if err := s.Save(big); err != nil {
 		t.Fatal(err)
 	}
-	if dropped, _ := s.Enforce(); len(dropped) != 1 {
-		t.Errorf("dropped %v after a failed upload, want the entry over the bound", dropped)
+	if dropped, _ := s.Enforce(); len(dropped) != 0 {
+		t.Fatalf("dropped %v: the only capture, which failed to upload", dropped)
+	}
+	if !l.has("kept until it is uploaded") {
+		t.Errorf("no log line for the capture kept over the bound: %q", l.lines)
+	}
+	addEntry(t, s, 1, StateReady, 5000, time.Now())
+	if dropped, _ := s.Enforce(); len(dropped) != 1 || dropped[0] != big.Name {
+		t.Fatalf("gave up %v once a newer capture came, want %s", dropped, big.Name)
+	}
+	left, _ := s.Entries()
+	if len(left) != 2 || left[0].State != StateDropped {
+		t.Errorf("entries %v (%s)", names(left), left[0].State)
+	}
+	if _, err := os.Stat(s.Path(left[0], reportFile)); err != nil {
+		t.Errorf("the older capture lost its report: %v", err)
 	}
 }

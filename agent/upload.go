@@ -81,7 +81,7 @@ func (a *Agent) uploadPending(ctx context.Context) {
 		e.UploadError = err.Error()
 		if final(err) {
 			e.State = StateFailed // refused for what it is: retrying cannot help
-			a.logf("%s: %v; kept in the spool, not retried", e.Name, err)
+			a.logf("%s: %v; kept in the spool, not retried%s", e.Name, err, tooLargeNote(err))
 		} else {
 			wait := min(a.cfg.UploadBackoff<<min(e.Attempts-1, 10), maxUploadBackoff)
 			e.NextUpload = time.Now().Add(wait)
@@ -93,6 +93,16 @@ func (a *Agent) uploadPending(ctx context.Context) {
 	}
 	// An entry larger than the spool was kept until it was tried.
 	a.enforceSpool()
+}
+
+// tooLargeNote says why a 413 is not retried: the capture is larger than
+// the workbench takes at all.
+func tooLargeNote(err error) string {
+	var ue *capture.UploadError
+	if errors.As(err, &ue) && ue.TooLarge {
+		return " (the capture is larger than the workbench takes; no retry can store it: raise its serve --max-upload or --max-unpacked, or copy the bundle off the node)"
+	}
+	return ""
 }
 
 // replacedNote says that an upload replaced the entry's preliminary
@@ -108,19 +118,21 @@ func replacedNote(e *Entry, id string) string {
 }
 
 // final reports whether an upload error is the workbench refusing the
-// bundle for what it is (a bad archive: 400, 415), which retrying cannot
+// bundle for what it is (a bad archive: 400, 415; larger than it takes at
+// all: 413 with Leakscope-Refusal: too-large), which retrying cannot
 // help. Everything else is tried again later: the network, the workbench
-// down or busy (5xx, 408, 429), a full data directory (413: its quota or
-// disk frees up as captures are deleted), a token being rotated (401,
-// 403).
+// down or busy (5xx, 408, 429), a full data directory (413 otherwise: its
+// quota or disk frees up as captures are deleted), a token being rotated
+// (401, 403).
 func final(err error) bool {
 	var ue *capture.UploadError
 	if !errors.As(err, &ue) {
 		return false
 	}
 	switch ue.Code {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout,
-		http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+	case http.StatusRequestEntityTooLarge:
+		return ue.TooLarge
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout, http.StatusTooManyRequests:
 		return false
 	}
 	return ue.Code < 500

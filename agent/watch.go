@@ -190,6 +190,9 @@ const minScanEvery = 2 * time.Second
 type scanOnce struct {
 	a    *Agent
 	done bool
+	// entries are the spool's, read once per notification for the
+	// resolved alerts it carries.
+	entries []*Entry
 }
 
 // do looks for new processes unless this notification did already, or
@@ -230,7 +233,12 @@ func (a *Agent) trigger(t *target, source, why string, alert *AlertInfo) (result
 	case !t.lastCapture.IsZero() && time.Since(t.lastCapture) < a.cfg.Cooldown:
 		result = "cooldown"
 	}
-	a.m.triggers.WithLabelValues(source, result).Inc()
+	if held := result + " " + t.lastCapture.String(); source != "rule" || result == "started" || held != t.ruleHeld {
+		a.m.triggers.WithLabelValues(source, result).Inc()
+		if source == "rule" {
+			t.ruleHeld = held
+		}
+	}
 	if result != "started" {
 		return result, ""
 	}

@@ -132,6 +132,7 @@ func (a *Agent) onAlert(al Alert, alertmanager string, scan *scanOnce) alertAnsw
 	if al.Status == "resolved" {
 		a.m.alerts.WithLabelValues("resolved").Inc()
 		ans.Result = "resolved"
+		ans.Detail = a.recordResolved(al, scan)
 		return ans
 	}
 	t, label, others := a.findTarget(al, scan)
@@ -139,14 +140,14 @@ func (a *Agent) onAlert(al Alert, alertmanager string, scan *scanOnce) alertAnsw
 		a.m.alerts.WithLabelValues("ambiguous").Inc()
 		ans.Result = "ambiguous"
 		ans.Detail = fmt.Sprintf("the alert's labels match %d watched processes (pids %v); give a pid or pod label", len(others)+1, append([]int{t.proc.PID}, others...))
-		a.logf("alert %s: %s", ans.Alert, ans.Detail)
+		a.logQuiet("ambiguous", "alert %s: %s", ans.Alert, ans.Detail)
 		return ans
 	}
 	if t == nil {
 		a.m.alerts.WithLabelValues("no_match").Inc()
 		ans.Result = "no_match"
 		ans.Detail = "no watched process on " + a.cfg.Node + " matches the alert's labels (node, pid, pod, instance, exe)"
-		a.logf("alert %s: %s", ans.Alert, ans.Detail)
+		a.logQuiet("no_match", "alert %s: %s", ans.Alert, ans.Detail)
 		return ans
 	}
 	a.m.alerts.WithLabelValues("matched").Inc()
@@ -156,6 +157,57 @@ func (a *Agent) onAlert(al Alert, alertmanager string, scan *scanOnce) alertAnsw
 	ans.Result, ans.CaptureID = a.trigger(t, "alert", fmt.Sprintf("alert %s (matched by %s)", ans.Alert, label), info)
 	ans.Workbench = a.captureLink(ans.CaptureID)
 	return ans
+}
+
+// recordResolved notes on the spool entries the alert triggered that it
+// has resolved, and says which (or "" for none). An alert is the entry's
+// when it has the entry's fingerprint, or its name, labels and start.
+func (a *Agent) recordResolved(al Alert, scan *scanOnce) string {
+	if scan.entries == nil {
+		var err error
+		if scan.entries, err = a.spool.Entries(); err != nil {
+			a.logf("%v", err)
+			return ""
+		}
+	}
+	at := al.EndsAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	var names []string
+	for _, e := range scan.entries {
+		ai := e.Alert
+		if ai == nil || !ai.ResolvedAt.IsZero() || !sameAlert(ai, al) {
+			continue
+		}
+		ai.ResolvedAt = at.UTC()
+		if err := a.spool.Save(e); err != nil {
+			a.logf("%v", err)
+			continue
+		}
+		names = append(names, e.Name)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	a.logQuiet("resolved", "alert %s resolved at %s; recorded on %s", al.describe(), at.UTC().Format(time.RFC3339), strings.Join(names, ", "))
+	return "recorded on " + strings.Join(names, ", ")
+}
+
+// sameAlert reports whether al is the alert ai records.
+func sameAlert(ai *AlertInfo, al Alert) bool {
+	if ai.Fingerprint != "" || al.Fingerprint != "" {
+		return ai.Fingerprint == al.Fingerprint
+	}
+	if ai.Name != al.Labels["alertname"] || !ai.StartsAt.Equal(al.StartsAt) || len(ai.Labels) != len(al.Labels) {
+		return false
+	}
+	for k, v := range ai.Labels {
+		if al.Labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -177,7 +177,7 @@ func summary(t *testing.T, res []sampleResult) (precision, recall float64) {
 	fmt.Fprintf(&b, "TOTAL: %d samples, %d planted leaks, %d found in the top two, %d suspects (%d false): precision %.2f recall %.2f\n",
 		len(res), planted, found, tp+fp, fp, precision, recall)
 	t.Log("\n" + b.String())
-	// What fails is a figure below the README's claim (TestAccuracy);
+	// What fails is a figure below docs/ACCURACY.md's claim (TestAccuracy);
 	// here each miss and extra suspect is named.
 	for _, r := range res {
 		if len(r.missed) > 0 {
@@ -192,7 +192,7 @@ func summary(t *testing.T, res []sampleResult) (precision, recall float64) {
 
 // TestAccuracy runs every sample for 25 s, scraping a dump and a heap
 // profile every 2.5 s, reports precision and recall against each sample's
-// leak.json, and checks the README's claim about them (the
+// leak.json, and checks docs/ACCURACY.md's claim about them (the
 // samples-accuracy block, its one source): the number of planted-leak
 // samples and healthy controls, and precision and recall at least as
 // claimed. make test runs it; make accuracy prints its table.
@@ -207,41 +207,41 @@ func TestAccuracy(t *testing.T) {
 		if r.healthy {
 			healthy++
 			if r.suspects > 0 {
-				t.Errorf("README claims no suspect on the healthy controls; %s has %d", r.name, r.suspects)
+				t.Errorf("docs/ACCURACY.md claims no suspect on the healthy controls; %s has %d", r.name, r.suspects)
 			}
 		} else {
 			leaky++
 		}
 	}
 	if leaky != claim.leaky || healthy != claim.healthy {
-		t.Errorf("README claims %d planted-leak samples and %d healthy controls; samples/ has %d and %d", claim.leaky, claim.healthy, leaky, healthy)
+		t.Errorf("docs/ACCURACY.md claims %d planted-leak samples and %d healthy controls; samples/ has %d and %d", claim.leaky, claim.healthy, leaky, healthy)
 	}
 	if precision < claim.precision || recall < claim.recall {
-		t.Errorf("README claims precision %.2f, recall %.2f; measured %.2f, %.2f", claim.precision, claim.recall, precision, recall)
+		t.Errorf("docs/ACCURACY.md claims precision %.2f, recall %.2f; measured %.2f, %.2f", claim.precision, claim.recall, precision, recall)
 	}
 }
 
-// accuracyClaim is what the README says about the samples.
+// accuracyClaim is what docs/ACCURACY.md says about the samples.
 type accuracyClaim struct {
 	leaky, healthy    int
 	precision, recall float64
 }
 
-// readmeClaim reads the samples-accuracy block of the README.
+// readmeClaim reads the samples-accuracy block of docs/ACCURACY.md.
 func readmeClaim(t *testing.T) accuracyClaim {
 	t.Helper()
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile("../docs/ACCURACY.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	block := regexp.MustCompile(`(?s)<!-- samples-accuracy:begin[^>]*-->(.*?)<!-- samples-accuracy:end -->`).FindSubmatch(data)
 	if block == nil {
-		t.Fatal("README has no samples-accuracy block")
+		t.Fatal("docs/ACCURACY.md has no samples-accuracy block")
 	}
 	text := strings.Join(strings.Fields(string(block[1])), " ")
 	m := regexp.MustCompile(`\((\d+) planted-leak services, (\d+) healthy controls[^)]*\).*precision ([0-9.]+), recall ([0-9.]+)`).FindStringSubmatch(text)
 	if m == nil {
-		t.Fatalf("README's samples-accuracy block does not say how many samples and what precision and recall: %q", text)
+		t.Fatalf("docs/ACCURACY.md's samples-accuracy block does not say how many samples and what precision and recall: %q", text)
 	}
 	var c accuracyClaim
 	c.leaky, _ = strconv.Atoi(m[1])

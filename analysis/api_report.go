@@ -44,6 +44,12 @@ type Options struct {
 	// report time (srclines.CallsForBundle), used when the bundle holds
 	// none.
 	SourceCalls []schema.SourceCall
+	// Timeout bounds how long the analysis may run (0: [DefaultTimeout];
+	// negative: no bound); MaxHeap how far the Go heap may grow while it
+	// runs (0: [DefaultMaxHeap]; negative: no bound). Past either the
+	// analysis stops with a [*CutError].
+	Timeout time.Duration
+	MaxHeap int64
 }
 
 // DefaultMinScore is the score below which a group is not reported.
@@ -116,13 +122,18 @@ type Series struct {
 	Goroutines []Point `json:"goroutines"` // total per snapshot or metric
 	HeapLive   []Point `json:"heap_live"`  // heap_live_bytes metric, else heap profile total
 	HeapInuse  []Point `json:"heap_inuse"` // heap profile inuse_space total per snapshot
-	GC         []Point `json:"gc"`         // gc_cycle metric
+	GC         []Point `json:"gc"`         // GC cycles seen so far, by GCFrom
 	// Suspects maps suspect id to its count series.
 	Suspects map[string][]Point `json:"suspects"`
 	// HeapLiveFrom says where HeapLive comes from: "trace" (the trace
 	// windows' live heap metric: no points between windows) or
 	// "heap_profiles" (the heap profiles' in-use totals, as HeapInuse).
 	HeapLiveFrom string `json:"heap_live_from,omitempty"`
+	// GCFrom says where GC comes from: "ebpf" (the probes' gc_start
+	// events, every cycle of the capture) or "trace" (the trace
+	// windows' GC metric: only the cycles inside windows, numbered
+	// across them).
+	GCFrom string `json:"gc_from,omitempty"`
 	// Windows are the trace windows the heap_live and gc metrics were
 	// sampled in, by start: those series have no points between two
 	// windows, so a chart draws a gap there, not a line.

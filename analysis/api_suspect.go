@@ -174,6 +174,25 @@ type Incident struct {
 	// Consequences are the goroutine groups waiting for the members
 	// (folded under them, not suspects of their own).
 	Consequences []Consequence `json:"consequences,omitempty"`
+	// Display holds the incident's figures as every view prints them.
+	Display *IncidentText `json:"display,omitempty"`
+}
+
+// IncidentText is an [Incident]'s figures as text, formatted once:
+// "308 goroutines", "+814/min", "814 calls/min, 1 goroutine per call",
+// "4.5 MiB", "2026-12-01 12:53:55.287 UTC", "95.2".
+type IncidentText struct {
+	Score      string `json:"score"`
+	Goroutines string `json:"goroutines,omitempty"`
+	// Rate is the members' summed growth: goroutines per minute, or for
+	// an incident of heap alone bytes per minute ("" for a level that
+	// rose once, which is no rate).
+	Rate string `json:"rate,omitempty"`
+	// PerCall is how often the origin runs and what each run leaks
+	// (goroutines; heap per call is HeapPerCall), when growth shows it.
+	PerCall   string `json:"per_call,omitempty"`
+	Retained  string `json:"retained,omitempty"`
+	FirstSeen string `json:"first_seen,omitempty"`
 }
 
 // Origin is a frame of the user's code that causes a leak.

@@ -34,8 +34,11 @@ type AncestryMembers struct {
 	Nodes   []AncestryMember `json:"nodes"`
 }
 
-// AncestryMember is one node holding members of a suspect.
+// AncestryMember is one node holding members of a suspect: Node is the
+// [AncestryNode.ID] (several nodes may share a function and creator in
+// different places of the tree).
 type AncestryMember struct {
+	Node      int    `json:"node"`
 	Function  string `json:"function"`
 	CreatedBy string `json:"created_by,omitempty"`
 	Members   int64  `json:"members"`
@@ -43,6 +46,9 @@ type AncestryMember struct {
 
 // AncestryNode is one function of the creation tree.
 type AncestryNode struct {
+	// ID names the node within its tree: 1, 2, … in the order the tree
+	// lists its nodes (a node before its children).
+	ID int `json:"id"`
 	// Function is where the goroutines start (their entry function, ""
 	// when no source shows it); CreatedBy the function holding the go
 	// statement.

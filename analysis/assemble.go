@@ -51,7 +51,13 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	if len(rep.Series.HeapLive) == 0 {
 		rep.Series.HeapLiveFrom = ""
 	}
-	rep.Series.GC = in.metrics["gc_cycle"]
+	rep.Series.GC, rep.Series.GCFrom = in.metrics["gc_cycle"], "trace"
+	if gc := in.metrics[ebpfGC]; len(gc) > 0 {
+		rep.Series.GC, rep.Series.GCFrom = gc, "ebpf"
+	}
+	if len(rep.Series.GC) == 0 {
+		rep.Series.GCFrom = ""
+	}
 	rep.Series.Windows = in.metricWindows
 	nonNil(&rep.Series)
 	rep.Bundle = summarise(in.b, in.d, in.prof)

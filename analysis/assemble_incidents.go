@@ -404,6 +404,7 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 	}
 	inc.Suspects = append(inc.Suspects[:0:0], inc.Suspects...)
 	inc.Summary = incidentSummary(inc, top)
+	inc.Display = incidentText(inc)
 	shared := "origin"
 	if inc.Origin == nil {
 		shared = "creator function (" + shortName(top.Creator) + ")"

@@ -376,8 +376,13 @@ func FormatRate(v float64, kind string) string {
 func FormatTime(t time.Time) string { return format.Time(t) }
 
 // RateText formats a suspect's growth: per minute over its range, or, for
-// a series that rose only once, that single rise (a level is not a rate).
+// a series that rose only once, that single rise (a level is not a rate);
+// over a single snapshot no growth is measured, and it says so rather
+// than "+0.0/min".
 func RateText(s Suspect) string {
+	if s.Range != nil && s.Range.Points < 2 {
+		return "not measured (one snapshot)"
+	}
 	if s.Range != nil && s.Range.Trend == TrendStep {
 		if s.Kind == KindHeap {
 			return "rose once by " + FormatBytes(s.Range.Rise)
@@ -420,7 +425,10 @@ func display(s *Suspect) *SuspectText {
 				rise = "+" + rise
 			}
 		}
-		t.Range = fmt.Sprintf("from %s to %s, %d snapshots, %s", FormatTime(r.From), FormatTime(r.To), r.Points, rise)
+		t.Range = fmt.Sprintf("from %s to %s, %s, %s", FormatTime(r.From), FormatTime(r.To), format.Count(int64(r.Points), "snapshot"), rise)
+		if r.Points < 2 {
+			t.Range = "one snapshot, at " + FormatTime(r.To)
+		}
 	}
 	if s.Onset != nil {
 		t.Onset = OnsetRange(s.Onset)

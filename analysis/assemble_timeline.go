@@ -12,13 +12,7 @@ import (
 // the start of its growth and its last count, heap growth, and the span
 // that starts it.
 func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
-	var ev []TimelineEvent
-	if t := rep.Bundle.Start; !t.IsZero() {
-		ev = append(ev, TimelineEvent{TS: t, Event: "capture started", Kind: "capture"})
-	}
-	if t := rep.Bundle.End; !t.IsZero() {
-		ev = append(ev, TimelineEvent{TS: t, Event: "capture ended", Kind: "capture"})
-	}
+	ev := captureEvents(rep, b)
 	for _, s := range rep.Suspects {
 		rate := RateText(s)
 		cause := ""
@@ -70,15 +64,38 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		ev = append(ev, TimelineEvent{TS: h[len(h)-1].TS, Kind: "heap",
 			Event: fmt.Sprintf("%s %s → %s over the capture", heapBasis(rep.Series.HeapLiveFrom), FormatBytes(h[0].Value), FormatBytes(h[len(h)-1].Value))})
 	}
-	if gc := rep.Series.GC; len(gc) >= 2 {
+	if gc := rep.Series.GC; len(gc) > 0 {
+		// The cycles' count is the last point's number: every cycle the
+		// probes saw, or those inside the trace windows.
+		where := " during the capture (eBPF)"
+		if rep.Series.GCFrom == "trace" {
+			where = " inside the trace windows"
+		}
 		ev = append(ev, TimelineEvent{TS: gc[len(gc)-1].TS, Kind: "gc",
-			Event: format.Count(int64(gc[len(gc)-1].Value-gc[0].Value), "GC cycle") + " during the capture"})
+			Event: format.Count(int64(gc[len(gc)-1].Value), "GC cycle") + where})
 	}
 	slices.SortStableFunc(ev, func(a, b TimelineEvent) int { return a.TS.Compare(b.TS) })
 	if ev == nil {
 		ev = []TimelineEvent{}
 	}
 	_ = b
+	return ev
+}
+
+// captureEvents are the capture's start and end. A bundle that opens
+// with the node agent's history starts with it; the capture started when
+// it was triggered.
+func captureEvents(rep *Report, b *bundle.Bundle) []TimelineEvent {
+	var ev []TimelineEvent
+	if t := CaptureStart(b.Manifest); !t.IsZero() {
+		ev = append(ev, TimelineEvent{TS: t, Event: "capture started", Kind: "capture"})
+		if h := rep.Bundle.Start; !h.IsZero() && h.Before(t) {
+			ev = append(ev, TimelineEvent{TS: h, Event: "the node agent's history begins (its profiles before the capture was triggered)", Kind: "capture"})
+		}
+	}
+	if t := rep.Bundle.End; !t.IsZero() {
+		ev = append(ev, TimelineEvent{TS: t, Event: "capture ended", Kind: "capture"})
+	}
 	return ev
 }
 

@@ -362,24 +362,8 @@ func stackPath(fr []Frame) string {
 	return strings.Join(names, " → ")
 }
 
-// shortName drops the import path before the package name
-// ("k8s.io/client-go/informers.(*sharedInformerFactory).Start" ->
-// "informers.(*sharedInformerFactory).Start").
-// Only a slash of the import path counts: one after the first character
-// no import path holds ("main.evil</script>" is package main's, whole).
-func shortName(fn string) string {
-	fn = flame.WithoutTypeArgs(fn)
-	end := strings.IndexFunc(fn, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~/+%!", r))
-	})
-	if end < 0 {
-		end = len(fn)
-	}
-	if i := strings.LastIndexByte(fn[:end], '/'); i >= 0 {
-		return fn[i+1:]
-	}
-	return fn
-}
+// shortName is [flame.ShortName].
+func shortName(fn string) string { return flame.ShortName(fn) }
 
 // originText explains an origin for the evidence list.
 func originText(o *Origin, chain []CreationHop) string {

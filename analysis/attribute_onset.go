@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // Onset bases ([Onset.Basis]), most precise first.
@@ -90,7 +92,7 @@ func estimateOnset(f onsetFacts) *Onset {
 	if f.wait > 0 && f.waitTS != 0 {
 		hi := f.waitTS - f.wait*int64(time.Minute)
 		bounds = append(bounds, bound{lo: hi - int64(time.Minute), hi: hi, basis: OnsetLongestWait, at: hi,
-			why: fmt.Sprintf("a member had waited %d minutes at %s", f.wait, clock(f.waitTS))})
+			why: fmt.Sprintf("a member had waited %s at %s", format.Count(f.wait, "minute"), clock(f.waitTS))})
 	}
 	if f.traceFirst != 0 {
 		b := bound{hi: f.traceFirst, basis: OnsetTraceCreation, why: "a member seen alive was created at " + clock(f.traceFirst)}

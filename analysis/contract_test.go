@@ -9,11 +9,12 @@ import (
 	"time"
 )
 
-// The README's JSON contract says which fields of `report --format json`
+// The JSON contract (docs/REPORT-JSON.md) says which fields of `report --format json`
 // are always present and which only when known. The table between these
 // markers is generated from the types' json tags (omitempty and omitzero
 // fields are the optional ones); TestReadmeJSONFields fails when it is
-// stale, and LEAKSCOPE_README_UPDATE=1 rewrites it.
+// stale, and LEAKSCOPE_README_UPDATE=1 (the name is older than the page)
+// rewrites it.
 const (
 	fieldsBegin = "<!-- json-fields:begin (generated from analysis/api_*.go by TestReadmeJSONFields) -->"
 	fieldsEnd   = "<!-- json-fields:end -->"
@@ -21,7 +22,7 @@ const (
 
 func TestReadmeJSONFields(t *testing.T) {
 	table := jsonFieldTable(reflect.TypeFor[Report]())
-	const path = "../README.md"
+	const path = "../docs/REPORT-JSON.md"
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +30,7 @@ func TestReadmeJSONFields(t *testing.T) {
 	readme := string(raw)
 	i, j := strings.Index(readme, fieldsBegin), strings.Index(readme, fieldsEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no %q … %q block", fieldsBegin, fieldsEnd)
+		t.Fatalf("%s has no %q … %q block", path, fieldsBegin, fieldsEnd)
 	}
 	got := readme[i+len(fieldsBegin) : j]
 	want := "\n" + table
@@ -42,7 +43,7 @@ func TestReadmeJSONFields(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("the README's table of JSON fields is stale; run LEAKSCOPE_README_UPDATE=1 go test -run TestReadmeJSONFields ./analysis and review it. Generated:\n%s", table)
+	t.Errorf("docs/REPORT-JSON.md's table of JSON fields is stale; run LEAKSCOPE_README_UPDATE=1 go test -run TestReadmeJSONFields ./analysis and review it. Generated:\n%s", table)
 }
 
 // jsonFieldTable lists, for every object of the JSON form of root (each

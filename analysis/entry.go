@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"sort"
 	"time"
 
@@ -8,9 +9,18 @@ import (
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
-// Analyze reads the bundle and returns its leak report.
+// Analyze reads the bundle and returns its leak report. It is
+// [AnalyzeContext] with a context that is never cancelled.
 func Analyze(b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, error) {
-	return analyze(b, mem, opts)
+	return analyze(context.Background(), b, mem, opts)
+}
+
+// AnalyzeContext reads the bundle and returns its leak report, or a
+// [*CutError] once ctx is done, the analysis has run past
+// [Options.Timeout] or its heap has grown past [Options.MaxHeap] (checked
+// before each stage of the pipeline and between the tables it reads).
+func AnalyzeContext(ctx context.Context, b *bundle.Bundle, mem memory.Allocator, opts Options) (*Report, error) {
+	return analyze(ctx, b, mem, opts)
 }
 
 // Ancestry returns the goroutine creation tree of the bundle, merged from
@@ -72,14 +82,14 @@ func (t *AncestryTree) Members(sel Selection) AncestryMembers {
 		}
 	}
 	for n, c := range by {
-		out.Nodes = append(out.Nodes, AncestryMember{Function: n.Function, CreatedBy: n.CreatedBy, Members: c})
+		out.Nodes = append(out.Nodes, AncestryMember{Node: n.ID, Function: n.Function, CreatedBy: n.CreatedBy, Members: c})
 	}
 	sort.Slice(out.Nodes, func(i, j int) bool {
 		a, b := out.Nodes[i], out.Nodes[j]
 		if a.Members != b.Members {
 			return a.Members > b.Members
 		}
-		return a.Function+a.CreatedBy < b.Function+b.CreatedBy
+		return a.Node < b.Node
 	})
 	return out
 }

@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"math"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // condList is one Cond's notify list as one snapshot shows it: the
@@ -83,7 +85,7 @@ func progressWeights(s *site, f *stuckFacts, add func(string, float64, string, .
 		why := ""
 		if s.maxWait >= 1 {
 			w /= 2
-			why = fmt.Sprintf("; they have waited up to %d minutes since", s.maxWait)
+			why = fmt.Sprintf("; they have waited up to %s since", format.Count(int64(s.maxWait), "minute"))
 		}
 		add("progress", w, "%d of %d wait on a Cond that is being signalled: %s%s", f.signalled, f.parked, f.signalledBasis, why)
 	}

@@ -59,15 +59,18 @@ type loaded struct {
 
 // load reads the bundle's tables and builds the goroutine sites; userCode
 // are the user's own code prefixes (see [Options.UserCode]).
-func load(b *bundle.Bundle, mem memory.Allocator, userCode []string, source extraSource) (*loaded, error) {
+func load(b *bundle.Bundle, mem memory.Allocator, userCode []string, source extraSource, bg *budget) (*loaded, error) {
 	in := &loaded{b: b, warnings: []string{}}
-	if err := in.readTables(mem, userCode, source); err != nil {
+	if err := in.readTables(mem, userCode, source, bg); err != nil {
 		return nil, err
 	}
 	in.warnings = append(in.warnings, timeWarnings(b.Manifest)...)
 	in.buildSites()
 	in.leaks, in.leakTotal = leakSites(in.prof, in.st)
 	if in.d.rows > 0 {
+		if err := bg.check("load"); err != nil {
+			return nil, err
+		}
 		var err error
 		if in.detail, err = readDetail(b, mem, in.d, in.st, in.sites); err != nil {
 			return nil, err
@@ -83,36 +86,34 @@ func load(b *bundle.Bundle, mem memory.Allocator, userCode []string, source extr
 
 // readTables reads stacks, dumps, profile samples, metrics, the goroutine
 // population (dumps, traces, eBPF) and spans.
-func (in *loaded) readTables(mem memory.Allocator, userCode []string, source extraSource) error {
-	var err error
+func (in *loaded) readTables(mem memory.Allocator, userCode []string, source extraSource, bg *budget) error {
 	b := in.b
-	if in.st, err = loadStacks(b, mem, userCode); err != nil {
-		return err
+	steps := []func() error{
+		func() (err error) { in.st, err = loadStacks(b, mem, userCode); return err },
+		func() (err error) {
+			if in.d, err = readDumps(b, mem, false); err != nil {
+				return err
+			}
+			in.warnings = append(in.warnings, cutWarnings(b.Manifest, in.d.cut)...)
+			if in.d.partial != nil {
+				in.warnings = append(in.warnings, fmt.Sprintf("goroutines table truncated: %v", in.d.partial))
+			}
+			return nil
+		},
+		func() (err error) { in.prof, err = readSamples(b, mem); return err },
+		func() (err error) { in.metrics, in.metricWindows, err = readMetrics(b, mem); return err },
+		func() (err error) { in.pop, in.tg, err = loadPopulation(b, mem, in.st, in.d); return err },
+		func() (err error) { in.spans, err = readSpans(b, mem); return err },
+		func() (err error) { in.races, err = readRaces(b, mem, in.st); return err },
+		func() (err error) { in.src, err = readSourceCode(b, mem, source); return err },
 	}
-	if in.d, err = readDumps(b, mem, false); err != nil {
-		return err
-	}
-	in.warnings = append(in.warnings, cutWarnings(b.Manifest, in.d.cut)...)
-	if in.d.partial != nil {
-		in.warnings = append(in.warnings, fmt.Sprintf("goroutines table truncated: %v", in.d.partial))
-	}
-	if in.prof, err = readSamples(b, mem); err != nil {
-		return err
-	}
-	if in.metrics, in.metricWindows, err = readMetrics(b, mem); err != nil {
-		return err
-	}
-	if in.pop, in.tg, err = loadPopulation(b, mem, in.st, in.d); err != nil {
-		return err
-	}
-	if in.spans, err = readSpans(b, mem); err != nil {
-		return err
-	}
-	if in.races, err = readRaces(b, mem, in.st); err != nil {
-		return err
-	}
-	if in.src, err = readSourceCode(b, mem, source); err != nil {
-		return err
+	for _, step := range steps {
+		if err := bg.check("load"); err != nil {
+			return err
+		}
+		if err := step(); err != nil {
+			return err
+		}
 	}
 	files, err := readSourceFiles(b, mem)
 	if err != nil {

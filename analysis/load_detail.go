@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // maxDetail bounds the goroutines of the latest snapshot kept one by one
@@ -346,7 +347,7 @@ func wokeBetween(goid int64, t *track, ticket, wait int64) string {
 	case ticket >= 0 && t.ticket >= 0 && ticket != t.ticket:
 		return fmt.Sprintf("goroutine %d took Cond ticket %#x, then %#x (sync.runtime_notifyListWait's t): it was woken and waited again", goid, t.ticket, ticket)
 	case wait < t.wait:
-		return fmt.Sprintf("goroutine %d had waited %d minutes, then %d: it was woken and parked again", goid, t.wait, wait)
+		return fmt.Sprintf("goroutine %d had waited %s, then %d: it was woken and parked again", goid, format.Count(int64(t.wait), "minute"), wait)
 	}
 	return ""
 }

@@ -60,7 +60,43 @@ func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, []
 		}
 		out[name] = downsample(pts, maxSeriesPoints)
 	}
+	gc, err := readEBPFGC(b, mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(gc) > 0 {
+		out[ebpfGC] = gc
+	}
 	return out, windowsOf(spans), nil
+}
+
+// ebpfGC is the key of readMetrics' series of the GC cycles the eBPF
+// probes saw (no metric has the name).
+const ebpfGC = "ebpf gc_start"
+
+// readEBPFGC returns the GC cycles the eBPF probes saw, one point per
+// cycle's start numbered from 1: the probes stay attached for the whole
+// capture, so unlike a trace window's count this is every cycle of it.
+func readEBPFGC(b *bundle.Bundle, mem memory.Allocator) ([]Point, error) {
+	var ts [][2]float64
+	err := b.ReadTable(schema.TableEBPFEvents, mem, func(rec arrow.Record) error {
+		c := cols{rec}
+		at, kind := c.i64(schema.ColTS), c.str(schema.ColKind)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			if kind(r) == schema.EventGCStart {
+				ts = append(ts, [2]float64{float64(at(r)), 0})
+			}
+		}
+		return nil
+	})
+	if err := bundle.Tolerate(err); err != nil {
+		return nil, fmt.Errorf("read ebpf gc events: %w", err)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i][0] < ts[j][0] })
+	for i := range ts {
+		ts[i][1] = float64(i + 1)
+	}
+	return downsample(ts, maxSeriesPoints), nil
 }
 
 // widen stretches the span of source to hold ts.

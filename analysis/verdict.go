@@ -153,6 +153,7 @@ func lastCount(s *site) float64 {
 // waiting for the goroutines it started: TestX waits, TestX.func1 is
 // stuck).
 func foldParents(all []*candidate, minScore float64) {
+	parents := newClosureParents(all, minScore)
 	for _, x := range all {
 		if !x.s.fromProfile || x.cause != nil || !reported(x.sc.score, minScore) {
 			continue
@@ -162,14 +163,7 @@ func foldParents(all []*candidate, minScore float64) {
 		default:
 			continue
 		}
-		var cause *candidate
-		for _, y := range all {
-			if y != x && y.cause == nil && reported(y.sc.score, minScore) && strings.HasPrefix(y.s.entry, x.s.loc.Function+".func") &&
-				(cause == nil || y.sc.score > cause.sc.score) {
-				cause = y
-			}
-		}
-		if cause != nil {
+		if cause := parents.best(x.s.loc.Function, x); cause != nil {
 			x.cause = cause
 			cause.consequences = append(cause.consequences, x)
 		}
@@ -216,17 +210,13 @@ func reported(score, minScore float64) bool {
 func attributeHeap(all []*candidate, growing []*heapStack, held map[*heapStack]bool, src *sourceCode, minScore float64) map[*heapStack]*candidate {
 	attributed := map[*heapStack]*candidate{}
 	half := math.Max(minScore, 1) / 2
+	owners := newHeldBy(all, half)
 	for _, h := range growing {
 		if !held[h] {
 			continue
 		}
-		for _, x := range all {
-			if x.sc.conf == 0 || x.sc.score < half || !allocatedBy(h.frames, x.s, src) {
-				continue
-			}
-			if cur := attributed[h]; cur == nil || x.sc.score > cur.sc.score {
-				attributed[h] = x
-			}
+		if x := owners.owner(h.frames, src); x != nil {
+			attributed[h] = x
 		}
 	}
 	// Goroutine structures allocated by the runtime alone (runtime.malg
@@ -247,41 +237,6 @@ func attributeHeap(all []*candidate, growing []*heapStack, held map[*heapStack]b
 		x.retained += h.last()
 	}
 	return attributed
-}
-
-// allocatedBy reports whether the goroutines of a group hold what an
-// allocation stack allocates: it runs through the group's own location
-// or entry function; or its first frame outside the standard library is
-// the creator, at a line the kept source shows handing the allocation to
-// a goroutine it starts ([sourceCode.handedToGoroutine]); or it is the
-// group's goroutines being created (g structures allocated under
-// runtime.newproc1 from the creator).
-func allocatedBy(alloc []Frame, s *site, src *sourceCode) bool {
-	first := true
-	for _, f := range alloc {
-		if isStd(f) {
-			continue
-		}
-		fn := f.Function
-		// The group's own code, or its creator itself (not a callee)
-		// setting up what the new goroutines hold: channels, buffers,
-		// closures. What the creator keeps for itself is not theirs.
-		if fn == s.loc.Function || fn == s.entry || first && fn == s.creator && src.handedToGoroutine(f) {
-			return true
-		}
-		first = false
-	}
-	hasNewproc := false
-	for _, f := range alloc {
-		fn := f.Function
-		if fn == "runtime.newproc1" || fn == "runtime.malg" {
-			hasNewproc = true
-		}
-		if hasNewproc && fn == s.creator && s.creator != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // runtimeOnly reports whether every frame is in the runtime: nothing a

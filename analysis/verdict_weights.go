@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // The stuck channel of [scoreSite]: log-odds weights, summed onto
@@ -80,7 +82,7 @@ func stuckWeights(s *site, f *stuckFacts) ([]Evidence, bool) {
 		add("blocked", 0, "waiting in %s", s.state)
 	}
 	if m := s.maxWait; m >= 1 {
-		add("long-wait", math.Min(wMinutesMax, wMinutesPerLn*math.Log1p(float64(m))), "members have waited up to %d minutes, by the runtime's count", m)
+		add("long-wait", math.Min(wMinutesMax, wMinutesPerLn*math.Log1p(float64(m))), "members have waited up to %s, by the runtime's count", format.Count(int64(m), "minute"))
 	}
 	if f != nil && f.snapshots >= 2 && s.persist.members > 0 {
 		p := s.persist

@@ -184,7 +184,18 @@ func (p *population) tree() *AncestryTree {
 		p.placeDown(t, path, parent, placed)
 	}
 	t.Roots = root.children()
+	number(t.Roots, new(int))
 	return t
+}
+
+// number gives each node its id, in the order the tree lists them (each
+// node before its children), from 1.
+func number(nodes []*AncestryNode, next *int) {
+	for _, n := range nodes {
+		*next++
+		n.ID = *next
+		number(n.Children, next)
+	}
 }
 
 // pathUp appends to path goid and its creators, up to the first one

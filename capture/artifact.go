@@ -39,6 +39,20 @@ func traceEndpoint(d time.Duration) endpoint {
 	return endpoint{kind: bundle.SourceTrace, path: fmt.Sprintf("/debug/pprof/trace?seconds=%d", int(d/time.Second)), file: "trace", ext: ".out", window: d}
 }
 
+// maxReply is the most of one reply a capture keeps: a profile as large
+// as the agent reads one (profileLimits), a dump well past the runtime's
+// 64 MiB cap, a trace window of many minutes of a busy service. A target
+// cannot fill the disk with an endless reply.
+func maxReply(kind string) int64 {
+	switch kind {
+	case bundle.SourcePprof:
+		return profileLimits.MaxBytes
+	case bundle.SourceDump:
+		return 1 << 30
+	}
+	return 8 << 30
+}
+
 // errTransport marks a fetch that failed below HTTP (connection refused,
 // reset, timeout): the target may be gone.
 var errTransport = errors.New("target unreachable")
@@ -63,7 +77,13 @@ func (c *capturer) fetchArtifact(ctx context.Context, ep endpoint) (bundle.Artif
 		body.Close()
 		return bundle.Artifact{}, err
 	}
-	n, copyErr := io.Copy(f, body)
+	most := maxReply(ep.kind)
+	n, copyErr := io.Copy(f, io.LimitReader(body, most))
+	if copyErr == nil && n == most {
+		if m, _ := body.Read(make([]byte, 1)); m > 0 {
+			copyErr = fmt.Errorf("the reply is larger than %s, the most a capture keeps of one; cut there", humanBytes(most))
+		}
+	}
 	body.Close()
 	if err := f.Close(); err != nil {
 		return bundle.Artifact{}, fmt.Errorf("store %s: %w", rel, err)

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/google/pprof/profile"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/ingest/profiles"
 )
 
 // Snapshot is one rolling-watch sample: the totals and the profiles they
@@ -52,7 +52,7 @@ func fetchTotal(ctx context.Context, c *http.Client, url, typ, unit string) ([]b
 	if len(data) > maxTotalsProfile {
 		return nil, 0, fmt.Errorf("%s: profile larger than %d bytes", url, maxTotalsProfile)
 	}
-	p, err := profile.Parse(bytes.NewReader(data))
+	p, err := profiles.ParseLimits(bytes.NewReader(data), profileLimits)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", url, err)
 	}
@@ -117,7 +117,7 @@ func (c *capturer) ingestHistoryFile(h HistoryFile) error {
 	if err != nil {
 		return err
 	}
-	if _, err := profile.Parse(bytes.NewReader(data)); err != nil {
+	if _, err := profiles.ParseLimits(bytes.NewReader(data), profileLimits); err != nil {
 		return fmt.Errorf("not a readable profile: %w", err)
 	}
 	name := fmt.Sprintf("history-%s-%s.pb.gz", h.Profile, h.Time.UTC().Format("20060102T150405.000Z"))

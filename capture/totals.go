@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/leakscope/leakscope/ingest/profiles"
 )
 
 // maxTotalsProfile bounds a goroutine or heap profile read by [ReadTotals]
@@ -67,7 +68,7 @@ func fetchParsed(ctx context.Context, c *http.Client, url string) (*profile.Prof
 		return nil, err
 	}
 	defer body.Close()
-	p, err := profile.Parse(io.LimitReader(body, maxTotalsProfile))
+	p, err := profiles.ParseLimits(io.LimitReader(body, maxTotalsProfile), profileLimits)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", url, err)
 	}

@@ -36,7 +36,16 @@ type UploadOptions struct {
 	MaxBackoff time.Duration
 	// Log receives one line per failed attempt; nil discards them.
 	Log io.Writer
+	// UserAgent names the uploader to the workbench, which counts
+	// uploads by it (leakscope_uploads_total{client}): "leakscope-agent/…"
+	// is the agent, any other "leakscope…" the command line. Empty means
+	// DefaultUserAgent.
+	UserAgent string
 }
+
+// DefaultUserAgent is the User-Agent of uploads that set none: the
+// command line's.
+const DefaultUserAgent = "leakscope-cli"
 
 // UploadResult is what the workbench answered.
 type UploadResult struct {
@@ -57,6 +66,10 @@ type UploadError struct {
 	Status  string
 	Code    int
 	Message string
+	// TooLarge is set when the workbench said the bundle is larger than
+	// it takes at all (413 with Leakscope-Refusal: too-large): no retry
+	// can store it, unlike one refused for room (a full quota or disk).
+	TooLarge bool
 }
 
 func (e *UploadError) Error() string {
@@ -160,6 +173,11 @@ func uploadOnce(ctx context.Context, dir, url, id string, o UploadOptions) (Uplo
 		return UploadResult{}, err
 	}
 	req.ContentLength = -1
+	ua := o.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	req.Header.Set("User-Agent", ua)
 	req.Header.Set("Content-Type", "application/zstd")
 	req.Header.Set("Content-Disposition", `attachment; filename="bundle.tar.zst"`)
 	if id != "" {
@@ -197,7 +215,8 @@ func uploadOnce(ctx context.Context, dir, url, id string, o UploadOptions) (Uplo
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooManyRequests:
 		return res, retryable{err: fmt.Errorf("workbench answered %s: %s", resp.Status, errorMessage(body)), after: retryAfter(resp)}
 	}
-	return res, &UploadError{Status: resp.Status, Code: resp.StatusCode, Message: errorMessage(body)}
+	return res, &UploadError{Status: resp.Status, Code: resp.StatusCode, Message: errorMessage(body),
+		TooLarge: resp.StatusCode == http.StatusRequestEntityTooLarge && resp.Header.Get("Leakscope-Refusal") == "too-large"}
 }
 
 // parseID reads the id from {"id": "..."} (or a bare text id).

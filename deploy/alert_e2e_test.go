@@ -135,7 +135,7 @@ receivers:
   - name: leakscope-agent
     webhook_configs:
       - url: %s/alerts
-        send_resolved: false
+        send_resolved: true
 `, strings.TrimSuffix(r.agentURL, "/")))
 	startProcess(r.t, r.ctx, "alertmanager", amBin, "--config.file="+filepath.Join(r.tmp, "alertmanager.yml"),
 		"--storage.path="+filepath.Join(r.tmp, "am"), "--web.listen-address="+r.amAddr, "--cluster.listen-address=")
@@ -147,10 +147,13 @@ func (r *alertRig) startPrometheus(promBin string) {
 	t := r.t
 	r.promAddr = freeAddr(t)
 	// LeakSuspectFound counts captures that ended within 30 s instead of
-	// 6 h, so it resolves within the test, and any score (an 8 s capture
-	// scores less than 80; promtool tests the threshold).
+	// 6 h, and keeps firing 2 s instead of 15 min, so it resolves within
+	// the test, and any score (an 8 s capture scores less than 80;
+	// promtool tests the threshold and the restarts keep_firing_for
+	// bridges).
 	leakRule := shippedRule(t, "LeakSuspectFound", "6 * 3600", "30", "")
 	leakRule["expr"] = strings.Replace(leakRule["expr"].(string), ">= 80", ">= 1", 1)
+	leakRule["keep_firing_for"] = "2s"
 	writeFile(t, filepath.Join(r.tmp, "rules.yml"), rulesYAML(t,
 		shippedRule(t, "GoroutineGrowthFast", "[5m]", "[20s]", "5s"), leakRule))
 	writeFile(t, filepath.Join(r.tmp, "prometheus.yml"), fmt.Sprintf(`global:

@@ -94,7 +94,10 @@ func TestAlertmanagerConfig(t *testing.T) {
 		}
 		Receivers []struct {
 			Name           string
-			WebhookConfigs []struct{ URL string } `yaml:"webhook_configs"`
+			WebhookConfigs []struct {
+				URL          string
+				SendResolved bool `yaml:"send_resolved"`
+			} `yaml:"webhook_configs"`
 		}
 	}
 	readYAML(t, "alertmanager/alertmanager.yml", &c)
@@ -108,6 +111,11 @@ func TestAlertmanagerConfig(t *testing.T) {
 	for _, r := range c.Receivers {
 		if r.Name == "leakscope-agent" && (len(r.WebhookConfigs) == 0 || !strings.HasSuffix(r.WebhookConfigs[0].URL, "/alerts")) {
 			t.Errorf("receiver leakscope-agent does not post to the agent's /alerts: %+v", r.WebhookConfigs)
+		}
+		// The agent records on its capture when the alert that triggered
+		// it resolves.
+		if r.Name == "leakscope-agent" && len(r.WebhookConfigs) > 0 && !r.WebhookConfigs[0].SendResolved {
+			t.Errorf("receiver leakscope-agent does not send resolved alerts")
 		}
 	}
 }

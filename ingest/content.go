@@ -97,6 +97,27 @@ func (c *content) finish() error {
 	return err
 }
 
+// keepWhole is attach and finish for an input read at random (see
+// addition.whole): on a goroutine of its own, while the parser reads
+// the input, it copies all of it into raw, hashing it as it goes. The
+// function it returns waits for the copy and releases the decompressor.
+func (c *content) keepWhole(r *io.SectionReader, raw io.Writer) (wait func() error) {
+	c.spool.hash.Reset()
+	done := make(chan error, 1)
+	go func() {
+		n, err := io.Copy(io.MultiWriter(raw, c.spool.hash), io.NewSectionReader(r, 0, r.Size()))
+		c.spool.n = n
+		if err != nil {
+			err = fmt.Errorf("keep the original: %w", err)
+		}
+		done <- err
+	}()
+	return func() error {
+		defer c.close()
+		return <-done
+	}
+}
+
 // sum returns the SHA-256 of the original, once finish has read it all.
 func (c *content) sum() string { return hex.EncodeToString(c.spool.hash.Sum(nil)) }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -92,6 +93,7 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
+	whole := randomAccess(r)
 	if opts.Progress != nil {
 		r = &progressReader{r: r, size: a.Size, fn: opts.Progress}
 	}
@@ -104,6 +106,15 @@ func Reader(dir, name string, r io.Reader, a bundle.Artifact, opts Options) (bun
 		return a, src.unknown()
 	}
 	ad := &addition{src: src, mem: mem, opts: opts}
+	if src.compression == "" && src.kind == KindTrace && whole != nil {
+		// A plain trace in a file is read where it lies, generations
+		// at a time, and copied under raw/ after: streamed, the parser
+		// would hold the generations in flight in memory.
+		ad.whole, ad.wholeIn = whole, whole
+		if opts.Progress != nil {
+			ad.wholeIn = io.NewSectionReader(&progressReaderAt{r: whole, size: a.Size, fn: opts.Progress}, 0, whole.Size())
+		}
+	}
 	if err := ad.begin(dir, name, opts.Manifest, &a); err != nil {
 		return a, err
 	}
@@ -127,6 +138,32 @@ type addition struct {
 	w    *bundle.Writer
 	raw  *os.File
 	tee  io.Reader // the content, copied into raw as it is read
+	// whole, when set, is the input read at random from its start
+	// (a plain trace in a file): the parser reads it, and settle copies
+	// it into raw as it parses; tee is then unused. wholeIn is what the
+	// parser reads of it (reporting progress); kept waits for the copy.
+	whole, wholeIn *io.SectionReader
+	kept           func() error
+}
+
+// randomAccess returns r from its present offset to its present end as
+// a reader at random (what a file grows by meanwhile is not read), nil
+// when r cannot be read so (a stream).
+func randomAccess(r io.Reader) *io.SectionReader {
+	ra, ok := r.(io.ReaderAt)
+	sk, ok2 := r.(io.Seeker)
+	if !ok || !ok2 {
+		return nil
+	}
+	at, err := sk.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil
+	}
+	end, err := sk.Seek(0, io.SeekEnd)
+	if _, err2 := sk.Seek(at, io.SeekStart); err != nil || err2 != nil || end < at {
+		return nil
+	}
+	return io.NewSectionReader(ra, at, end-at)
 }
 
 // begin opens the transaction on dir (a new bundle gets manifest m, or a
@@ -149,6 +186,10 @@ func (ad *addition) begin(dir, name string, m bundle.Manifest, a *bundle.Artifac
 		return err
 	}
 	a.Name = rel
+	if ad.whole != nil {
+		ad.w, ad.raw, ad.kept = w, raw, ad.src.keepWhole(ad.whole, raw)
+		return nil
+	}
 	tee, err := ad.src.attach(raw)
 	if err != nil {
 		ad.src.close()
@@ -180,7 +221,11 @@ func (ad *addition) parse(a *bundle.Artifact) error {
 		distinctTime(a, have, bundle.SourceDump, "")
 		err = logError(dump.Ingest(w, tee, a))
 	case KindTrace:
-		err = gotrace.Ingest(w, tee, a, gotrace.Options{Now: a.Time, NowIsStart: traceTimeIsStart(a.TimeBasis)})
+		var r io.Reader = tee
+		if ad.whole != nil {
+			r = ad.wholeIn
+		}
+		err = gotrace.Ingest(w, r, a, gotrace.Options{Now: a.Time, NowIsStart: traceTimeIsStart(a.TimeBasis)})
 		if err == nil && traceClock(w) == gotrace.ClockSnapshot {
 			a.TimeBasis, a.TimeDetail = bundle.TimeContent, "the trace's own clock snapshots"
 			if !a.Start.IsZero() {
@@ -198,7 +243,11 @@ func (ad *addition) parse(a *bundle.Artifact) error {
 // refuses content the bundle already holds. It returns the first error.
 func (ad *addition) settle(a *bundle.Artifact, err error) error {
 	src := ad.src
-	if ferr := src.finish(); err == nil {
+	finish := src.finish
+	if ad.kept != nil {
+		finish = ad.kept
+	}
+	if ferr := finish(); err == nil {
 		// The whole original is kept, even where the parser stopped early.
 		err = ferr
 	}
@@ -348,5 +397,25 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	p.n += int64(n)
 	p.fn(p.n, p.size)
+	return n, err
+}
+
+// progressReaderAt reports the furthest byte read at random.
+type progressReaderAt struct {
+	r    io.ReaderAt
+	mu   sync.Mutex
+	n    int64
+	size int64
+	fn   func(read, size int64)
+}
+
+func (p *progressReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	n, err := p.r.ReadAt(b, off)
+	p.mu.Lock()
+	if end := off + int64(n); end > p.n {
+		p.n = end
+		p.fn(p.n, p.size)
+	}
+	p.mu.Unlock()
 	return n, err
 }

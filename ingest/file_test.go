@@ -2,7 +2,10 @@ package ingest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -123,5 +126,49 @@ func TestBadFileLeavesBundleUnchanged(t *testing.T) {
 	}
 	if _, err := File(filepath.Join(t.TempDir(), "missing-dir", "..", "y.lsb"), "/does/not/exist", Options{}); err == nil {
 		t.Error("a missing file was accepted")
+	}
+}
+
+// TestPlainTraceReadWhereItLies: a plain trace in a file is parsed where
+// it lies (not streamed through memory) and copied under raw/ as it is
+// parsed; the bundle holds what a streamed ingest of it holds, the raw
+// copy and its SHA-256 are the file's from the reader's offset on,
+// progress reaches the end, and ingesting it again is a duplicate.
+func TestPlainTraceReadWhereItLies(t *testing.T) {
+	_, _, tr := realArtifacts(t)
+	streamed := filepath.Join(t.TempDir(), "streamed.lsb")
+	if _, err := Reader(streamed, "trace.out", struct{ io.Reader }{bytes.NewReader(tr)}, bundle.Artifact{Size: int64(len(tr))}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	path := writeFile(t, "trace.out", append([]byte("skip!"), tr...))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(5, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	var read int64
+	dir := filepath.Join(t.TempDir(), "whole.lsb")
+	a, err := Reader(dir, "trace.out", f, bundle.Artifact{Size: int64(len(tr))}, Options{Progress: func(n, _ int64) { read = n }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := snapshot(t, dir), snapshot(t, streamed); got != want {
+		t.Errorf("read where it lies: %s\nstreamed: %s", got, want)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, a.Name))
+	if err != nil || !bytes.Equal(raw, tr) {
+		t.Errorf("raw copy differs from the trace (%v)", err)
+	}
+	if sum := sha256.Sum256(tr); a.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("sha256 %s, want the trace's", a.SHA256)
+	}
+	if read != int64(len(tr)) {
+		t.Errorf("progress reached %d of %d bytes", read, len(tr))
+	}
+	if _, err := File(dir, writeFile(t, "again.out", tr), Options{}); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("the same trace again: %v, want ErrDuplicate", err)
 	}
 }

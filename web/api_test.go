@@ -1,11 +1,14 @@
 package web
 
 import (
+	"io/fs"
+
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -50,7 +53,7 @@ func getFixture(t testing.TB) fixture {
 
 func newServer(t testing.TB, opts Options) (*Store, http.Handler) {
 	t.Helper()
-	s, err := OpenStore(t.TempDir(), nil, bundle.Limits{MaxBytes: 64 << 20, MaxFiles: 200}, nil)
+	s, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{MaxBytes: 64 << 20, MaxFiles: 200}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,6 +436,7 @@ func TestConcurrent(t *testing.T) {
 	if n != 6 {
 		t.Errorf("%d uploads succeeded, want 6", n)
 	}
+	s.Wait() // files of a capture deleted while read go after the readers
 	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 0 {
 		t.Errorf("left on disk: %v", entries)
 	}
@@ -442,7 +446,7 @@ func TestSeedFirstStartOnly(t *testing.T) {
 	f := getFixture(t)
 	seed := os.DirFS(filepath.Dir(f.dir)) // holds leak.lsb
 	data := t.TempDir()
-	s, err := OpenStore(data, seed, bundle.Limits{}, nil)
+	s, err := openStoreT(t, data, seed, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,11 +457,21 @@ func TestSeedFirstStartOnly(t *testing.T) {
 	if err := s.Delete("sample-leak"); err != nil {
 		t.Fatal(err)
 	}
-	s, err = OpenStore(data, seed, bundle.Limits{}, nil)
+	s, err = openStoreT(t, data, seed, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(s.List()) != 0 {
 		t.Errorf("samples came back after delete on a second start")
 	}
+}
+
+// openStoreT is OpenStore for a test: the analyses and removals the
+// store starts finish before the test's temporary directories go.
+func openStoreT(t testing.TB, dataDir string, seed fs.FS, limits bundle.Limits, mem memory.Allocator) (*Store, error) {
+	s, err := OpenStore(dataDir, seed, limits, mem)
+	if err == nil {
+		t.Cleanup(s.Wait)
+	}
+	return s, err
 }

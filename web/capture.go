@@ -2,7 +2,6 @@ package web
 
 import (
 	"container/list"
-	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -29,7 +28,7 @@ type capture struct {
 	// writing by Delete while it removes the files.
 	use sync.RWMutex
 
-	report   lazy[*analysis.Report]
+	run      analysisRun
 	listed   lazy[*cachedAnalysis]
 	ancestry lazy[*analysis.AncestryTree]
 	stacks   lazy[*flame.Stacks]
@@ -46,46 +45,7 @@ type capture struct {
 }
 
 func newCapture(id string, b *bundle.Bundle, s *Store) *capture {
-	return &capture{id: id, b: b, s: s, answers: answerCache{max: maxCachedAnswers}}
-}
-
-// Report returns the capture's leak report, analysing the bundle on
-// first use (and keeping the result beside it, see reportcache.go).
-func (c *capture) Report() (*analysis.Report, error) {
-	return c.report.get(func() (*analysis.Report, error) {
-		analyses.Add(1)
-		rep, err := analysis.Analyze(c.b, c.s.mem, c.s.opts)
-		c.s.writeReportCache(c, rep, err)
-		return rep, err
-	})
-}
-
-// ListedReport returns the report the capture list, /metrics and the
-// fleet view show: the analysis kept beside the bundle when it is
-// current, so a restarted workbench does not analyse every capture
-// again, else [capture.Report]. Views that read the bundle through the
-// report (a suspect's members) use Report itself.
-func (c *capture) ListedReport() (*analysis.Report, error) {
-	if rep, ok := c.report.peek(); ok {
-		return rep, nil
-	}
-	ca, err := c.listed.get(func() (*cachedAnalysis, error) {
-		if ca, ok := c.s.readReportCache(c); ok {
-			return ca, nil
-		}
-		rep, err := c.Report()
-		if err != nil {
-			return nil, err
-		}
-		return &cachedAnalysis{Report: rep}, nil
-	})
-	switch {
-	case err != nil:
-		return nil, err
-	case ca.Error != "":
-		return nil, errors.New(ca.Error)
-	}
-	return ca.Report, nil
+	return &capture{id: id, b: b, s: s, answers: answerCache{max: maxCachedAnswers}, run: analysisRun{wanted: make(chan struct{})}}
 }
 
 // Selection returns what suspect id counts, at the snapshot its figures

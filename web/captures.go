@@ -13,17 +13,23 @@ import (
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // captureSummary is one row of GET /api/captures.
 type captureSummary struct {
-	ID        string          `json:"id"`
-	CaptureID string          `json:"capture_id"`
-	Node      string          `json:"node"`
-	Process   process         `json:"process"`
-	Start     time.Time       `json:"start"`
-	End       time.Time       `json:"end"`
-	Sources   []bundle.Source `json:"sources"`
+	ID        string  `json:"id"`
+	CaptureID string  `json:"capture_id"`
+	Node      string  `json:"node"`
+	Process   process `json:"process"`
+	// Start and End bound the bundle's data; CaptureStart is when the
+	// capture itself began, later than Start when the bundle opens with
+	// the node agent's history (HistorySnapshots of it).
+	Start            time.Time       `json:"start"`
+	End              time.Time       `json:"end"`
+	CaptureStart     time.Time       `json:"capture_start"`
+	HistorySnapshots int             `json:"history_snapshots,omitempty"`
+	Sources          []bundle.Source `json:"sources"`
 	// SourcesText describes each source in words, counters in human
 	// units (analysis.SourceText), in the order of Sources.
 	SourcesText []string `json:"sources_text"`
@@ -31,17 +37,31 @@ type captureSummary struct {
 	// in binary units.
 	Bytes int64  `json:"bytes"`
 	Size  string `json:"size"`
-	// Duration is End minus Start in words ("4 minutes 10 s").
+	// Duration is End minus CaptureStart in words ("4 minutes 10 s"):
+	// how long the capture ran.
 	Duration string `json:"duration,omitempty"`
 	// Suspects is how many leak suspects the analysis found; null (with
 	// AnalysisError set) when the analysis failed.
-	Suspects      *int   `json:"suspects"`
-	TopSuspect    string `json:"top_suspect,omitempty"`
-	AnalysisError string `json:"analysis_error,omitempty"`
+	Suspects   *int   `json:"suspects"`
+	TopSuspect string `json:"top_suspect,omitempty"`
+	// FirstIncident is the report's first incident, in its words.
+	FirstIncident *incidentRef `json:"first_incident,omitempty"`
+	AnalysisError string       `json:"analysis_error,omitempty"`
+	// AnalysisPending is set (with Suspects null) while the capture's
+	// analysis runs: the list does not wait for it (see analysis.go).
+	AnalysisPending bool `json:"analysis_pending,omitempty"`
 	// Preliminary is set for the node agent's first answer: a copy of the
 	// bundle taken after the capture's first dump, replaced (under the
 	// same id) by the final bundle when it arrives.
 	Preliminary bool `json:"preliminary,omitempty"`
+}
+
+// incidentRef names an incident of a capture's report: its id, its one
+// line and its member suspects.
+type incidentRef struct {
+	ID       string   `json:"id"`
+	Summary  string   `json:"summary"`
+	Suspects []string `json:"suspects"`
 }
 
 // process identifies the captured process.
@@ -77,7 +97,10 @@ func summarize(c *capture) captureSummary {
 	out := captureSummary{
 		ID: c.id, CaptureID: m.CaptureID, Node: m.Node,
 		Process: process{PID: m.Target.PID, Exe: m.Target.Exe, URL: m.Target.URL, GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath},
-		Start:   m.Start, End: m.End, Sources: m.Sources, Preliminary: m.Preliminary,
+		Start:   m.Start, End: m.End, CaptureStart: analysis.CaptureStart(m), Sources: m.Sources, Preliminary: m.Preliminary,
+	}
+	if h := historyOf(m); h != nil {
+		out.HistorySnapshots = len(h.Snapshots)
 	}
 	if out.Sources == nil {
 		out.Sources = []bundle.Source{}
@@ -86,13 +109,17 @@ func summarize(c *capture) captureSummary {
 	for i, src := range out.Sources {
 		out.SourcesText[i] = analysis.SourceText(src)
 	}
-	if !m.Start.IsZero() && !m.End.IsZero() {
-		out.Duration = analysis.FormatDuration(m.End.Sub(m.Start))
+	if !out.CaptureStart.IsZero() && !m.End.IsZero() {
+		out.Duration = analysis.FormatDuration(m.End.Sub(out.CaptureStart))
 	}
 	out.Bytes = c.Size()
 	out.Size = sizeText(out.Bytes)
 	rep, err := c.ListedReport()
-	if err != nil {
+	switch {
+	case errors.Is(err, errPending):
+		out.AnalysisPending = true
+		return out
+	case err != nil:
 		out.AnalysisError = err.Error()
 		return out
 	}
@@ -102,14 +129,22 @@ func summarize(c *capture) captureSummary {
 		s := rep.Suspects[0]
 		out.TopSuspect = fmt.Sprintf("%s %s (%s)", s.Pattern, s.Location, analysis.CountText(s))
 	}
+	if len(rep.Incidents) > 0 {
+		inc := rep.Incidents[0]
+		out.FirstIncident = &incidentRef{ID: inc.ID, Summary: inc.Summary, Suspects: inc.Suspects}
+	}
 	return out
 }
 
 // listHandler answers GET /api/captures: every capture, newest first.
+// Captures whose analysis is still running after listWait are listed as
+// pending.
 func listHandler(s *Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out := []captureSummary{}
-		for _, c := range s.List() {
+		listed := s.List()
+		awaitListed(listed, listWait)
+		for _, c := range listed {
 			// Hold each capture while summarizing it; one deleted meanwhile
 			// is left out.
 			c, release, err := s.Acquire(c.id)
@@ -169,6 +204,7 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 		count := func(result string) { m.uploads.WithLabelValues(result, client).Inc() }
 		if r.ContentLength > maxBytes {
 			count("too_large")
+			w.Header().Set(RefusalHeader, RefusalTooLarge)
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload of %s exceeds the limit of %s", sizeText(r.ContentLength), sizeText(maxBytes)))
 			return
 		}
@@ -189,10 +225,18 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				count("too_large")
+				w.Header().Set(RefusalHeader, RefusalTooLarge)
 				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("upload exceeds the limit of %s", sizeText(maxBytes)))
 				return
 			}
 			status := statusOf(err)
+			switch {
+			case errors.Is(err, ErrQuota):
+				w.Header().Set(RefusalHeader, RefusalNoRoom)
+				w.Header().Set("Retry-After", "600")
+			case errors.Is(err, bundle.ErrTooLarge):
+				w.Header().Set(RefusalHeader, RefusalTooLarge)
+			}
 			if status == http.StatusInternalServerError && !errors.Is(err, bundle.ErrArchive) {
 				// The error may name the server's paths: it goes to the
 				// log, the client hears what happened.
@@ -216,12 +260,27 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 		count("stored")
 		if c, release, err := s.Acquire(id); err == nil {
 			t := c.b.Manifest
-			m.stored.WithLabelValues(t.Node, t.Target.Service()).Inc()
+			if ctr, err := m.stored.GetMetricWithLabelValues(format.Text(t.Node), format.Text(t.Target.Service())); err == nil {
+				ctr.Inc()
+			}
+			done := c.startAnalysis()
 			release()
+			awaitUpload(done)
 		}
 		writeJSON(w, http.StatusCreated, uploadAnswer{ID: id})
 	}
 }
+
+// RefusalHeader says why an upload was refused with 413, so that an
+// uploader can tell a capture the workbench can never take
+// (RefusalTooLarge: past --max-upload or --max-unpacked) from one it has
+// no room for now (RefusalNoRoom: the quota or the disk; Retry-After says
+// when to try again).
+const (
+	RefusalHeader   = "Leakscope-Refusal"
+	RefusalTooLarge = "too-large"
+	RefusalNoRoom   = "no-room"
+)
 
 // uploadAnswer is the body of a successful POST /api/captures: the id of
 // the new capture (201), or of the capture the workbench already held with

@@ -28,7 +28,7 @@ import (
 // ancestry tree and the timeline, the heap growth table and the captures
 // list. Any difference fails.
 func TestOneFigureEverywhere(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), bundles.FS, bundle.Limits{MaxBytes: 64 << 20, MaxFiles: 200}, nil)
+	s, err := openStoreT(t, t.TempDir(), bundles.FS, bundle.Limits{MaxBytes: 64 << 20, MaxFiles: 200}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

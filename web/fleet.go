@@ -28,10 +28,13 @@ func fleetHandler(s *Store) http.HandlerFunc {
 }
 
 // fleetCaptures collects every capture with its (cached) report; a
-// capture whose analysis failed comes without one.
+// capture whose analysis failed, or is still running after listWait,
+// comes without one.
 func fleetCaptures(s *Store) []fleet.Capture {
 	var out []fleet.Capture
-	for _, listed := range s.List() {
+	all := s.List()
+	awaitListed(all, listWait)
+	for _, listed := range all {
 		c, release, err := s.Acquire(listed.id)
 		if err != nil {
 			continue

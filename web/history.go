@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -20,8 +21,10 @@ type historySpan struct {
 	End          time.Time `json:"end"`
 	CaptureStart time.Time `json:"capture_start"`
 	// Snapshots are the times of the history snapshots, oldest first,
-	// one per time (a goroutine and a heap profile taken together are
-	// one), as decimal strings of Unix ns.
+	// as decimal strings of Unix ns: one per watch sample, dated by its
+	// goroutine profile (the agent reads a goroutine and a heap profile
+	// each time, a few ms apart; a history of heap profiles alone is
+	// dated by those).
 	Snapshots []string `json:"snapshots"`
 }
 
@@ -29,17 +32,10 @@ type historySpan struct {
 // bundle holds none.
 func historyOf(m bundle.Manifest) *historySpan {
 	var h *historySpan
-	seen := map[int64]bool{}
-	var ts []int64
-	var own time.Time
+	byProfile := map[string][]int64{}
+	own := analysis.CaptureStart(m)
 	for _, a := range m.Artifacts {
-		if a.Time.IsZero() {
-			continue
-		}
-		if a.Role != bundle.RoleHistory {
-			if own.IsZero() || a.Time.Before(own) {
-				own = a.Time
-			}
+		if a.Time.IsZero() || a.Role != bundle.RoleHistory {
 			continue
 		}
 		if h == nil {
@@ -51,19 +47,17 @@ func historyOf(m bundle.Manifest) *historySpan {
 		if a.Time.After(h.End) {
 			h.End = a.Time
 		}
-		if n := a.Time.UnixNano(); !seen[n] {
-			seen[n] = true
-			ts = append(ts, n)
-		}
+		byProfile[a.Profile] = append(byProfile[a.Profile], a.Time.UnixNano())
 	}
 	if h == nil {
 		return nil
 	}
 	h.CaptureStart = own
-	if own.IsZero() {
-		h.CaptureStart = m.End
+	ts := byProfile["goroutine"]
+	if len(ts) == 0 {
+		ts = byProfile["heap"]
 	}
 	slices.Sort(ts)
-	h.Snapshots = decimal(ts)
+	h.Snapshots = decimal(slices.Compact(ts))
 	return h
 }

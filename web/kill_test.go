@@ -50,7 +50,7 @@ func TestStoreKillDuringDuplicateCheck(t *testing.T) {
 	}
 	for _, point := range []string{"store:unpacked", "store:checked"} {
 		data := t.TempDir()
-		s, err := OpenStore(data, nil, bundle.Limits{}, nil)
+		s, err := openStoreT(t, data, nil, bundle.Limits{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestStoreKillDuringDuplicateCheck(t *testing.T) {
 		if point == "store:unpacked" && !killed {
 			t.Errorf("kill point %s never reached", point)
 		}
-		s2, err := OpenStore(data, nil, bundle.Limits{}, nil)
+		s2, err := openStoreT(t, data, nil, bundle.Limits{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

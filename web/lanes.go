@@ -39,10 +39,26 @@ func lanesHandler(src analysis.TransitionSource) func(http.ResponseWriter, *http
 	}
 }
 
+// lanesAnswer is the body of GET /api/captures/{id}/lanes: the lanes,
+// and which goroutines they are of the suspect's, so the page can say
+// "16 of its 375 goroutines" and tell its members from their creators.
+type lanesAnswer struct {
+	*analysis.StateLanes
+	// Members is how many goroutines the suspect counts; Sampled how many
+	// of them (the oldest) have a lane asked for, Creators how many
+	// goroutines that created them do.
+	Members  int `json:"members"`
+	Sampled  int `json:"sampled_members"`
+	Creators int `json:"creators"`
+	// MissingMembers and MissingCreators split Missing by role.
+	MissingMembers  []int64 `json:"missing_members"`
+	MissingCreators []int64 `json:"missing_creators"`
+}
+
 // suspectLanes builds the state lanes of suspect id: its members are the
 // goroutines its count selects (or, for a suspect from trace windows or
 // goroutine profiles, those the report lists).
-func suspectLanes(c *capture, src analysis.TransitionSource, id string) (*analysis.StateLanes, error) {
+func suspectLanes(c *capture, src analysis.TransitionSource, id string) (*lanesAnswer, error) {
 	rep, err := c.Report()
 	if err != nil {
 		return nil, err
@@ -57,8 +73,8 @@ func suspectLanes(c *capture, src analysis.TransitionSource, id string) (*analys
 		return nil, noSuspect(c, rep, id)
 	}
 	if s.Kind == analysis.KindHeap {
-		return &analysis.StateLanes{Suspect: id, Windows: []analysis.Window{}, Lanes: []analysis.StateLane{}, Stacks: map[string][]analysis.Frame{}, Missing: []int64{},
-			Note: "a heap suspect is memory, not goroutines: it has no goroutine states"}, nil
+		return &lanesAnswer{StateLanes: &analysis.StateLanes{Suspect: id, Windows: []analysis.Window{}, Lanes: []analysis.StateLane{}, Stacks: map[string][]analysis.Frame{}, Missing: []int64{},
+			Note: "a heap suspect is memory, not goroutines: it has no goroutine states"}, MissingMembers: []int64{}, MissingCreators: []int64{}}, nil
 	}
 	members := s.Goids
 	if sel, err := c.Selection(id); err == nil && len(sel.Goids) > 0 {
@@ -75,7 +91,22 @@ func suspectLanes(c *capture, src analysis.TransitionSource, id string) (*analys
 	}
 	lv.Suspect = id
 	dumpReasons(lv, s.State)
-	return lv, nil
+	out := &lanesAnswer{StateLanes: lv, Members: len(members), MissingMembers: []int64{}, MissingCreators: []int64{}}
+	for _, g := range goids {
+		if roles[g] == "member" {
+			out.Sampled++
+		} else {
+			out.Creators++
+		}
+	}
+	for _, g := range lv.Missing {
+		if roles[g] == "member" {
+			out.MissingMembers = append(out.MissingMembers, g)
+		} else {
+			out.MissingCreators = append(out.MissingCreators, g)
+		}
+	}
+	return out, nil
 }
 
 // dumpReasons names the wait of a member still waiting at the end of its

@@ -20,7 +20,7 @@ import (
 // goroutines. A heap suspect and an unknown one say why they have none,
 // and a workbench without the decoder answers 501.
 func TestLanes(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), bundles.FS, bundle.Limits{MaxBytes: 64 << 20, MaxFiles: 200}, nil)
+	s, err := openStoreT(t, t.TempDir(), bundles.FS, bundle.Limits{MaxBytes: 64 << 20, MaxFiles: 200}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

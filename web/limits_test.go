@@ -29,6 +29,7 @@ func TestQuota(t *testing.T) {
 	if rec := do(t, h, "POST", "/api/captures", f.archive, &first); rec.Code != 201 {
 		t.Fatalf("first upload: %d %s", rec.Code, rec.Body)
 	}
+	s.Wait() // its analysis, kept beside it, counts too
 	used, _ := s.Used()
 	if used <= 0 {
 		t.Fatalf("the store counts %d bytes used", used)
@@ -43,6 +44,7 @@ func TestQuota(t *testing.T) {
 	if rec := do(t, h, "DELETE", "/api/captures/"+first["id"], nil, nil); rec.Code != 200 {
 		t.Fatalf("delete: %d", rec.Code)
 	}
+	s.Wait()
 	if u, _ := s.Used(); u != 0 {
 		t.Errorf("after the delete the store counts %d bytes", u)
 	}
@@ -77,7 +79,7 @@ func bigRawArchive(t *testing.T, n int) []byte {
 // writes have stalled for the idle timeout, so deleting the capture, which
 // waits for its readers, completes instead of blocking forever.
 func TestStalledDownload(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), nil, bundle.Limits{}, nil)
+	s, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,13 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"sort"
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/internal/format"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -45,7 +47,9 @@ var (
 	descSuspectScore = prometheus.NewDesc("leakscope_suspect_score",
 		"Score of a suspect, 0 to 100 (what report --fail-on compares with).", suspectLabels, nil)
 	descAnalysisFailed = prometheus.NewDesc("leakscope_capture_analysis_failed",
-		"1 when the capture could not be analysed.", captureLabels, nil)
+		"1 when the capture could not be analysed (an error, or an analysis cut at its deadline or heap budget).", captureLabels, nil)
+	descAnalysisPending = prometheus.NewDesc("leakscope_capture_analysis_pending",
+		"1 while the capture's analysis runs: its suspects are exported once it has finished.", captureLabels, nil)
 	descSuspectsOmitted = prometheus.NewDesc("leakscope_capture_suspects_omitted",
 		"Suspects of the capture past the top ones exported one by one; their figures are summed in the series with suspect=\"other\".", captureLabels, nil)
 	descServiceCaptures = prometheus.NewDesc("leakscope_service_captures",
@@ -123,41 +127,28 @@ type storeCollector struct {
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCaptureGoroutines, descCapturePeak, descCaptureHeap, descCaptureSuspects,
 		descCaptureEnd, descSuspectGoroutines, descSuspectGrowth, descSuspectHeap, descSuspectHeapGrowth,
-		descSuspectScore, descAnalysisFailed, descSuspectsOmitted, descServiceCaptures, descServiceOmitted,
+		descSuspectScore, descAnalysisFailed, descAnalysisPending, descSuspectsOmitted, descServiceCaptures, descServiceOmitted,
 		descServiceOmittedSuspects} {
 		ch <- d
 	}
 }
 
-// Collect analyses captures not analysed yet (the report is kept, as for
-// every other view) and sends their series. Captures are labelled by the
-// capture id of their manifest (as Parquet and the API's capture_id);
-// of two captures with one id, node and service, the newer is exported.
+// Collect sends the series of every capture from its report, without
+// waiting for an analysis more than listWait in all: a capture whose
+// analysis runs longer is exported as pending. Captures are labelled by
+// the capture id of their manifest (as Parquet and the API's
+// capture_id); of two captures with one id, node and service, the newer
+// is exported. Label values are names from the input, escaped
+// (format.Text): Prometheus takes only valid UTF-8, and a control
+// character in a label breaks the lines of a scrape.
 func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	perService := map[string]int{}
 	omitted := map[string][2]int{} // captures, suspects
 	seen := map[[3]string]bool{}
-	for _, listed := range c.s.List() { // newest first
-		cp, release, err := c.s.Acquire(listed.id)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		m := cp.b.Manifest
-		svc := m.Target.Service()
-		perService[svc]++
-		key := [3]string{m.CaptureID, m.Node, svc}
-		if perService[svc] > c.captures || seen[key] {
-			o := omitted[svc]
-			o[0]++
-			if rep, err := cp.ListedReport(); err == nil {
-				o[1] += len(rep.Suspects)
-			}
-			omitted[svc] = o
-		} else {
-			seen[key] = true
-			collectCapture(ch, cp, c.suspects)
-		}
-		release()
+	listed := c.s.List() // newest first
+	awaitListed(listed, listWait)
+	for _, l := range listed {
+		c.collectOne(ch, l.id, perService, omitted, seen)
 	}
 	for _, svc := range sortedKeys(perService) {
 		gauge(ch, descServiceCaptures, float64(perService[svc]), svc)
@@ -167,8 +158,38 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// collectOne sends capture id's series, or counts it among its service's
+// omitted ones, holding the capture meanwhile.
+func (c storeCollector) collectOne(ch chan<- prometheus.Metric, id string, perService map[string]int, omitted map[string][2]int, seen map[[3]string]bool) {
+	cp, release, err := c.s.Acquire(id)
+	if err != nil {
+		return // deleted meanwhile
+	}
+	defer release()
+	m := cp.b.Manifest
+	svc := format.Text(m.Target.Service())
+	perService[svc]++
+	key := [3]string{m.CaptureID, m.Node, svc}
+	if perService[svc] > c.captures || seen[key] {
+		o := omitted[svc]
+		o[0]++
+		if rep, err := cp.ListedReport(); err == nil {
+			o[1] += len(rep.Suspects)
+		}
+		omitted[svc] = o
+		return
+	}
+	seen[key] = true
+	collectCapture(ch, cp, c.suspects)
+}
+
+// gauge sends one series; its label values must be escaped already
+// (format.Text), which NewConstMetric checks (a series it refuses is
+// left out, never a panic).
 func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, lv ...string) {
-	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+	if m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, lv...); err == nil {
+		ch <- m
+	}
 }
 
 func sortedKeys(m map[string]int) []string {
@@ -184,13 +205,20 @@ func sortedKeys(m map[string]int) []string {
 // one, the rest summed under suspect="other".
 func collectCapture(ch chan<- prometheus.Metric, c *capture, top int) {
 	m := c.b.Manifest
-	labels := []string{m.CaptureID, m.Node, m.Target.Service()}
+	labels := texts(m.CaptureID, m.Node, m.Target.Service())
 	rep, err := c.ListedReport()
-	if err != nil {
-		gauge(ch, descAnalysisFailed, 1, labels...)
+	pending := errors.Is(err, errPending)
+	gauge(ch, descAnalysisPending, b2f(pending), labels...)
+	if !m.End.IsZero() {
+		gauge(ch, descCaptureEnd, float64(m.End.UnixNano())/1e9, labels...)
+	}
+	if pending {
 		return
 	}
-	gauge(ch, descAnalysisFailed, 0, labels...)
+	gauge(ch, descAnalysisFailed, b2f(err != nil), labels...)
+	if err != nil {
+		return
+	}
 	if p, ok := last(rep.Series.Goroutines); ok {
 		gauge(ch, descCaptureGoroutines, p.Value, labels...)
 	}
@@ -199,14 +227,11 @@ func collectCapture(ch chan<- prometheus.Metric, c *capture, top int) {
 		gauge(ch, descCaptureHeap, p.Value, labels...)
 	}
 	gauge(ch, descCaptureSuspects, float64(len(rep.Suspects)), labels...)
-	if !m.End.IsZero() {
-		gauge(ch, descCaptureEnd, float64(m.End.UnixNano())/1e9, labels...)
-	}
 	shown := rep.Suspects[:min(top, len(rep.Suspects))]
 	rest := rep.Suspects[len(shown):]
 	gauge(ch, descSuspectsOmitted, float64(len(rest)), labels...)
 	for _, s := range shown {
-		sl := append(append([]string{}, labels...), s.ID, s.Kind, s.Pattern, s.Location)
+		sl := append(append([]string{}, labels...), texts(s.ID, s.Kind, s.Pattern, s.Location)...)
 		gauge(ch, descSuspectScore, s.Score, sl...)
 		suspectFigures(ch, sl, s.Kind, float64(s.Count), s.GrowthPerMin/60, float64(s.RetainedBytes))
 	}
@@ -242,6 +267,21 @@ func suspectFigures(ch chan<- prometheus.Metric, sl []string, kind string, count
 	if retained > 0 {
 		gauge(ch, descSuspectHeap, retained, sl...)
 	}
+}
+
+// texts escapes label values (see gauge).
+func texts(vs ...string) []string {
+	for i, v := range vs {
+		vs[i] = format.Text(v)
+	}
+	return vs
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func last(ps []analysis.Point) (analysis.Point, bool) {

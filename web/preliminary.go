@@ -62,6 +62,7 @@ func (s *Store) supersede(id, incoming string, size int64) error {
 	delete(s.caps, id)
 	s.mu.Unlock()
 	if old != nil {
+		old.stopAnalysis()
 		old.use.Lock() // wait for readers; no new ones can find it
 		defer old.use.Unlock()
 	}
@@ -72,7 +73,7 @@ func (s *Store) supersede(id, incoming string, size int64) error {
 		os.RemoveAll(staged)
 		return fmt.Errorf("replace preliminary capture %s: %w", id, err)
 	}
-	os.Remove(s.reportCachePath(id))
+	s.dropReportCache(id)
 	killpoint.At("store:swapped")
 	if err := os.Rename(staged, dst); err != nil {
 		os.RemoveAll(staged)

@@ -80,7 +80,7 @@ func TestStoreKillDuringSupersede(t *testing.T) {
 	prelim := editManifest(t, f.dir, func(m map[string]any) { m["preliminary"] = true })
 	for _, point := range []string{"store:staged", "store:swapped"} {
 		data := t.TempDir()
-		s, err := OpenStore(data, nil, bundle.Limits{}, nil)
+		s, err := openStoreT(t, data, nil, bundle.Limits{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestStoreKillDuringSupersede(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != -1 {
 			t.Fatalf("%s: not killed there (%v)\n%s", point, err, out)
 		}
-		s2, err := OpenStore(data, nil, bundle.Limits{}, nil)
+		s2, err := openStoreT(t, data, nil, bundle.Limits{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

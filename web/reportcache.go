@@ -18,8 +18,10 @@ import (
 // captures (and answers /metrics and the fleet view) without analysing
 // every one again. A kept analysis is used only when it was written by
 // the same leakscope executable (its SHA-256: any change of the analysis
-// code changes it) in the same cache format, for a bundle of the same
-// size; else the capture is analysed again and the file replaced.
+// code changes it) in the same cache format, under the same deadline and
+// heap budget (a cut is kept too), for a bundle of the same size; else the
+// capture is analysed again and the file replaced. The files count in the
+// quota.
 const (
 	reportCacheSuffix = ".analysis.json"
 	reportCacheFormat = 1
@@ -27,11 +29,13 @@ const (
 
 // cachedAnalysis is the content of an ID.analysis.json file.
 type cachedAnalysis struct {
-	Format   int              `json:"format"`
-	Analyzer string           `json:"analyzer"`
-	Bytes    int64            `json:"bundle_bytes"`
-	Error    string           `json:"error,omitempty"`
-	Report   *analysis.Report `json:"report,omitempty"`
+	Format   int    `json:"format"`
+	Analyzer string `json:"analyzer"`
+	Limits   string `json:"limits,omitempty"` // the analysis's deadline and heap budget
+
+	Bytes  int64            `json:"bundle_bytes"`
+	Error  string           `json:"error,omitempty"`
+	Report *analysis.Report `json:"report,omitempty"`
 }
 
 // analyses counts the analyses the store ran (tests check the cache
@@ -79,7 +83,7 @@ func (s *Store) readReportCache(c *capture) (*cachedAnalysis, bool) {
 		return nil, false
 	}
 	var ca cachedAnalysis
-	if json.Unmarshal(data, &ca) != nil || ca.Format != reportCacheFormat || ca.Analyzer != id || ca.Bytes != c.Size() {
+	if json.Unmarshal(data, &ca) != nil || ca.Format != reportCacheFormat || ca.Analyzer != id || ca.Bytes != c.Size() || ca.Limits != s.limitsKey() {
 		return nil, false
 	}
 	if ca.Report == nil && ca.Error == "" {
@@ -89,18 +93,24 @@ func (s *Store) readReportCache(c *capture) (*cachedAnalysis, bool) {
 }
 
 // writeReportCache keeps c's analysis (its report, or why it failed)
-// beside the bundle, atomically.
+// beside the bundle, atomically. The file counts in the quota like the
+// bundle: one that does not fit is not written (the analysis is kept in
+// memory only), and an earlier one is dropped.
 func (s *Store) writeReportCache(c *capture, rep *analysis.Report, err error) {
 	id := analyzer()
 	if id == "" {
 		return
 	}
-	ca := cachedAnalysis{Format: reportCacheFormat, Analyzer: id, Bytes: c.Size(), Report: rep}
+	ca := cachedAnalysis{Format: reportCacheFormat, Analyzer: id, Limits: s.limitsKey(), Bytes: c.Size(), Report: rep}
 	if err != nil {
 		ca.Report, ca.Error = nil, err.Error()
 	}
 	data, merr := json.Marshal(ca)
 	if merr != nil {
+		return
+	}
+	s.dropReportCache(c.id)
+	if s.roomFor(int64(len(data))) != nil {
 		return
 	}
 	tmp, terr := os.CreateTemp(s.dir, ".analysis-*")
@@ -113,5 +123,31 @@ func (s *Store) writeReportCache(c *capture, rep *analysis.Report, err error) {
 	}
 	if werr != nil || os.Rename(tmp.Name(), s.reportCachePath(c.id)) != nil {
 		os.Remove(tmp.Name())
+		return
 	}
+	s.mu.Lock()
+	s.used += int64(len(data))
+	s.mu.Unlock()
+}
+
+// dropReportCache removes the kept analysis of capture id, if any, and
+// gives its bytes back to the quota.
+func (s *Store) dropReportCache(id string) {
+	path := s.reportCachePath(id)
+	st, err := os.Stat(path)
+	if err != nil || os.Remove(path) != nil {
+		return
+	}
+	s.mu.Lock()
+	s.used -= st.Size()
+	s.mu.Unlock()
+}
+
+// cacheSize is the bytes the kept analysis of capture id takes, 0 for
+// none.
+func (s *Store) cacheSize(id string) int64 {
+	if st, err := os.Stat(s.reportCachePath(id)); err == nil {
+		return st.Size()
+	}
+	return 0
 }

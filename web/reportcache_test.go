@@ -16,7 +16,7 @@ import (
 func TestAnalysisKeptAcrossRestart(t *testing.T) {
 	f := getFixture(t)
 	data := t.TempDir()
-	s, err := OpenStore(data, nil, bundle.Limits{}, nil)
+	s, err := openStoreT(t, data, nil, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestAnalysisKeptAcrossRestart(t *testing.T) {
 	}
 
 	restart := func() http.Handler {
-		s, err := OpenStore(data, nil, bundle.Limits{}, nil)
+		s, err := openStoreT(t, data, nil, bundle.Limits{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,6 +50,19 @@ type Store struct {
 	reserved int64 // bytes uploads in flight may still take
 	// addMu serializes the duplicate check of uploads.
 	addMu sync.Mutex
+	// slots and asked hold a token per analysis running (see
+	// analysis.go): asked only for analyses a request waits for.
+	slots, asked chan struct{}
+	// removing counts deleted captures whose files wait for readers,
+	// running the analyses started.
+	removing, running sync.WaitGroup
+}
+
+// Wait waits for the analyses started and the removals of deleted
+// captures still in flight (a server shutting down, a test ending).
+func (s *Store) Wait() {
+	s.running.Wait()
+	s.removing.Wait()
 }
 
 // DefaultQuota is the most disk all captures of a data directory may
@@ -74,7 +87,8 @@ func OpenStore(dataDir string, seed fs.FS, limits bundle.Limits, mem memory.Allo
 	if limits.MaxBytes <= 0 {
 		limits.MaxBytes = bundle.DefaultLimits.MaxBytes
 	}
-	s := &Store{dir: filepath.Join(dataDir, "captures"), mem: mem, limits: limits, quota: DefaultQuota, caps: map[string]*capture{}}
+	s := &Store{dir: filepath.Join(dataDir, "captures"), mem: mem, limits: limits, quota: DefaultQuota, caps: map[string]*capture{},
+		slots: make(chan struct{}, maxAnalyses), asked: make(chan struct{}, maxAnalyses)}
 	_, err := os.Stat(s.dir)
 	first := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
@@ -106,6 +120,14 @@ func (s *Store) load() error {
 	for _, e := range entries {
 		s.finishSupersede(e.Name())
 	}
+	// Captures deleted before their files were removed (a kill, or
+	// readers that held them to the end).
+	for _, e := range entries {
+		if id, ok := strings.CutPrefix(e.Name(), deletingPrefix); ok && idPattern.MatchString(id) {
+			os.RemoveAll(filepath.Join(s.dir, id))
+			os.Remove(s.reportCachePath(id))
+		}
+	}
 	if entries, err = os.ReadDir(s.dir); err != nil {
 		return fmt.Errorf("read data dir: %w", err)
 	}
@@ -124,7 +146,7 @@ func (s *Store) load() error {
 			continue
 		}
 		s.caps[name] = newCapture(name, b, s)
-		s.used += bundle.DirSize(b.Dir)
+		s.used += bundle.DirSize(b.Dir) + s.cacheSize(name)
 	}
 	// Kept analyses of captures that are gone (deleted, then killed).
 	for _, e := range entries {
@@ -142,7 +164,22 @@ func (s *Store) SetQuota(total int64) {
 	s.mu.Unlock()
 }
 
-// Used returns the bytes the captures take and the quota.
+// SetAnalysis sets the options of every analysis the store runs (the
+// deadline and heap budget among them), before any runs.
+func (s *Store) SetAnalysis(opts analysis.Options) {
+	s.mu.Lock()
+	s.opts = opts
+	s.mu.Unlock()
+}
+
+// limitsKey names the deadline and heap budget analyses run under, which
+// a kept analysis must share to be used.
+func (s *Store) limitsKey() string {
+	return fmt.Sprintf("timeout=%v max_heap=%d", s.opts.Timeout, s.opts.MaxHeap)
+}
+
+// Used returns the bytes the captures (and their kept analyses) take and
+// the quota.
 func (s *Store) Used() (used, quota int64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -451,31 +488,62 @@ func (s *Store) List() []*capture {
 	return out
 }
 
-// Delete removes a capture: it disappears from the store at once, its
-// files are removed once the reads in flight on it have finished, and its
-// cached analysis is dropped.
+// deletingPrefix names the tombstone Delete writes before it lets a
+// capture go: a workbench started again before the files are removed
+// removes them (see load), so a deleted capture never comes back.
+const deletingPrefix = ".deleting-"
+
+// Delete removes a capture: it disappears from the store at once (a
+// tombstone keeps it gone across a restart), its analysis is stopped, and
+// its files and kept analysis are removed once the reads in flight on it
+// have finished — now when there are none, else on a goroutine of its
+// own: Delete never waits for a reader.
 func (s *Store) Delete(id string) error {
 	s.mu.Lock()
 	c := s.caps[id]
-	delete(s.caps, id)
-	s.mu.Unlock()
 	if c == nil {
+		s.mu.Unlock()
 		return fmt.Errorf("capture %q: %w", id, ErrNotFound)
 	}
-	c.use.Lock() // wait for readers; no new ones can find c
-	defer c.use.Unlock()
-	trash := filepath.Join(s.dir, ".deleted-"+id+"-"+newID())
-	size := bundle.DirSize(c.b.Dir)
-	if err := os.Rename(c.b.Dir, trash); err != nil {
+	tomb := filepath.Join(s.dir, deletingPrefix+id)
+	if err := os.WriteFile(tomb, nil, 0o644); err != nil {
+		s.mu.Unlock()
 		return fmt.Errorf("delete capture %s: %w", id, err)
+	}
+	delete(s.caps, id)
+	s.mu.Unlock()
+	c.stopAnalysis()
+	if c.use.TryLock() {
+		return s.remove(c, tomb)
+	}
+	s.removing.Add(1)
+	go func() {
+		defer s.removing.Done()
+		c.use.Lock() // wait for readers; no new ones can find c
+		if err := s.remove(c, tomb); err != nil {
+			log.Printf("leakscope serve: %v (removed at the next start)", err)
+		}
+	}()
+	return nil
+}
+
+// remove deletes the files of c, which Delete took out of the store and
+// holds locked, then its tombstone, and unlocks c.
+func (s *Store) remove(c *capture, tomb string) error {
+	defer c.use.Unlock()
+	trash := filepath.Join(s.dir, ".deleted-"+c.id+"-"+newID())
+	size := bundle.DirSize(c.b.Dir)
+	if err := os.Rename(c.b.Dir, trash); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("delete capture %s: %w", c.id, err)
 	}
 	s.mu.Lock()
 	s.used -= size
 	s.mu.Unlock()
-	os.Remove(s.reportCachePath(id))
+	s.dropReportCache(c.id)
 	if err := os.RemoveAll(trash); err != nil {
-		return fmt.Errorf("delete capture %s: %w", id, err)
+		return fmt.Errorf("delete capture %s: %w", c.id, err)
 	}
+	os.Remove(tomb)
 	return nil
 }
 

@@ -1,7 +1,10 @@
 package web
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"net"
@@ -48,7 +51,7 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 // upload sets aside what its archive declares, not the most one could
 // take).
 func TestConcurrentUploadsFitDefaultQuota(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), nil, bundle.Limits{}, nil)
+	s, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +101,7 @@ func TestConcurrentUploadsFitDefaultQuota(t *testing.T) {
 // byte at a time set nothing aside and are dropped after the idle
 // deadline (408); an upload meanwhile is stored.
 func TestSlowlorisDoesNotBlockUploads(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), nil, bundle.Limits{}, nil)
+	s, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,9 +187,61 @@ func TestQuotaAnswerSaysWhichBound(t *testing.T) {
 	s, h := newServer(t, Options{})
 	s.SetQuota(int64(len(f.archive)) / 4)
 	wantError(t, do(t, h, "POST", "/api/captures", f.archive, nil), http.StatusRequestEntityTooLarge, "uploads in flight have set aside")
-	s2, err := OpenStore(t.TempDir(), nil, bundle.Limits{MaxBytes: 1 << 10}, nil)
+	s2, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{MaxBytes: 1 << 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantError(t, do(t, NewRouter(s2, Options{Loopback: true}), "POST", "/api/captures", f.archive, nil), http.StatusRequestEntityTooLarge, "--max-unpacked")
+}
+
+// TestReservationFollowsBytes: an upload whose tar header claims 3.9 GiB
+// sets aside what it has sent (plus a step), not what the header claims,
+// so that under a 64 MiB quota another upload is stored while it trickles;
+// cut short, it is refused and sets nothing aside.
+func TestReservationFollowsBytes(t *testing.T) {
+	s, err := openStoreT(t, t.TempDir(), nil, bundle.Limits{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetQuota(64 << 20)
+	srv := httptest.NewServer(NewRouter(s, Options{Loopback: true}))
+	defer srv.Close()
+	var claim bytes.Buffer
+	gz := gzip.NewWriter(&claim)
+	tw := tar.NewWriter(gz)
+	tw.WriteHeader(&tar.Header{Name: "raw/huge.bin", Mode: 0o644, Size: 39 << 30 / 10, Typeflag: tar.TypeReg})
+	io.CopyN(tw, rand.Reader, 256<<10)
+	gz.Flush()
+	var ready sync.WaitGroup
+	ready.Add(1)
+	gate := make(chan struct{})
+	answer := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(srv.URL+"/api/captures", "application/gzip", &gatedBody{data: claim.Bytes(), ready: &ready, gate: gate})
+		if err != nil {
+			answer <- 0
+			return
+		}
+		resp.Body.Close()
+		answer <- resp.StatusCode
+	}()
+	ready.Wait()
+	if got := s.reservedBytes(); got > 2<<20 {
+		t.Errorf("the trickling upload sets aside %d bytes, more than it sent and a step", got)
+	}
+	resp, err := http.Post(srv.URL+"/api/captures", "application/zstd", bytes.NewReader(bigRawArchive(t, 1<<20)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("an upload beside the trickling one: %s", resp.Status)
+	}
+	close(gate)
+	if code := <-answer; code != http.StatusBadRequest {
+		t.Errorf("the upload cut short: %d, want 400", code)
+	}
+	if got := s.reservedBytes(); got != 0 {
+		t.Errorf("%d bytes still set aside", got)
+	}
 }

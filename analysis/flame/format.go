@@ -26,6 +26,26 @@ func PackageOf(function string) string {
 	return strings.ReplaceAll(fn[:slash+1+dot], "%2e", ".")
 }
 
+// ShortName drops the import path before the package name
+// ("k8s.io/client-go/informers.(*sharedInformerFactory).Start" gives
+// "informers.(*sharedInformerFactory).Start") and writes type arguments
+// as "[...]". Only a slash of the import path counts: one after the first
+// character no import path holds ("main.evil</script>" is package main's,
+// and stays whole).
+func ShortName(function string) string {
+	fn := WithoutTypeArgs(function)
+	end := strings.IndexFunc(fn, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~/+%!", r))
+	})
+	if end < 0 {
+		end = len(fn)
+	}
+	if i := strings.LastIndexByte(fn[:end], '/'); i >= 0 {
+		return fn[i+1:]
+	}
+	return fn
+}
+
 // WithoutTypeArgs writes the type arguments of an instantiated generic
 // function name as "[...]", as goroutine dumps do: profiles and traces
 // spell them out ("pkg.(*T[go.shape.struct { F other/pkg.X }]).M").

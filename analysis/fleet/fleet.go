@@ -29,13 +29,17 @@ type Service struct {
 	Leaks    []Leak       `json:"leaks"`    // on most nodes first
 }
 
-// CaptureRef is one capture of the service.
+// CaptureRef is one capture of the service. Start is when the capture
+// began ([analysis.CaptureStart]: after the node agent's history).
 type CaptureRef struct {
 	ID       string    `json:"id"`
 	Node     string    `json:"node"`
 	Start    time.Time `json:"start,omitzero"`
 	End      time.Time `json:"end,omitzero"`
 	Suspects int       `json:"suspects"`
+	// Incident is the capture's first incident in the report's words
+	// (its summary), when it has one.
+	Incident string `json:"incident,omitempty"`
 }
 
 // Leak is one leak (the same kind, pattern, location and creator) as seen
@@ -156,9 +160,12 @@ func Summarize(service string, caps []Capture) Service {
 	for _, c := range mine {
 		m := c.Manifest
 		nodes[m.Node] = true
-		ref := CaptureRef{ID: c.ID, Node: m.Node, Start: m.Start, End: m.End}
+		ref := CaptureRef{ID: c.ID, Node: m.Node, Start: analysis.CaptureStart(m), End: m.End}
 		if c.Report != nil {
 			ref.Suspects = len(c.Report.Suspects)
+			if len(c.Report.Incidents) > 0 {
+				ref.Incident = c.Report.Incidents[0].Summary
+			}
 			for _, s := range c.Report.Suspects {
 				k := key{s.Kind, s.Pattern, s.Location, s.Creator}
 				l := leaks[k]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/leakscope/leakscope/internal/format"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -259,7 +260,13 @@ func evidenceCharts(d *document, rep *analysis.Report, level int, title string) 
 		heap = append([]line{{name: "live heap (trace windows)", points: rep.Series.HeapLive, windows: rep.Series.Windows}}, heap...)
 	}
 	d.chart("Heap", "bytes", "Heap over time", heap)
-	d.chart("GC cycles", "", "GC cycles over time", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f", windows: rep.Series.Windows}})
+	// Cycles counted in the trace windows have no points between them;
+	// the eBPF probes' are of the whole capture.
+	var gcWindows []analysis.Window
+	if rep.Series.GCFrom == "trace" {
+		gcWindows = rep.Series.Windows
+	}
+	d.chart("GC cycles", "", "GC cycles over time", []line{{name: "gc cycle", points: rep.Series.GC, color: "#7f7f7f", windows: gcWindows}})
 }
 
 func heapSection(d *document, rep *analysis.Report, level int) {
@@ -313,7 +320,7 @@ func spansSection(d *document, rep *analysis.Report, level int) {
 		return
 	}
 	d.h(level, "Spans")
-	d.p(fmt.Sprintf("%d tasks and %d regions in the trace; %d never ended.", sp.Tasks, sp.Regions, len(sp.NeverEnded)))
+	d.p(fmt.Sprintf("%s and %s in the trace; %d never ended.", format.Count(int64(sp.Tasks), "task"), format.Count(int64(sp.Regions), "region"), len(sp.NeverEnded)))
 	var rows [][]string
 	for i, o := range sp.Outliving {
 		if i == 10 {
@@ -345,7 +352,7 @@ func leakProfileSection(d *document, rep *analysis.Report, level int) {
 	}
 	d.h(level, "Runtime goroutineleak profile")
 	d.ul(
-		fmt.Sprintf("The last of %d goroutineleak profiles (at %s) reports %d leaked goroutines.", c.Snapshots, analysis.FormatTime(c.LeakedAt), c.Leaked),
+		fmt.Sprintf("The last of %s (at %s) reports %s.", format.Count(int64(c.Snapshots), "goroutineleak profile"), analysis.FormatTime(c.LeakedAt), format.Count(int64(c.Leaked), "leaked goroutine")),
 		"Both agree on: "+orNone(c.Agree),
 		"Only this analysis: "+orNone(c.OnlyAnalysis),
 		"Only the runtime profile: "+orNone(c.OnlyProfile),
@@ -371,13 +378,18 @@ func orNone(s []string) string {
 	return codeJoin(s, ", ")
 }
 
+// targetName names the program a report is about.
 func targetName(rep *analysis.Report) string {
 	b := rep.Bundle
 	switch {
+	case b.Exe != "":
+		// The program's name, as the fleet names its service: a module
+		// holds many programs (the demo's sample lives in leakscope's own
+		// module, so "leak in github.com/leakscope/leakscope" read as if
+		// the tool leaked).
+		return path.Base(b.Exe)
 	case b.Module != "":
 		return b.Module
-	case b.Exe != "":
-		return b.Exe
 	case b.URL != "":
 		return b.URL
 	case b.CaptureID != "":
@@ -430,7 +442,7 @@ func bundleLine(rep *analysis.Report) string {
 		parts = append(parts, lit(b.GoVersion))
 	}
 	parts = append(parts, window(rep))
-	parts = append(parts, fmt.Sprintf("%d goroutine snapshots (%s rows), %d heap snapshots", b.GoroutineSnapshots, format.Int(b.GoroutineRows), b.HeapSnapshots))
+	parts = append(parts, fmt.Sprintf("%s (%s), %s", format.Count(int64(b.GoroutineSnapshots), "goroutine snapshot"), format.Count(b.GoroutineRows, "row"), format.Count(int64(b.HeapSnapshots), "heap snapshot")))
 	if len(b.Sources) > 0 {
 		parts = append(parts, "sources: "+strings.Join(b.Sources, ", "))
 	}

@@ -140,3 +140,21 @@ func TestRenderEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestTitleNamesTheProgram: a report's title names the program, as the
+// fleet names its service, not the module it was built from (the demo's
+// sample lives in leakscope's own module: "leak in
+// github.com/leakscope/leakscope" read as if the tool leaked).
+func TestTitleNamesTheProgram(t *testing.T) {
+	rep := &analysis.Report{Bundle: analysis.BundleSummary{Exe: "/tmp/build/operator-sim", Module: "github.com/leakscope/leakscope"}}
+	for _, pm := range []bool{false, true} {
+		var md bytes.Buffer
+		if err := report.Markdown(&md, rep, report.Options{Postmortem: pm}); err != nil {
+			t.Fatal(err)
+		}
+		title, _, _ := strings.Cut(md.String(), "\n")
+		if !strings.HasSuffix(title, " operator-sim") || strings.Contains(title, "github.com") {
+			t.Errorf("title %q: want it to name the program, operator-sim", title)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func heapFacts(s analysis.Suspect) []string {
 func growthFacts(s analysis.Suspect) []string {
 	var facts []string
 	if s.Fit.Points >= 2 {
-		facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %d points, %.0f%% of steps non-decreasing", s.Fit.R2, s.Fit.Points, 100*s.Fit.Monotone))
+		facts = append(facts, fmt.Sprintf("**Fit:** R²=%.2f over %s, %.0f%% of steps non-decreasing", s.Fit.R2, format.Count(int64(s.Fit.Points), "point"), 100*s.Fit.Monotone))
 	}
 	if t := s.Display; t != nil && t.FirstSeen != "" {
 		facts = append(facts, "**First seen:** "+t.FirstSeen)
@@ -98,7 +98,7 @@ func growthFacts(s analysis.Suspect) []string {
 		facts = append(facts, "**Onset:** "+t.Onset+" — "+s.Onset.Detail)
 	}
 	if s.MaxWaitMinutes > 0 {
-		facts = append(facts, fmt.Sprintf("**Longest wait:** %d minutes", s.MaxWaitMinutes))
+		facts = append(facts, "**Longest wait:** "+format.Count(int64(s.MaxWaitMinutes), "minute"))
 	}
 	if s.RetainedBytes > 0 {
 		facts = append(facts, "**Heap retained (attributed):** "+format.Bytes(float64(s.RetainedBytes)))
@@ -278,12 +278,7 @@ func goidList(g []int64, n int) string {
 	return strings.Join(parts, ", ")
 }
 
-// shortFn drops the import path of a function name (and spells type
-// arguments "[...]").
-func shortFn(fn string) string {
-	fn = flame.WithoutTypeArgs(fn)
-	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
-		return fn[i+1:]
-	}
-	return fn
-}
+// shortFn drops the import path of a function name, and only it (a
+// slash inside a hostile name does not cut it), and spells type arguments
+// "[...]" ([flame.ShortName]).
+func shortFn(fn string) string { return flame.ShortName(fn) }

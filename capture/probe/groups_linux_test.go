@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,6 +47,14 @@ func TestSetAttached(t *testing.T) {
 		since := monoNow(t)
 		spawnBatch()
 		c, e := drain(since)
+		// The last goroutines may exit after Wait returns (Done runs
+		// before goexit): drain until every event has come, or for 10 s
+		// (a ceiling for a loaded machine, not a measure of speed).
+		for deadline := time.Now().Add(10 * time.Second); wantSeen && (c < batch || e < batch) && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+			c2, e2 := drain(since)
+			c, e = c+c2, e+e2
+		}
 		switch {
 		case wantSeen && (c < batch || e < batch):
 			t.Errorf("%s: %d go_create and %d go_exit events for %d goroutines", name, c, e, batch)

@@ -61,7 +61,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "leakscope agent listening on http://%s/\n", a.Addr())
+	printf(stdout, "leakscope agent listening on http://%s/\n", a.Addr())
 	return a.Run(ctx)
 }
 
@@ -114,7 +114,7 @@ func defineAgentFlags(fs *flag.FlagSet) *agentFlags {
 	fs.BoolVar(&cfg.Capture.NoEBPF, "no-ebpf", false, "do not attach eBPF probes")
 	f.budget = ebpfBudgetFlag(fs)
 	fs.StringVar(&cfg.SpoolDir, "spool", "/var/lib/leakscope/spool", "spool `directory` for captures waiting for upload")
-	fs.Var(&f.maxSpool, "spool-max", "largest spool size in `bytes` (suffixes K, M, G)")
+	fs.Var(&f.maxSpool, "spool-max", "largest spool size in `bytes` (suffixes K, M, G, T)")
 	fs.StringVar(&cfg.UploadTo, "to", "", "workbench base `URL` to upload captures to (empty: keep them in the spool)")
 	fs.StringVar(&cfg.UploadToken, "token", os.Getenv("LEAKSCOPE_TOKEN"), "workbench write `token` (default $LEAKSCOPE_TOKEN)")
 	fs.StringVar(&f.rules, "rules", "", "extra leak rules `FILE` for the reports; default $"+analysis.RulesEnv)
@@ -194,35 +194,5 @@ func (l *listFlag) Set(v string) error {
 			*l = append(*l, s)
 		}
 	}
-	return nil
-}
-
-// byteSize is a flag of bytes with an optional K, M or G suffix (powers of 1024).
-type byteSize int64
-
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
-
-func (b *byteSize) Set(v string) error {
-	mult := int64(1)
-	s := strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(v)), "B")
-	if s == "" {
-		return fmt.Errorf("empty size")
-	}
-	switch s[len(s)-1] {
-	case 'K':
-		mult = 1 << 10
-	case 'M':
-		mult = 1 << 20
-	case 'G':
-		mult = 1 << 30
-	}
-	if mult > 1 {
-		s = s[:len(s)-1]
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return fmt.Errorf("size %q: want bytes, e.g. 2G or 500M", v)
-	}
-	*b = byteSize(n * mult)
 	return nil
 }

@@ -135,6 +135,7 @@ func TestUploadArchiveOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(store.Wait)
 	srv := httptest.NewServer(web.NewRouter(store, web.Options{Loopback: true}))
 	defer srv.Close()
 	first := runOK(t, "upload", dir, "--to", srv.URL)

@@ -43,7 +43,7 @@ func runCapture(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if firstAnswer != "" {
 		o.FirstDump = firstAnswerHook(firstAnswer, stderr)
 	}
-	sum, err := capture.Run(ctx, o, stderr)
+	sum, err := capture.Run(ctx, o, cleanWriter{stderr})
 	if err == nil && archive != "" {
 		err = packCapture(&sum, archive)
 	}

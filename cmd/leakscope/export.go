@@ -45,13 +45,20 @@ Exporting a capture again replaces its directory.`, stderr)
 	if err != nil {
 		return err
 	}
+	// A bundle that fails (its analysis cut at its deadline or heap
+	// budget, a damaged table) does not keep the others from export.
+	var failed int
 	for _, path := range pos {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := exportOne(path, *out, analysis.Options{Rules: rules, Now: time.Now()}, stdout); err != nil {
-			return err
+			failed++
+			printf(stderr, "leakscope: %s: %v\n", path, err)
 		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d bundles not exported; the others are in %s", failed, len(pos), *out)
 	}
 	return nil
 }
@@ -75,10 +82,10 @@ func exportOne(path, out string, opts analysis.Options, stdout io.Writer) error 
 	for _, t := range c.Tables {
 		rows += t.Rows
 	}
-	fmt.Fprintf(stdout, "%s -> %s (%d tables, %d rows, %d suspects)\n", path, c.Dir, len(c.Tables), rows, len(c.Report.Suspects))
+	printf(stdout, "%s -> %s (%d tables, %d rows, %d suspects)\n", path, c.Dir, len(c.Tables), rows, len(c.Report.Suspects))
 	for _, t := range c.Tables {
 		if t.Truncated != "" {
-			fmt.Fprintf(stdout, "  %s: exported the complete batches of a table cut short: %s\n", t.Name, t.Truncated)
+			printf(stdout, "  %s: exported the complete batches of a table cut short: %s\n", t.Name, t.Truncated)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"time"
 
@@ -17,9 +16,9 @@ func firstAnswerHook(file string, stderr io.Writer) func(string) {
 	return func(dir string) {
 		rep, err := agent.WriteFirstAnswer(dir, file, analysis.Options{})
 		if err != nil {
-			fmt.Fprintf(stderr, "first answer: %v\n", err)
+			printf(stderr, "first answer: %v\n", err)
 			return
 		}
-		fmt.Fprintf(stderr, "first answer after %s: %s; preliminary report %s\n", time.Since(start).Round(100*time.Millisecond), agent.TopSuspect(rep), file)
+		printf(stderr, "first answer after %s: %s; preliminary report %s\n", time.Since(start).Round(100*time.Millisecond), agent.TopSuspect(rep), file)
 	}
 }

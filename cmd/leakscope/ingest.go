@@ -168,7 +168,7 @@ func ingestFiles(ctx context.Context, dir, out string, files []string, base inge
 		}
 		if why := bundleInput(path); why != "" {
 			failed++
-			fmt.Fprintf(stderr, "leakscope: %s\n", why)
+			printf(stderr, "leakscope: %s\n", why)
 			continue
 		}
 		opts := base
@@ -182,20 +182,20 @@ func ingestFiles(ctx context.Context, dir, out string, files []string, base inge
 			bar.Finish()
 		}
 		if errors.Is(err, ingest.ErrDuplicate) {
-			fmt.Fprintf(stderr, "leakscope: note: %v\n", err)
+			printf(stderr, "leakscope: note: %v\n", err)
 			continue
 		}
 		if err != nil {
 			failed++
-			fmt.Fprintf(stderr, "leakscope: %v\n", err)
+			printf(stderr, "leakscope: %v\n", err)
 			continue
 		}
-		fmt.Fprintln(stdout, describe(path, a))
+		printLine(stdout, describe(path, a))
 		if a.TimeBasis == bundle.TimeOrder {
-			fmt.Fprintf(stderr, "leakscope: warning: %s: %s; rates across these snapshots are not real (give each file its time with --at)\n", path, a.TimeDetail)
+			printf(stderr, "leakscope: warning: %s: %s; rates across these snapshots are not real (give each file its time with --at)\n", path, a.TimeDetail)
 		}
 		if a.Status == bundle.StatusTruncated {
-			fmt.Fprintf(stderr, "leakscope: warning: %s was cut short; its complete part was kept (see leakscope inspect %s)\n", path, out)
+			printf(stderr, "leakscope: warning: %s was cut short; its complete part was kept (see leakscope inspect %s)\n", path, out)
 		}
 	}
 	return failed, nil
@@ -221,7 +221,7 @@ func sourceSummary(st srclines.Stats, stdout, stderr io.Writer) {
 	if total == 0 {
 		return
 	}
-	fmt.Fprintf(stdout, "source: %d of %d functions the frames name kept\n", st.OK, total)
+	printf(stdout, "source: %d of %d functions the frames name kept\n", st.OK, total)
 	if st.OK == total {
 		return
 	}
@@ -233,7 +233,7 @@ func sourceSummary(st srclines.Stats, stdout, stderr io.Writer) {
 	if more := total - st.OK - len(st.Missing); more > 0 {
 		list += fmt.Sprintf("; and %d more", more)
 	}
-	fmt.Fprintf(stderr, "leakscope: warning: source %s: %d functions not kept (%s); selects and receives in them cannot be judged stuck, and ticker or stopped-timer patterns not named (give the checkout or module cache with --source-root DIR)\n", what, total-st.OK, list)
+	printf(stderr, "leakscope: warning: source %s: %d functions not kept (%s); selects and receives in them cannot be judged stuck, and ticker or stopped-timer patterns not named (give the checkout or module cache with --source-root DIR)\n", what, total-st.OK, list)
 }
 
 // describe says in one line what ingest made of a file.

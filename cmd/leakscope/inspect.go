@@ -37,34 +37,34 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	m := b.Manifest
-	fmt.Fprintf(stdout, "bundle   %s (capture %s, format %d, schema %s)\n", pos[0], m.CaptureID, m.FormatVersion, m.SchemaVersion)
+	printf(stdout, "bundle   %s (capture %s, format %d, schema %s)\n", pos[0], m.CaptureID, m.FormatVersion, m.SchemaVersion)
 	if t := m.Target; t.PID != 0 || t.Exe != "" || t.URL != "" {
-		fmt.Fprintf(stdout, "target   pid %d %s %s %s\n", t.PID, t.Exe, t.GoVersion, t.URL)
+		printf(stdout, "target   pid %d %s %s %s\n", t.PID, t.Exe, t.GoVersion, t.URL)
 		if !t.ProcessStart.IsZero() {
-			fmt.Fprintf(stdout, "started  %s (process start, from /proc)\n", t.ProcessStart.UTC().Format(time.RFC3339))
+			printf(stdout, "started  %s (process start, from /proc)\n", t.ProcessStart.UTC().Format(time.RFC3339))
 		}
 	}
 	if m.Node != "" {
-		fmt.Fprintf(stdout, "node     %s\n", m.Node)
+		printf(stdout, "node     %s\n", m.Node)
 	}
 	if !m.Start.IsZero() {
-		fmt.Fprintf(stdout, "time     %s .. %s (%s)\n", m.Start.UTC().Format(time.RFC3339), m.End.UTC().Format(time.RFC3339), m.End.Sub(m.Start).Round(time.Second))
+		printf(stdout, "time     %s .. %s (%s)\n", m.Start.UTC().Format(time.RFC3339), m.End.UTC().Format(time.RFC3339), m.End.Sub(m.Start).Round(time.Second))
 	}
 	for _, s := range m.Sources {
 		line := fmt.Sprintf("source   %-6s %s", s.Kind, s.Status)
 		if s.Detail != "" {
 			line += ": " + s.Detail
 		}
-		fmt.Fprintln(stdout, line)
+		printLine(stdout, line)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\ttable\trows\tbatches\tsize\t")
+	printLine(tw, "\ttable\trows\tbatches\tsize\t")
 	for _, t := range tables {
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\n", t.Name, format.Int(t.Rows), format.Int(int64(t.Batches)), format.Bytes(float64(t.Bytes)), truncNote(t.Truncated))
+		printf(tw, "\t%s\t%s\t%s\t%s\t%s\n", t.Name, format.Int(t.Rows), format.Int(int64(t.Batches)), format.Bytes(float64(t.Bytes)), truncNote(t.Truncated))
 	}
 	tw.Flush()
 	if len(m.Artifacts) > 0 {
-		fmt.Fprintf(stdout, "artifacts (%d):\n", len(m.Artifacts))
+		printf(stdout, "artifacts (%d):\n", len(m.Artifacts))
 		for _, a := range m.Artifacts {
 			kind := a.Kind
 			if a.Profile != "" {
@@ -74,7 +74,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if a.TimeBasis != "" {
 				at += " (" + a.TimeBasis + ")"
 			}
-			fmt.Fprintf(stdout, "  %-28s %-18s %8d rows  %s  %s %s\n", a.Name, kind, a.Rows, at, a.Status, a.Detail)
+			printf(stdout, "  %-28s %-18s %8d rows  %s  %s %s\n", a.Name, kind, a.Rows, at, a.Status, a.Detail)
 		}
 	}
 	return nil

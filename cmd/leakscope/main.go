@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // command is one subcommand of the CLI.
@@ -45,16 +46,49 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := withGrace(ctx, stopGrace, func() error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// stopGrace is how long a command has, after SIGINT or SIGTERM, to stop
+// on its own before the process exits without it: every command stops
+// within a second. What a command writes survives a kill at any point
+// (bundle transactions, a capture's flushed batches, the agent's spool,
+// the workbench's store), so stopping where it stands loses only the work
+// in flight.
+const stopGrace = 800 * time.Millisecond
+
+// errStopped is the error of a command that did not stop within
+// stopGrace of a signal.
+var errStopped = errors.New("interrupted: stopped where it stood (what it had written is kept, as after a kill)")
+
+// withGrace runs fn and returns its error; once ctx is done, it waits at
+// most grace more for fn before returning errStopped (fn is left running:
+// the process is about to exit).
+func withGrace(ctx context.Context, grace time.Duration, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errStopped
+	}
 }
 
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintln(stderr, "leakscope:", err)
+	printLine(stderr, "leakscope:", err)
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2

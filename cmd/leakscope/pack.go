@@ -58,6 +58,6 @@ overwritten.`, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "packed %s into %s (%s)\n", dir, *out, flame.FormatValue(st.Size(), "bytes"))
+	printf(stdout, "packed %s into %s (%s)\n", dir, *out, flame.FormatValue(st.Size(), "bytes"))
 	return nil
 }

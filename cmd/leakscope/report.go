@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
@@ -41,6 +42,8 @@ type reportArgs struct {
 	images     string
 	userCode   string
 	roots      []string
+	timeout    time.Duration
+	maxHeap    byteSize
 }
 
 // toFile reports whether the report goes to a file rather than standard output.
@@ -65,7 +68,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	mem := memory.DefaultAllocator
-	rep, err := analyseForReport(a, rules, b, mem)
+	rep, err := analyseForReport(ctx, a, rules, b, mem)
 	if err != nil {
 		return err
 	}
@@ -100,6 +103,9 @@ func parseReportArgs(args []string, stderr io.Writer) (reportArgs, error) {
 	fs.StringVar(&a.images, "images", "", "how a Markdown report carries charts and flame graphs: `MODE` text (tables and sparklines only),\nfiles (also SVG files beside -o FILE.md: FILE-NAME.svg) or inline (also embedded as data URIs);\ndefault files with -o, text on standard output")
 	fs.StringVar(&a.userCode, "user-code", "", "comma-separated `PREFIXES` of code you own besides package main and the main module\n(import paths like github.com/acme/platform, or source directories starting with /); default $"+analysis.UserCodeEnv)
 	roots := sourceRootFlag(fs)
+	fs.DurationVar(&a.timeout, "timeout", analysis.DefaultTimeout, "stop the analysis after `DURATION` and say so (0: no limit)")
+	a.maxHeap = analysis.DefaultMaxHeap
+	fs.Var(&a.maxHeap, "max-heap", "stop the analysis when its heap grows past `SIZE` and say so (suffixes K, M, G, T; 0: no limit)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return a, err
@@ -137,7 +143,7 @@ func parseReportArgs(args []string, stderr io.Writer) (reportArgs, error) {
 
 // analyseForReport analyses bundle b with the rules given and the
 // threshold, user code and source roots of the command line.
-func analyseForReport(a reportArgs, rules []analysis.Rule, b *bundle.Bundle, mem memory.Allocator) (*analysis.Report, error) {
+func analyseForReport(ctx context.Context, a reportArgs, rules []analysis.Rule, b *bundle.Bundle, mem memory.Allocator) (*analysis.Report, error) {
 	var source []schema.SourceCode
 	var calls []schema.SourceCall
 	var err error
@@ -152,11 +158,21 @@ func analyseForReport(a reportArgs, rules []analysis.Rule, b *bundle.Bundle, mem
 			return nil, fmt.Errorf("index the program's calls for %s: %w", a.bundle, err)
 		}
 	}
-	rep, err := analysis.Analyze(b, mem, analysis.Options{Rules: rules, MinScore: a.minScore, UserCode: splitList(a.userCode), Source: source, SourceCalls: calls})
+	opts := analysis.Options{Rules: rules, MinScore: a.minScore, UserCode: splitList(a.userCode), Source: source, SourceCalls: calls,
+		Timeout: noLimit(a.timeout), MaxHeap: int64(noLimit(a.maxHeap))}
+	rep, err := analysis.AnalyzeContext(ctx, b, mem, opts)
 	if err != nil {
 		return nil, fmt.Errorf("analyse %s: %w", a.bundle, err)
 	}
 	return rep, nil
+}
+
+// noLimit maps a flag's 0 (no limit) to the analysis's -1.
+func noLimit[T ~int64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // writeReport writes rep in the chosen format to -o FILE or to stdout;

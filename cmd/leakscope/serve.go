@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -28,13 +29,16 @@ type serveOptions struct {
 	addr       string
 	data       string
 	token      string
-	maxUpload  int64
-	maxBytes   int64
-	quota      int64
+	maxUpload  byteSize
+	maxBytes   byteSize
+	quota      byteSize
 	publicRead bool
 	noSamples  bool
 	// metricsSuspects and metricsCaptures bound /metrics.
 	metricsSuspects, metricsCaptures int
+	// analysisTimeout and analysisHeap bound each analysis.
+	analysisTimeout time.Duration
+	analysisHeap    byteSize
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,13 +54,17 @@ take --quota (and leave 1 GiB of the disk free).`, stderr)
 	fsx.StringVar(&o.addr, "addr", "127.0.0.1:7070", "listen `address` (HOST:PORT; port 0 picks a free one)")
 	fsx.StringVar(&o.data, "data", defaultDataDir(), "data `directory` holding the uploaded captures")
 	fsx.StringVar(&o.token, "token", os.Getenv("LEAKSCOPE_TOKEN"), "`token` required on non-loopback addresses (default $LEAKSCOPE_TOKEN)")
-	fsx.Int64Var(&o.maxUpload, "max-upload", web.DefaultMaxUpload, "largest upload body in `bytes`")
-	fsx.Int64Var(&o.maxBytes, "max-unpacked", bundle.DefaultLimits.MaxBytes, "largest unpacked capture in `bytes`")
-	fsx.Int64Var(&o.quota, "quota", web.DefaultQuota, "most `bytes` all captures in the data directory may take")
+	o.maxUpload, o.maxBytes, o.quota = web.DefaultMaxUpload, byteSize(bundle.DefaultLimits.MaxBytes), web.DefaultQuota
+	fsx.Var(&o.maxUpload, "max-upload", "largest upload body in `bytes` (suffixes K, M, G, T)")
+	fsx.Var(&o.maxBytes, "max-unpacked", "largest unpacked capture in `bytes` (suffixes K, M, G, T)")
+	fsx.Var(&o.quota, "quota", "most `bytes` all captures in the data directory may take, their kept analyses included (suffixes K, M, G, T)")
 	fsx.BoolVar(&o.publicRead, "public-read", false, "on a non-loopback address, let anyone who reaches it read every capture without the token")
 	fsx.IntVar(&o.metricsSuspects, "metrics-suspects", web.DefaultMetricsSuspects, "suspects per capture that /metrics exports one by one (the rest summed)")
 	fsx.IntVar(&o.metricsCaptures, "metrics-captures", web.DefaultMetricsCaptures, "newest captures per service that /metrics exports (the rest counted)")
 	fsx.BoolVar(&o.noSamples, "no-samples", false, "do not install the sample captures into a new data directory")
+	fsx.DurationVar(&o.analysisTimeout, "analysis-timeout", analysis.DefaultTimeout, "stop a capture's analysis after `DURATION`, showing it cut (0: no limit)")
+	o.analysisHeap = analysis.DefaultMaxHeap
+	fsx.Var(&o.analysisHeap, "analysis-heap", "stop a capture's analysis when its heap grows past `SIZE`, showing it cut (suffixes K, M, G, T; 0: no limit)")
 	pos, err := parseFlags(fsx, args)
 	if err != nil {
 		return err
@@ -84,22 +92,23 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		if o.publicRead {
 			what = "writes need"
 		}
-		fmt.Fprintf(stderr, "leakscope serve: %s is not a loopback address; %s the token %s (Authorization: Bearer TOKEN)\n", o.addr, what, o.token)
+		printf(stderr, "leakscope serve: %s is not a loopback address; %s the token %s (Authorization: Bearer TOKEN)\n", o.addr, what, o.token)
 	}
 	if !loopback && o.publicRead {
-		fmt.Fprintf(stderr, "leakscope serve: WARNING: --public-read: anyone who can reach %s can read every capture (stacks, file paths, labels, raw dumps) without a token\n", o.addr)
+		printf(stderr, "leakscope serve: WARNING: --public-read: anyone who can reach %s can read every capture (stacks, file paths, labels, raw dumps) without a token\n", o.addr)
 	}
 	seed := sampleBundles
 	if o.noSamples {
 		seed = nil
 	}
-	store, err := web.OpenStore(o.data, seed, bundle.Limits{MaxBytes: o.maxBytes}, nil)
+	store, err := web.OpenStore(o.data, seed, bundle.Limits{MaxBytes: int64(o.maxBytes)}, nil)
 	if err != nil {
 		return err
 	}
-	store.SetQuota(o.quota)
+	store.SetQuota(int64(o.quota))
+	store.SetAnalysis(analysis.Options{Timeout: noLimit(o.analysisTimeout), MaxHeap: int64(noLimit(o.analysisHeap))})
 	srv := &http.Server{
-		Handler: web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: o.maxUpload,
+		Handler: web.NewRouter(store, web.Options{Token: o.token, Loopback: loopback, PublicRead: o.publicRead, MaxUploadBytes: int64(o.maxUpload),
 			MetricsSuspects: o.metricsSuspects, MetricsCaptures: o.metricsCaptures, Transitions: ingest.Transitions}),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Answers and uploads have idle deadlines per write and read
@@ -108,7 +117,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 		IdleTimeout: 2 * time.Minute,
 	}
 	host := ln.Addr().String()
-	fmt.Fprintf(stdout, "leakscope workbench on http://%s/ (data %s)\n", host, store.Dir())
+	printf(stdout, "leakscope workbench on http://%s/ (data %s)\n", host, store.Dir())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -36,7 +35,7 @@ the capture it already is.`, stderr)
 	if o.To == "" {
 		return usagef("upload: need --to URL")
 	}
-	o.Log = stderr
+	o.Log, o.UserAgent = cleanWriter{stderr}, "leakscope-cli/"+version()
 	dir, cleanup, err := openBundleDir(pos[0])
 	if err != nil {
 		return err
@@ -53,6 +52,6 @@ the capture it already is.`, stderr)
 	if res.Duplicate {
 		what = "already on the workbench"
 	}
-	fmt.Fprintf(stdout, "%s %s (%s, %s): capture id %s\n", what, pos[0], flame.FormatValue(res.Bytes, "bytes"), analysis.Plural(float64(res.Attempts), "attempt"), res.ID)
+	printf(stdout, "%s %s (%s, %s): capture id %s\n", what, pos[0], flame.FormatValue(res.Bytes, "bytes"), analysis.Plural(float64(res.Attempts), "attempt"), res.ID)
 	return nil
 }

@@ -46,10 +46,11 @@ type Limits struct {
 	MaxBytes int64
 	// MaxFiles is the most entries (files and directories).
 	MaxFiles int
-	// Reserve, when set, is asked for room for each file before it is
-	// written, with the size its tar header declares; an error refuses
-	// the archive (wrapped with ErrTooLarge). The store's quota grows an
-	// upload's reservation with it, entry by entry.
+	// Reserve, when set, is asked for room as the files are written, in
+	// steps of at most reserveStep beyond the bytes received (never for
+	// what a tar header only declares); an error refuses the archive
+	// (wrapped with ErrTooLarge). The store's quota grows an upload's
+	// reservation with it, so a slow upload holds what it has sent.
 	Reserve func(n int64) error
 }
 
@@ -353,12 +354,52 @@ func (x *extractor) entry(hdr *tar.Header, r io.Reader) error {
 	if err := x.admitFile(hdr, name); err != nil {
 		return err
 	}
-	n, err := writeEntry(filepath.Join(x.dir, filepath.FromSlash(name)), r, hdr.Size)
+	var w func(f *os.File) io.Writer
+	if x.lim.Reserve != nil {
+		w = func(f *os.File) io.Writer { return &reserving{w: f, reserve: x.lim.Reserve, left: hdr.Size} }
+	}
+	n, err := writeEntry(filepath.Join(x.dir, filepath.FromSlash(name)), r, hdr.Size, w)
 	x.total += n
+	var noRoom *roomError
+	if errors.As(err, &noRoom) {
+		return fmt.Errorf("%w: no room for %q (%s declared, %s received): %w", ErrTooLarge, hdr.Name, sizeText(hdr.Size), sizeText(n), noRoom.err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %q: %w", ErrArchive, hdr.Name, err)
 	}
 	return nil
+}
+
+// reserveStep is the most room an upload asks for beyond what it has
+// received.
+const reserveStep = 1 << 20
+
+// reserving asks for room before it writes, a step at a time, never more
+// than the entry's declared size.
+type reserving struct {
+	w       io.Writer
+	reserve func(int64) error
+	granted int64 // room asked for and not yet written
+	left    int64 // of the entry's declared size, not yet asked for
+}
+
+// roomError is a refusal of room.
+type roomError struct{ err error }
+
+func (e *roomError) Error() string { return e.err.Error() }
+
+func (r *reserving) Write(p []byte) (int, error) {
+	if need := int64(len(p)) - r.granted; need > 0 {
+		step := max(need, min(reserveStep, r.left))
+		if err := r.reserve(step); err != nil {
+			return 0, &roomError{err}
+		}
+		r.granted += step
+		r.left -= step
+	}
+	n, err := r.w.Write(p)
+	r.granted -= int64(n)
+	return n, err
 }
 
 // bundleName returns the entry's cleaned name inside the bundle, without the
@@ -413,11 +454,6 @@ func (x *extractor) admitFile(hdr *tar.Header, name string) error {
 	if name == ManifestFile && hdr.Size > maxManifestBytes {
 		return fmt.Errorf("%w: %s is %d bytes (limit %d)", ErrArchive, ManifestFile, hdr.Size, maxManifestBytes)
 	}
-	if x.lim.Reserve != nil {
-		if err := x.lim.Reserve(hdr.Size); err != nil {
-			return fmt.Errorf("%w: no room for %q (%s): %w", ErrTooLarge, hdr.Name, sizeText(hdr.Size), err)
-		}
-	}
 	return nil
 }
 
@@ -455,13 +491,17 @@ func entryName(raw string) (string, error) {
 }
 
 // writeEntry creates path (which must not exist) with exactly size bytes
-// from r.
-func writeEntry(path string, r io.Reader, size int64) (int64, error) {
+// from r, written through wrap(f) when wrap is set.
+func writeEntry(path string, r io.Reader, size int64, wrap func(*os.File) io.Writer) (int64, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return 0, err
 	}
-	n, err := io.Copy(f, io.LimitReader(r, size))
+	var w io.Writer = f
+	if wrap != nil {
+		w = wrap(f)
+	}
+	n, err := io.Copy(w, io.LimitReader(r, size))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -299,7 +299,20 @@ func FuzzUnpack(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		parent := t.TempDir()
 		dst := filepath.Join(parent, "f.lsb")
-		_, err := Unpack(bytes.NewReader(data), dst, Limits{MaxBytes: 32 << 20, MaxFiles: 200})
+		// Room is asked for as bytes are written, never more than a
+		// step past them, from a budget that may run out.
+		var reserved int64
+		reserve := func(n int64) error {
+			if reserved+n > 1<<20 {
+				return errors.New("no room")
+			}
+			reserved += n
+			return nil
+		}
+		_, err := Unpack(bytes.NewReader(data), dst, Limits{MaxBytes: 32 << 20, MaxFiles: 200, Reserve: reserve})
+		if err == nil && reserved != DirSize(dst) {
+			t.Fatalf("reserved %d bytes for a bundle of %d", reserved, DirSize(dst))
+		}
 		entries, _ := os.ReadDir(parent)
 		if err != nil {
 			if len(entries) != 0 {

@@ -96,11 +96,13 @@ func (p *blocks) outside(ln logLine) {
 	}
 	if len(bytes.TrimSpace(ln.text)) > 0 {
 		p.r.skipped++
-		p.r.noteFatal(ln.text)
 		if p.race.feed(ln) {
 			p.r.skipped--
-		} else if looksLikeFrame(ln.text) {
-			p.r.strayFrames++
+		} else {
+			p.r.ft.line(ln.text)
+			if looksLikeFrame(ln.text) {
+				p.r.strayFrames++
+			}
 		}
 	}
 }
@@ -124,6 +126,7 @@ func (p *blocks) dedent(line []byte) ([]byte, bool) {
 func (p *blocks) start(num int, indent []byte) {
 	g := &p.gs[p.cur]
 	g.reset(p.h.id, num)
+	p.r.ft.block()
 	p.args, p.argEnds = p.args[:0], p.argEnds[:0]
 	p.indent = append(p.indent[:0], indent...)
 	g.State = p.r.intern(p.h.state)

@@ -1,7 +1,6 @@
 package dump
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -48,12 +47,12 @@ type tally struct {
 	firstInterrupt string
 	races          []Race
 	raceTotal      int
-	fatal          string
+	ft             fatalTrack
 }
 
 // add adds o, which counts the input after t's, to t: what t keeps
-// first (the first interruption, the fatal message, the first maxRaces
-// races) stays.
+// first (the first interruption, the first maxRaces races) stays, and the
+// tracebacks' fatal messages add up (fatalTrack.add).
 func (t *tally) add(o *tally) {
 	t.count += o.count
 	t.skipped += o.skipped
@@ -63,9 +62,7 @@ func (t *tally) add(o *tally) {
 	if t.firstInterrupt == "" {
 		t.firstInterrupt = o.firstInterrupt
 	}
-	if t.fatal == "" {
-		t.fatal = o.fatal
-	}
+	t.ft.add(o.ft)
 	t.raceTotal += o.raceTotal
 	for _, rc := range o.races {
 		if len(t.races) < maxRaces {
@@ -143,28 +140,13 @@ func (r *Reader) Bytes() int64 { return r.lr.bytes }
 // so far.
 func (r *Reader) SkippedLines() int { return r.skipped }
 
-// Fatal returns the message of the first "fatal error: " line read so
-// far (the runtime's reason for a crash, such as "all goroutines are
-// asleep - deadlock!"), at most maxFatal bytes; "" when there was none.
-func (r *Reader) Fatal() string { return r.fatal }
-
-// maxFatal bounds the fatal error message kept.
-const maxFatal = 256
-
-// noteFatal keeps the message of the first "fatal error: " line.
-func (r *Reader) noteFatal(line []byte) {
-	msg, ok := bytes.CutPrefix(line, fatalPrefix)
-	if !ok || r.fatal != "" {
-		return
-	}
-	msg = bytes.TrimSpace(msg)
-	if len(msg) > maxFatal {
-		msg = msg[:maxFatal]
-	}
-	r.fatal = strings.ToValidUTF8(string(msg), "?")
-}
-
-var fatalPrefix = []byte("fatal error: ")
+// Fatal returns the message of the "fatal error: " line heading the
+// traceback of every goroutine read so far (the runtime's reason for a
+// crash, such as "all goroutines are asleep - deadlock!"), at most
+// maxFatal bytes; "" when there was none, or when goroutines came before
+// it, another crash's traceback after it, or other output between it and
+// its first goroutine (see fatalTrack).
+func (r *Reader) Fatal() string { return r.ft.fatal() }
 
 // Races returns the race reports read so far (at most 10,000; RaceCount
 // counts them all).

@@ -3,6 +3,7 @@ package gotrace
 import (
 	"fmt"
 	"io"
+	"runtime"
 
 	"golang.org/x/exp/trace"
 )
@@ -49,6 +50,19 @@ const (
 	cueAt        = 0.8
 	firstPerByte = 0.1
 )
+
+// collectAfter is the size of a generation after whose parse a garbage
+// collection is started. x/exp/trace holds a generation's batches until
+// its last event, and the next generation is opened before that, so the
+// live heap holds two generations for a moment; a collection then (the
+// next one's allocations start it) sets the heap goal to twice that, and
+// the process grows to it. Collecting as soon as the first generation is
+// let go sets the goal from what stays: on a span-heavy 200 MB trace
+// paced at 8 MB a second, peak RSS 96-101 MB instead of 114-119 (bare
+// reading: 86-89), at the same CPU time. Smaller generations overlap by
+// too little to matter, and a collection per generation of a long trace
+// of small ones would cost more than it saves.
+const collectAfter = 4 << 20
 
 // parser parses the generations it is given, one after another, and
 // hands their events to one reducer.
@@ -98,7 +112,14 @@ func startParser(f *framer, in <-chan *chunk, quit <-chan struct{}, ahead bool) 
 		defer close(p.out)
 		for o, ok := next(); ok; o, ok = next() {
 			err := p.parse(o)
-			if !p.send(evBatch{c: o.c, end: true, err: err}) {
+			c := o.c
+			if o = (opened{}); c.end-c.off >= collectAfter {
+				// The generation's parser state is garbage now: collect it
+				// before the heap goal is set from a heap that held it
+				// beside the next one, opened ahead (see collectAfter).
+				go runtime.GC()
+			}
+			if !p.send(evBatch{c: c, end: true, err: err}) {
 				return
 			}
 		}

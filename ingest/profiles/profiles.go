@@ -1,8 +1,6 @@
 package profiles
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"sort"
@@ -24,6 +22,9 @@ type Options struct {
 	// it (a.TimeBasis becomes [bundle.TimeOrder]), so that two files never
 	// merge into one snapshot. Nil means no time is taken.
 	Taken func(profile string, ts time.Time) bool
+	// Limits bound what the profile may decompress to and take in
+	// memory (zero fields: [DefaultLimits]).
+	Limits Limits
 }
 
 // Ingest is [IngestWith] with no options.
@@ -39,7 +40,7 @@ func Ingest(w *bundle.Writer, r io.Reader, a *bundle.Artifact) error {
 // a.Kind, a.Profile, a.Rows, a.Status, a.Period and, when the profile's
 // own time is used, a.Time and a.TimeBasis.
 func IngestWith(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options) error {
-	p, form, err := parse(r)
+	p, form, err := parse(r, opts.Limits.orDefault())
 	if err != nil {
 		return err
 	}
@@ -109,32 +110,30 @@ func IngestWith(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options)
 // protobuf form, or a legacy form profile.Parse reads (Go's debug=1 text,
 // the binary CPU profiles Go wrote before 1.9, contention and threadz
 // text). Errors say what is wrong; gzip and protobuf errors keep pprof's
-// wording.
+// wording. A profile past [DefaultLimits] is refused with [ErrTooLarge].
 func Parse(r io.Reader) (*profile.Profile, error) {
-	p, _, err := parse(r)
+	p, _, err := parse(r, DefaultLimits)
+	return p, err
+}
+
+// ParseLimits is [Parse] within lim (zero fields: [DefaultLimits]).
+func ParseLimits(r io.Reader, lim Limits) (*profile.Profile, error) {
+	p, _, err := parse(r, lim.orDefault())
 	return p, err
 }
 
 // parse is Parse that also says which legacy form the profile had ("" for
 // protobuf; see legacyForm).
-func parse(r io.Reader) (*profile.Profile, string, error) {
-	data, err := io.ReadAll(r)
+func parse(r io.Reader, lim Limits) (*profile.Profile, string, error) {
+	data, err := readBounded(r, lim)
 	if err != nil {
-		return nil, "", fmt.Errorf("read profile: %w", err)
+		return nil, "", err
 	}
 	if len(data) == 0 {
 		return nil, "", fmt.Errorf("empty file: not a pprof profile")
 	}
-	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		// Decompress here rather than in pprof: it reports a truncated
-		// stream only as a generic parse failure.
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, "", fmt.Errorf("corrupt gzip header: %w", err)
-		}
-		if data, err = io.ReadAll(zr); err != nil {
-			return nil, "", fmt.Errorf("corrupt or truncated gzip stream: %w", err)
-		}
+	if err := checkMemory(data, lim.MaxMemory); err != nil {
+		return nil, "", err
 	}
 	form := legacyForm(data)
 	if form == formJava {

@@ -86,7 +86,7 @@ func (s *Snapshotter) mainDirs(frames []bundle.StackFrame) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range frames {
-		if !strings.HasPrefix(f.Function, "main.") || !strings.HasSuffix(f.File, ".go") {
+		if !strings.HasPrefix(f.Function, "main.") || !goSource(f.File) {
 			continue
 		}
 		if d := filepath.Dir(f.File); !seen[d] {

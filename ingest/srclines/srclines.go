@@ -192,7 +192,7 @@ func wanted(frames []bundle.StackFrame, have map[[2]string]bool) []*funcRef {
 	by := map[[2]string]*funcRef{}
 	for _, f := range frames {
 		k := [2]string{f.File, f.Function}
-		if have[k] || !strings.HasSuffix(f.File, ".go") || underAny(f.File, roots) || trimmedStd(f.File) {
+		if have[k] || !goSource(f.File) || underAny(f.File, roots) || trimmedStd(f.File) {
 			continue
 		}
 		r := by[k]
@@ -217,6 +217,14 @@ func wanted(frames []bundle.StackFrame, have map[[2]string]bool) []*funcRef {
 		return out[i].function < out[j].function
 	})
 	return out
+}
+
+// goSource reports whether a frame's file can be a Go source file of the
+// program: a .go file the go command builds (not a hidden one, such as a
+// file named ".go").
+func goSource(path string) bool {
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	return strings.HasSuffix(base, ".go") && !strings.HasPrefix(base, ".")
 }
 
 // goRoots returns the source directories of the Go root: learned from the
@@ -384,9 +392,11 @@ func recvName(e ast.Expr) string {
 	}
 }
 
-// row is the source_code row of one function of the file.
+// row is the source_code row of one function of the file. Only a file
+// that declares the function is the program's: of any other (a frame may
+// name any path) nothing is kept, not even its hash.
 func (f *file) row(fn *funcRef) schema.SourceCode {
-	r := schema.SourceCode{File: fn.file, Function: fn.function, FileSHA256: f.sha}
+	r := schema.SourceCode{File: fn.file, Function: fn.function}
 	switch {
 	case f.err != "":
 		r.Status, r.Detail = schema.SourceUnavailable, f.err
@@ -400,7 +410,7 @@ func (f *file) row(fn *funcRef) schema.SourceCode {
 		r.Status, r.Detail = schema.SourceChanged, fmt.Sprintf("the file has no declaration of %s", fn.function)
 		return r
 	}
-	r.Status = schema.SourceOK
+	r.Status, r.FileSHA256 = schema.SourceOK, f.sha
 	r.StartLine, r.EndLine = int64(d.start), int64(d.end)
 	r.Text = strings.Join(f.lines[d.start-1:min(d.end, len(f.lines))], "\n")
 	return r

@@ -150,3 +150,41 @@ func readRows(t *testing.T, dir string, mem memory.Allocator) map[string]schema.
 	}
 	return out
 }
+
+// TestSnapshotKeepsNothingOfOtherFiles: a frame may name any path. A
+// hidden file named ".go" (which the go command never builds) is not
+// read, and of a .go file that does not declare the frame's function
+// (one that does not parse, one of other code) neither text nor hash is
+// kept.
+func TestSnapshotKeepsNothingOfOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	hidden := filepath.Join(dir, ".go")
+	os.WriteFile(hidden, []byte("package main\n\nfunc secret() {}\n"), 0o644)
+	junk := filepath.Join(dir, "notes.go")
+	os.WriteFile(junk, []byte("password: hunter2\n"), 0o644)
+	other := filepath.Join(dir, "other.go")
+	os.WriteFile(other, []byte("package main\n\nfunc unrelated() {}\n"), 0o644)
+	bdir := filepath.Join(t.TempDir(), "s.lsb")
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	w, err := bundle.Create(bdir, bundle.NewManifest("s", "test"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.StackID([]bundle.StackFrame{{Function: "main.secret", File: hidden, Line: 3}, {Function: "main.a", File: junk, Line: 1}, {Function: "main.b", File: other, Line: 3}})
+	if _, err := Snapshot(w, mem, Options{Source: "ingest"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows := readRows(t, bdir, mem)
+	if r, ok := rows["main.secret"]; ok {
+		t.Errorf("a file named .go was read: %+v", r)
+	}
+	for _, fn := range []string{"main.a", "main.b"} {
+		if r := rows[fn]; r.Status != schema.SourceChanged || r.FileSHA256 != "" || r.Text != "" {
+			t.Errorf("%s: %+v, want changed with no hash or text", fn, r)
+		}
+	}
+}

@@ -10,6 +10,6 @@
 // against the program's truth.json (the bug named first, with the right
 // pattern; no suspect on a control).
 //
-// The table it prints is the one in the README (make accuracy), and the
-// test in this package fails when a run falls below the README's claim.
+// The table it prints is the one in docs/ACCURACY.md (make accuracy), and the
+// test in this package fails when a run falls below that page's claim.
 package corpus

@@ -12,6 +12,6 @@
 //
 // The package's tests are the version matrix: the target built with every
 // toolchain in every form, captured live with every source, and each
-// source checked against the others (see matrix_test.go and the README's
+// source checked against the others (see matrix_test.go and docs/CAPTURE.md's
 // version table).
 package versions

@@ -17,7 +17,7 @@ import (
 	"github.com/leakscope/leakscope/samples"
 )
 
-var updateReadme = flag.Bool("update-readme", false, "rewrite the README's version table from this run")
+var updateReadme = flag.Bool("update-readme", false, "rewrite the version table of docs/CAPTURE.md from this run")
 
 // The target's functions (see target/main.go).
 const (
@@ -37,7 +37,7 @@ const (
 	maxCapture   = 3 * time.Minute
 )
 
-// Sources checked per case, in the README table's order.
+// Sources checked per case, in the version table's order.
 var matrixSources = []string{"pprof", "dump", "trace", "ebpf", "goroutineleak", "report"}
 
 // matrixCase is one toolchain and build mode.
@@ -51,7 +51,7 @@ func (mc matrixCase) name() string { return mc.toolchain + "/" + string(mc.mode)
 
 // TestMatrix builds the target with every toolchain in every mode,
 // captures each live with every source (eBPF as root) and checks each
-// source against the others; then it compares the README's version table
+// source against the others; then it compares the version table in docs/CAPTURE.md
 // with what it verified (-update-readme rewrites it).
 func TestMatrix(t *testing.T) {
 	if testing.Short() {
@@ -275,24 +275,25 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// checkReadme compares the README's version table with this run's.
+// checkReadme compares the version table of docs/CAPTURE.md with this
+// run's.
 func checkReadme(t *testing.T, res *matrixResults) {
 	switch {
 	case os.Geteuid() != 0:
-		t.Log("not root: eBPF was not verified, so the README's version table is not compared")
+		t.Log("not root: eBPF was not verified, so the version table in docs/CAPTURE.md is not compared")
 		return
 	case len(res.passed) != len(matrixCases()):
-		t.Logf("%d of %d cases ran: the README's version table is not compared", len(res.passed), len(matrixCases()))
+		t.Logf("%d of %d cases ran: the version table in docs/CAPTURE.md is not compared", len(res.passed), len(matrixCases()))
 		return
 	}
-	path := filepath.Join("..", "..", "README.md")
+	path := filepath.Join("..", "..", "docs", "CAPTURE.md")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	begin, end := strings.Index(string(data), tableBegin), strings.Index(string(data), tableEnd)
 	if begin < 0 || end < begin {
-		t.Fatalf("README.md has no %q ... %q section", tableBegin, tableEnd)
+		t.Fatalf("%s has no %q ... %q section", path, tableBegin, tableEnd)
 	}
 	want := versionTable(res)
 	got := string(data[begin+len(tableBegin) : end])
@@ -306,5 +307,5 @@ func checkReadme(t *testing.T, res *matrixResults) {
 		}
 		return
 	}
-	t.Errorf("README.md's version table differs from what the matrix verified; run go test ./internal/versions -run TestMatrix -update-readme\nwant:%s\ngot:%s", want, got)
+	t.Errorf("docs/CAPTURE.md's version table differs from what the matrix verified; run go test ./internal/versions -run TestMatrix -update-readme\nwant:%s\ngot:%s", want, got)
 }

@@ -5,13 +5,13 @@ import (
 	"strings"
 )
 
-// The README's version table lies between these lines.
+// The version table of docs/CAPTURE.md lies between these lines.
 const (
 	tableBegin = "<!-- version table: written by `go test ./internal/versions -run TestMatrix -update-readme` from what it verified -->\n"
 	tableEnd   = "<!-- end of version table -->"
 )
 
-// versionTable renders the README's table: one row per toolchain, one
+// versionTable renders the version table: one row per toolchain, one
 // column per source; a cell is ✓ when the source passed its checks in all
 // three build modes.
 func versionTable(res *matrixResults) string {

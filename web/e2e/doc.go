@@ -1,9 +1,14 @@
-// Package e2e holds the end-to-end tests of the workbench: e2e_test.go
-// builds leakscope, records a real capture of a leaky sample service,
-// starts `leakscope serve` on a free loopback port with an empty data
-// directory and runs workbench.test.mjs (node --test, playwright-core
-// driving Debian's headless /usr/bin/chromium) against it. Screenshots of
-// every view are written to web/e2e/screenshots/.
+// Package e2e holds the end-to-end tests of the workbench: each test
+// builds leakscope, starts `leakscope serve` on a free loopback port with
+// an empty data directory, uploads captures and runs a node --test file
+// (playwright-core driving Debian's headless /usr/bin/chromium) against
+// it. TestWorkbench (workbench.test.mjs) records a live capture and works
+// every view's controls; TestViews (views.test.mjs, history.test.mjs)
+// reads every view as a person reads it — text, badges, the drawn charts —
+// for the demo's capture, an agent capture with history, a single dump
+// and a capture opened cold, and compares what it reads with the API's
+// JSON; TestFleetView (fleet.test.mjs) the fleet across nodes.
+// Screenshots of the views are written to web/e2e/screenshots/.
 //
 // Run: go test ./web/e2e/ (skipped with -short, or when node or chromium
 // is missing; npm ci is run here when node_modules is absent).

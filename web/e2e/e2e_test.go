@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -30,26 +29,10 @@ func TestWorkbench(t *testing.T) {
 	dir := filepath.Join(tmp, "ticker.lsb")
 	run(t, ctx, ".", bin, "capture", "--url", p.URL, "--duration", "8s", "--interval", "2s", "--no-ebpf", "-o", dir)
 	p.Stop()
-	archive := filepath.Join(tmp, "ticker.tar.zst")
-	f, err := os.Create(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bundle.Pack(dir, f, bundle.FormatTarZstd); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	archive := packed(t, dir, filepath.Join(tmp, "ticker.tar.zst"))
 	// A committed sample capture with several trace windows and a heap
 	// suspect, for the views a short live capture may not exercise.
-	sampleArchive := filepath.Join(tmp, "operator-sim.tar.zst")
-	sf, err := os.Create(sampleArchive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bundle.Pack(filepath.Join(filepath.Dir(root), "cmd", "leakscope", "bundles", "operator-sim.lsb"), sf, bundle.FormatTarZstd); err != nil {
-		t.Fatal(err)
-	}
-	sf.Close()
+	sampleArchive := packed(t, filepath.Join(filepath.Dir(root), "cmd", "leakscope", "bundles", "operator-sim.lsb"), filepath.Join(tmp, "operator-sim.tar.zst"))
 
 	// The server, on a free port, with an empty data directory.
 	url := startServe(t, ctx, bin, tmp)

@@ -1,7 +1,8 @@
 // Browser test of the history band of the overview chart
-// (web/ui/src/views/chart.js), started by history_test.go with one capture
-// uploaded whose bundle starts with the node agent's history. What the
-// page shades is checked against GET /api/captures/ID's history.
+// (web/ui/src/views/chart.js), started by views_test.go with the capture
+// LEAKSCOPE_HISTORY uploaded, whose bundle starts with the node agent's
+// history. What the page shades is checked against GET
+// /api/captures/ID's history.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -36,7 +37,8 @@ before(async () => {
 after(async () => { if (browser) await browser.close(); });
 
 test('overview chart: the history is shaded apart from the capture', async () => {
-  const [c] = await getJSON('/api/captures');
+  const c = { id: process.env.LEAKSCOPE_HISTORY };
+  assert.ok(c.id, 'LEAKSCOPE_HISTORY names the capture with history');
   const detail = await getJSON(`/api/captures/${c.id}`);
   const hist = detail.history;
   assert.ok(hist && hist.snapshots.length >= 5, `history of the capture: ${JSON.stringify(hist)}`);

@@ -3,6 +3,8 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,4 +69,27 @@ func startServe(t *testing.T, ctx context.Context, bin, tmp string) string {
 		t.Fatalf("serve banner %q has no URL", line)
 	}
 	return "http://" + strings.TrimSuffix(strings.Fields(rest)[0], "/")
+}
+
+// upload posts a bundle archive to the workbench at url and returns the
+// capture's id.
+func upload(t *testing.T, url, archive string) string {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	resp, err := http.Post(url+"/api/captures", "application/zstd", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		ID string `json:"id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("upload %s: %s (%v)", archive, resp.Status, err)
+	}
+	return ans.ID
 }

@@ -3,7 +3,7 @@
 import 'uplot/dist/uPlot.min.css';
 import '../node_modules/d3-flame-graph/dist/d3-flamegraph.css';
 import './style.css';
-import { h, clear, showError, hideBanner } from './util.js';
+import { h, clear, showError, hideBanner, loading } from './util.js';
 import { captureDetail } from './state.js';
 import { capturesView } from './views/captures.js';
 import { overviewView } from './views/overview.js';
@@ -42,12 +42,12 @@ async function render() {
   if (parts[0] === 'fleet') {
     document.body.dataset.view = 'fleet';
     crumb.append(h('a', { href: '#/' }, 'captures'), ' / ', h('a', { href: '#/fleet' }, 'fleet'));
-    cleanup = await run(() => fleetView(main, params));
+    cleanup = await run(main, 'Loading the fleet: every capture\'s analysis…', () => fleetView(main, params));
     return;
   }
   if (parts[0] !== 'c' || !parts[1]) {
     crumb.append(h('a', { href: '#/fleet', id: 'fleet-link' }, 'fleet: leaks across nodes'));
-    cleanup = await run(() => capturesView(main));
+    cleanup = await run(main, 'Loading the captures…', () => capturesView(main));
     return;
   }
   const id = parts[1];
@@ -60,15 +60,21 @@ async function render() {
     tabs.append(h('a', { href: `#/c/${id}/${key}`, class: key === name ? 'active' : '', 'data-tab': key }, label));
   }
   const ctx = { id, params, detail: () => captureDetail(id) };
-  cleanup = await run(() => entry[1](main, ctx));
+  cleanup = await run(main, `Loading the ${entry[0].toLowerCase()} of capture ${id}… A capture opened for the first time is analysed now, which takes seconds.`, () => entry[1](main, ctx));
 }
 
-async function run(fn) {
+// run runs a view, showing that it works until it is done: a view waits
+// on the API, which analyses a capture opened for the first time.
+async function run(main, text, fn) {
+  const busy = loading(text, 'view-loading');
+  main.prepend(busy);
   try {
     return await fn();
   } catch (err) {
     showError(err);
     return null;
+  } finally {
+    busy.remove();
   }
 }
 

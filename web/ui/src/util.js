@@ -129,18 +129,27 @@ export function fmtDur(ms) {
   return (ms / 3600e3).toFixed(1) + ' h';
 }
 
-// fmtTime formats an RFC 3339 string, Date or Unix nanoseconds as UTC.
+// fmtTime formats an RFC 3339 string, Date or Unix nanoseconds as UTC to
+// the millisecond, as internal/format.Time writes every time the API
+// words ("2026-12-01 12:53:55.287 UTC"): one page, one way to read a time.
 export function fmtTime(t) {
   if (t === null || t === undefined || t === '' || t === 0) return '–';
   if (typeof t === 'string' && /^\d+$/.test(t)) t = Number(t);
   const d = typeof t === 'number' ? new Date(t / 1e6) : new Date(t);
   if (Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1971) return '–';
-  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return d.toISOString().replace('T', ' ').replace(/Z$/, ' UTC');
 }
 
+// fmtTimeShort is fmtTime's time of day ("12:53:55.287").
 export function fmtTimeShort(t) {
   const s = fmtTime(t);
-  return s.length > 10 ? s.slice(11) : s;
+  return s.length > 10 ? s.slice(11).replace(/ UTC$/, '') : s;
+}
+
+// loading is the sign that a view waits on the workbench: a capture
+// opened for the first time is analysed before its views can answer.
+export function loading(text, id) {
+  return h('p', { class: 'loading', id: id || null, role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ' ', text);
 }
 
 // withCode turns the `code spans` of an analysis text into <code>

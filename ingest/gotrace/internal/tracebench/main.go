@@ -3,19 +3,23 @@
 // CPU time are its own), in pairs whose order alternates, and prints the
 // ratios for `make bench`:
 //
-//	go run ./ingest/gotrace/internal/tracebench [-pairs 3] [-size 220] [-shape mixed] [-file TRACE] [-workers N]
+//	go run ./ingest/gotrace/internal/tracebench [-pairs 3] [-size 220] [-shape mixed] [-pace MBPS] [-via file|gotrace] [-file TRACE] [-workers N]
 //
-// Without -file it uses a trace of testdata/bigprog of -size MB and -shape
-// (mixed, spans: every goroutine with a task and a region, or goroutines:
-// short goroutines without spans), generated once into os.TempDir() (the
-// mixed one is the file BenchmarkIngest uses). Per pair it
-// prints both wall times, event rates, CPU times and peak RSS; then the
-// median over pairs of the event-rate ratio (ingest/bare), the CPU ratio
-// (bare CPU / ingest CPU: with N cores, ingest can reach at most N times
-// it), the peak-RSS ratio, and the size of the tables ingest wrote against
-// the trace's, in all and per table. The load average is printed before and after: wall-clock
-// ratios mean something only when the machine was quiet, CPU ratios hold
-// either way.
+// Ingest is measured as leakscope ingest runs it (-via file: ingest.File,
+// with content detection, the raw copy and the source snapshot), or the
+// parser alone (-via gotrace: gotrace.Ingest). Without -file it uses a
+// trace of testdata/bigprog of -size MB and -shape (mixed, spans: every
+// goroutine with a task and a region, or goroutines: short goroutines
+// without spans), paced at -pace MB a second (0: as fast as it goes; the
+// pace sets how much a generation holds), generated once into
+// os.TempDir() (the mixed one is the file BenchmarkIngest uses). Per pair
+// it prints both wall times, event rates, CPU times and peak RSS; then
+// the median over pairs of the event-rate ratio (ingest/bare), the CPU
+// ratio (bare CPU / ingest CPU: with N cores, ingest can reach at most N
+// times it), the peak-RSS ratio, and the size of the tables ingest wrote
+// against the trace's, in all and per table. The load average is printed
+// before and after: wall-clock ratios mean something only when the
+// machine was quiet, CPU ratios hold either way.
 package main
 
 import (
@@ -40,6 +44,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/exp/trace"
 
+	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/gotrace"
 	"github.com/leakscope/leakscope/internal/benchstat"
@@ -67,9 +72,11 @@ func run() error {
 	pairs := flag.Int("pairs", 3, "bare/ingest pairs to run, order alternating (0: generate the trace and stop)")
 	size := flag.Int("size", 220, "size in MB of the generated trace")
 	shape := flag.String("shape", "mixed", "shape of the generated trace: mixed, spans or goroutines")
+	pace := flag.Float64("pace", 0, "MB a second the generated trace grows by at most (0: unpaced), which sets how much a generation holds")
 	file := flag.String("file", "", "trace to read instead of the generated one")
 	workers := flag.Int("workers", 0, "generations decoded at once (0: ingest's default)")
-	child := flag.String("child", "", "bare or ingest, once, in this process (with -file)")
+	via := flag.String("via", "file", "what is measured against bare reading: file (ingest.File, what leakscope ingest runs: content detection, the raw copy, the source snapshot) or gotrace (gotrace.Ingest alone)")
+	child := flag.String("child", "", "bare, file or ingest (gotrace.Ingest), once, in this process (with -file)")
 	heapProfile := flag.String("heapprofile", "", "with -child: write the heap profile at the peak of the heap to this file")
 	cpuProfile := flag.String("cpuprofile", "", "with -child: write a CPU profile to this file")
 	execTrace := flag.String("exectrace", "", "with -child: write an execution trace of the run to this file")
@@ -77,10 +84,17 @@ func run() error {
 	if *child != "" {
 		return profiledChild(*child, *file, *workers, *cpuProfile, *heapProfile, *execTrace)
 	}
+	measured := map[string]string{"file": "file", "gotrace": "ingest"}[*via]
+	if measured == "" {
+		return fmt.Errorf("-via %q: want file or gotrace", *via)
+	}
+	if measured == "file" && *workers != 0 {
+		return errors.New("-workers applies to -via gotrace only")
+	}
 	path := *file
 	if path == "" {
 		var err error
-		if path, err = benchTrace(*size, *shape); err != nil {
+		if path, err = benchTrace(*size, *shape, *pace); err != nil {
 			return err
 		}
 	}
@@ -92,15 +106,15 @@ func run() error {
 		fmt.Printf("trace %s: %.1f MB\n", path, mb(st.Size()))
 		return nil
 	}
-	fmt.Printf("trace %s: %.1f MB; GOMAXPROCS %d; load average before: %s\n", path, mb(st.Size()), runtime.GOMAXPROCS(0), loadAvg())
+	fmt.Printf("trace %s: %.1f MB; GOMAXPROCS %d; ingest via %s; load average before: %s\n", path, mb(st.Size()), runtime.GOMAXPROCS(0), *via, loadAvg())
 	var ratios, cpuRatios []float64
 	var bareRSS, ingestRSS float64
 	var tables int64
 	var perTable map[string]int64
 	for i := range *pairs {
-		order := []string{"bare", "ingest"}
+		order := []string{"bare", measured}
 		if i%2 == 1 {
-			order = []string{"ingest", "bare"}
+			order = []string{measured, "bare"}
 		}
 		got := map[string]result{}
 		for _, mode := range order {
@@ -110,7 +124,7 @@ func run() error {
 			}
 			got[mode] = r
 		}
-		b, in := got["bare"], got["ingest"]
+		b, in := got["bare"], got[measured]
 		in.Events = b.Events // the trace's events, which bare reading counts
 		ratio := b.Wall / in.Wall
 		ratios = append(ratios, ratio)
@@ -199,6 +213,24 @@ func runChild(mode, path string, workers int) error {
 			}
 			r.Events++
 		}
+	case "file":
+		dir, err := os.MkdirTemp("", "tracebench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		bdir := filepath.Join(dir, "b.lsb")
+		a, err := ingest.File(bdir, path, ingest.Options{})
+		if err != nil {
+			return err
+		}
+		if a.Status != bundle.StatusComplete {
+			return fmt.Errorf("ingest: %s: %s", a.Status, a.Detail)
+		}
+		r.Wall = time.Since(start).Seconds()
+		if r.Tables, r.PerTable, err = tableBytes(bdir); err != nil {
+			return err
+		}
 	case "ingest":
 		dir, err := os.MkdirTemp("", "tracebench")
 		if err != nil {
@@ -277,11 +309,15 @@ func tableSizes(per map[string]int64, trace int64) string {
 
 // benchTrace returns the generated benchmark trace of size MB and shape,
 // making it with testdata/bigprog the first time.
-func benchTrace(size int, shape string) (string, error) {
-	name := "leakscope-gotrace-bench-" + strconv.Itoa(size) + "MB.trace"
+func benchTrace(size int, shape string, pace float64) (string, error) {
+	name := "leakscope-gotrace-bench-" + strconv.Itoa(size) + "MB"
 	if shape != "mixed" {
-		name = "leakscope-gotrace-bench-" + shape + "-" + strconv.Itoa(size) + "MB.trace"
+		name = "leakscope-gotrace-bench-" + shape + "-" + strconv.Itoa(size) + "MB"
 	}
+	if pace > 0 {
+		name += "-" + strconv.FormatFloat(pace, 'f', -1, 64) + "MBps"
+	}
+	name += ".trace"
 	path := filepath.Join(os.TempDir(), name)
 	if st, err := os.Stat(path); err == nil && st.Size() >= int64(size)<<20 {
 		return path, nil
@@ -291,9 +327,9 @@ func benchTrace(size int, shape string) (string, error) {
 		return "", errors.New("run from inside the leakscope module to generate the trace, or pass -file")
 	}
 	prog := filepath.Join(filepath.Dir(strings.TrimSpace(string(mod))), "ingest", "gotrace", "testdata", "bigprog")
-	fmt.Fprintf(os.Stderr, "tracebench: generating %s (%d MB, %s) with %s\n", path, size, shape, prog)
+	fmt.Fprintf(os.Stderr, "tracebench: generating %s (%d MB, %s, pace %g MB/s) with %s\n", path, size, shape, pace, prog)
 	tmp := path + ".tmp"
-	cmd := exec.Command("go", "run", prog, "-out", tmp, "-size", strconv.Itoa(size<<20), "-shape", shape)
+	cmd := exec.Command("go", "run", prog, "-out", tmp, "-size", strconv.Itoa(size<<20), "-shape", shape, "-pace", strconv.FormatFloat(pace, 'f', -1, 64))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("generate trace: %w", err)

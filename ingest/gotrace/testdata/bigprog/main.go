@@ -8,6 +8,11 @@
 //     each with a task of its own and a region in it;
 //   - goroutines: 2,000 short goroutines per round that block once on a
 //     channel and exit, with no tasks or regions.
+//
+// With -pace MBPS the rounds wait so that the trace grows by at most that
+// many MB a second: the runtime starts a generation about every second,
+// so the pace sets how much a generation holds (a busy service writes a
+// few MB a second, where an unpaced loop writes tens).
 package main
 
 import (
@@ -39,6 +44,7 @@ func main() {
 	out := flag.String("out", "big.trace", "trace file")
 	size := flag.Int64("size", 220<<20, "stop once the trace has this many bytes")
 	shape := flag.String("shape", "mixed", "mixed, spans or goroutines")
+	pace := flag.Float64("pace", 0, "at most this many MB of trace a second (0: as fast as it goes)")
 	flag.Parse()
 	rounds, ok := shapes[*shape]
 	if !ok {
@@ -55,7 +61,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	shared := rounds(func() bool { return cw.n.Load() < *size })
+	start := time.Now()
+	shared := rounds(func() bool {
+		n := cw.n.Load()
+		if *pace > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(n) / (*pace * (1 << 20)) * float64(time.Second)))))
+		}
+		return n < *size
+	})
 	trace.Stop()
 	if err := f.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -86,17 +86,21 @@ function drawHistory(band) {
   };
 }
 
+// seriesTimes counts the distinct times the series chart holds: with
+// fewer than two there is no time series to draw (a single snapshot).
+export function seriesTimes(series) {
+  return align([series.goroutines, series.heap_live, series.heap_inuse, series.gc])[0].length;
+}
+
 // seriesChart draws the report's series into el and returns the uPlot.
 // opts.onSelect(fromSec, toSec) is called when a range is dragged;
 // opts.history (the capture's history span) is shaded apart.
 export function seriesChart(el, series, opts = {}) {
   const fromTrace = series.heap_live_from === 'trace';
   const data = align([series.goroutines, fromTrace ? series.heap_live : [], series.heap_inuse, series.gc]);
-  const width = Math.max(300, el.clientWidth || 900);
-  const windowed = { spanGaps: false, gaps: windowGaps(series.windows) };
   const band = historyBand(opts.history);
   const u = new uPlot({
-    width,
+    width: Math.max(300, el.clientWidth || 900),
     height: opts.height || 240,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
     cursor: { drag: { x: true, y: false, setScale: !opts.onSelect } },
@@ -108,15 +112,9 @@ export function seriesChart(el, series, opts = {}) {
       heap: { auto: true, range: (u, min, max) => [0, Math.max(1, max) * 1.05] },
       gc: { auto: true, range: (u, min, max) => [0, Math.max(1, Math.ceil(max))] },
     },
-    series: [
-      { label: 'time (UTC)', value: (u, v) => (v === null ? '–' : fmtTime(v * 1e9)) },
-      { label: 'goroutines', scale: 'g', stroke: '#1565c0', width: 2, spanGaps: true, value: (u, v) => fmtNum(v) },
-      Object.assign({ label: 'live heap (trace windows)', scale: 'heap', stroke: '#c62828', width: 1.5, value: (u, v) => (v === null ? '–' : fmtBytes(v)), show: fromTrace }, windowed),
-      { label: 'heap in use (heap profiles)', scale: 'heap', stroke: '#7b1fa2', width: 2, dash: [6, 3], spanGaps: true, points: { show: true, size: 5 }, value: (u, v) => (v === null ? '–' : fmtBytes(v)) },
-      Object.assign({ label: 'GC cycles', scale: 'gc', stroke: '#8e8e8e', width: 1, dash: [4, 4], value: (u, v) => fmtNum(v) }, windowed),
-    ],
+    series: seriesOptions(series, fromTrace),
     axes: [
-      { values: (u, vals) => vals.map((v, i) => utcTick(v, i === 0)), label: 'UTC', labelSize: 14 },
+      { values: (u, splits, i, space, incr) => utcTicks(splits, incr), space: TIME_TICK_SPACE, incrs: TIME_STEPS, label: axisDays(data[0]), labelSize: 14 },
       { scale: 'g', label: 'goroutines', incrs: COUNT_STEPS, values: (u, vals) => vals.map(fmtNum), size: 60 },
       { scale: 'heap', side: 1, label: 'heap', incrs: BYTE_STEPS, values: (u, vals) => vals.map(fmtBytes), grid: { show: false }, size: 80 },
       { scale: 'gc', side: 1, label: 'GC', incrs: COUNT_STEPS, values: (u, vals) => vals.map(fmtNum), grid: { show: false }, size: 50 },
@@ -136,6 +134,24 @@ export function seriesChart(el, series, opts = {}) {
   return u;
 }
 
+// seriesOptions are the chart's lines. The trace windows' live heap, and
+// GC cycles counted in them, have no points between windows: drawn window
+// by window. GC cycles the eBPF probes counted span the whole capture.
+function seriesOptions(series, fromTrace) {
+  const windowed = { spanGaps: false, gaps: windowGaps(series.windows) };
+  const gcTrace = series.gc_from === 'trace';
+  const gc = { label: gcTrace ? 'GC cycles (trace windows)' : 'GC cycles', scale: 'gc', stroke: '#8e8e8e', width: 1, dash: [4, 4], value: (u, v) => fmtNum(v) };
+  return [
+    // Seconds to the millisecond, truncated as the API's times are (a
+    // float's last bits must not round .290 down to .289).
+    { label: 'time (UTC)', value: (u, v) => (v === null ? '–' : fmtTime(new Date(Math.floor(v * 1000 + 1e-3)))) },
+    { label: 'goroutines', scale: 'g', stroke: '#1565c0', width: 2, spanGaps: true, value: (u, v) => fmtNum(v) },
+    Object.assign({ label: 'live heap (trace windows)', scale: 'heap', stroke: '#c62828', width: 1.5, value: (u, v) => (v === null ? '–' : fmtBytes(v)), show: fromTrace }, windowed),
+    { label: 'heap in use (heap profiles)', scale: 'heap', stroke: '#7b1fa2', width: 2, dash: [6, 3], spanGaps: true, points: { show: true, size: 5 }, value: (u, v) => (v === null ? '–' : fmtBytes(v)) },
+    Object.assign(gc, gcTrace ? windowed : { spanGaps: true }),
+  ];
+}
+
 // chartHooks are the uPlot hooks: range selection, history shading.
 function chartHooks(opts, band) {
   const hooks = {};
@@ -149,9 +165,29 @@ function chartHooks(opts, band) {
   return hooks;
 }
 
-// utcTick formats an axis tick (seconds) as UTC time of day, with the date
-// on the first tick.
-export function utcTick(sec, withDate) {
-  const s = new Date(sec * 1000).toISOString();
-  return withDate ? s.slice(0, 10) + ' ' + s.slice(11, 19) : s.slice(11, 19);
+// TIME_TICK_SPACE is the least room (CSS px) between two time ticks: a
+// label to the millisecond ("12:54:05.250") fits with room to spare.
+export const TIME_TICK_SPACE = 95;
+
+// TIME_STEPS are the time axis's tick steps (seconds): uPlot's, with 2 s
+// and 2 min, so a capture of seconds gets more than two ticks.
+const TIME_STEPS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+
+// utcTicks labels time ticks (seconds) as UTC times of day, to the
+// millisecond when they are less than a second apart (incr, seconds), so
+// no two ticks read the same; the day is the axis's label (axisDays), so
+// no tick is longer than the next and runs into it.
+export function utcTicks(splits, incr) {
+  return splits.map((sec) => {
+    const s = new Date(sec * 1000).toISOString();
+    return incr < 1 ? s.slice(11, 23) : s.slice(11, 19);
+  });
+}
+
+// axisDays names the time axis: UTC and the day, or days, it spans.
+export function axisDays(xs) {
+  if (!xs.length) return 'UTC';
+  const day = (sec) => new Date(sec * 1000).toISOString().slice(0, 10);
+  const a = day(xs[0]), b = day(xs[xs.length - 1]);
+  return a === b ? `UTC, ${a}` : `UTC, ${a} to ${b}`;
 }

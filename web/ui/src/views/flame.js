@@ -8,7 +8,7 @@
 // function. Every figure shown is the API's.
 import { select } from 'd3-selection';
 import flamegraph, { tooltip as fgTooltip } from 'd3-flame-graph';
-import { api, h, clear, fmtValue, fmtTime, fmtNum, enc, debounce } from '../util.js';
+import { api, h, clear, fmtValue, fmtTime, fmtNum, enc, debounce, loading } from '../util.js';
 import { topTable, peekPanel, sourcePanel } from './tables.js';
 
 // PARAMS are the route parameters the API takes as they are; the others
@@ -19,20 +19,7 @@ const WIDTHS = [['new', 'the new snapshot'], ['base', 'the base'], ['change', 't
 export async function flameView(main, ctx) {
   const detail = await ctx.detail();
   const p = ctx.params;
-  const profiles = Object.keys(detail.profiles || {}).sort();
-  const options = profiles.map((name) => ({ key: name, profile: name, source: '', label: name, snaps: detail.profiles[name] }));
-  if ((detail.dump_snapshots || []).length) {
-    options.push({ key: 'goroutine|goroutines', profile: 'goroutine', source: 'goroutines', label: 'goroutine (dump)', snaps: detail.dump_snapshots });
-  }
-  const defKey = options.some((o) => o.key === 'goroutine') ? 'goroutine' : options.some((o) => o.key === 'goroutine|goroutines') ? 'goroutine|goroutines' : (options[0] && options[0].key) || 'goroutine';
-  const keyOf = (profile, source) => (source === 'goroutines' ? 'goroutine|goroutines' : profile);
-  let curKey = p.get('source') === 'goroutines' ? 'goroutine|goroutines' : (p.get('profile') || defKey);
-  const optionOf = (key) => options.find((o) => o.key === key) || options[0] || { key: 'goroutine', profile: 'goroutine', source: '', snaps: [] };
-  let cur = optionOf(curKey);
-  const mode = p.get('mode') || (p.get('base') ? 'diff' : (p.get('from') || p.get('to')) ? 'range' : 'snapshot');
-  const view = p.get('view') === 'top' ? 'top' : 'flame';
-  const widths = WIDTHS.some(([w]) => w === p.get('widths')) ? p.get('widths') : 'new';
-
+  const st = routeState(detail, p);
   const go = (changes) => {
     const next = new URLSearchParams(p);
     for (const [k, v] of Object.entries(changes)) {
@@ -42,139 +29,185 @@ export async function flameView(main, ctx) {
     }
     location.hash = `#/c/${ctx.id}/flame?${next}`;
   };
-  const snapSelect = (name, value, withLatest) => h('select', { name, id: `flame-${name}`, onchange: (e) => go({ [name]: e.target.value }) },
-    withLatest ? h('option', { value: '' }, 'latest') : h('option', { value: '' }, '—'),
-    cur.snaps.map((ts) => h('option', { value: String(ts), selected: String(ts) === value }, fmtTime(ts))));
+  const ui = toolbar(detail, st, p, go);
+  const info = h('div', { class: 'flame-info', id: 'flame-info' }, loading('Loading the flame graph…'));
+  const frameInfo = h('div', { class: 'frame-info', id: 'frame-info' }, 'Click a frame to zoom into it and to focus, ignore, sandwich, peek at or list it.');
+  const graphs = h('div', { class: 'flame-graphs' });
+  const tables = h('div', { class: 'flame-tables', id: 'flame-tables' });
+  const charts = [];
+  main.append(h('section', { class: 'panel' },
+    h('div', { class: 'toolbar' }, ui.controls,
+      st.view === 'flame' ? [ui.search, ui.searchInfo, h('button', { type: 'button', id: 'flame-reset', onclick: () => charts.forEach((c) => c.resetZoom()) }, 'reset zoom')] : null,
+      chips(p, go)),
+    st.mode === 'diff' && !p.get('base') ? h('p', { class: 'hint', id: 'flame-diff-hint' },
+      'Diff: choose a base snapshot above to compare with. Until one is chosen this is the graph of the snapshot alone, not a change.') : null,
+    info, st.view === 'flame' ? frameInfo : null, graphs, tables));
 
+  const q = apiQuery(p, st);
+  const tableQuery = new URLSearchParams(q);
+  tableQuery.delete('sandwich');
+  tableQuery.delete('invert');
+  const openFunction = (fn) => go({ peek: fn, list: fn });
+  const showTables = () => {
+    if (p.get('peek')) tables.append(peekPanel(ctx.id, tableQuery, p.get('peek'), openFunction));
+    if (p.get('list')) tables.append(sourcePanel(ctx.id, tableQuery, p.get('list')));
+  };
+  if (st.view === 'top') {
+    const table = await topTable(ctx.id, tableQuery, p.get('sort') || 'flat', (s) => go({ sort: s }), openFunction, (meta) => {
+      ui.sync(meta);
+      clear(info).append(head(null, meta, ownNote(meta)));
+    });
+    if (info.querySelector('.loading')) clear(info);
+    graphs.append(table);
+    showTables();
+    return null;
+  }
+  const data = await drawGraphs(ctx, { p, q, st, info, graphs, frameInfo, go, ui, charts });
+  if (!data) return null;
+  showTables();
+  const doSearch = () => charts.forEach((c) => (ui.search.value ? c.search(ui.search.value) : c.clear()));
+  ui.search.addEventListener('input', debounce(doSearch, 150));
+  if (ui.search.value) doSearch();
+  return () => charts.forEach((c) => c.destroy());
+}
+
+// routeState reads what the route asks for: the profiles to choose from
+// (each profile, and the goroutine dumps), the one chosen, the mode
+// (one snapshot, a range, a diff), the view and the diff's widths.
+function routeState(detail, p) {
+  const profiles = Object.keys(detail.profiles || {}).sort();
+  const options = profiles.map((name) => ({ key: name, profile: name, source: '', label: name, snaps: detail.profiles[name] }));
+  if ((detail.dump_snapshots || []).length) {
+    options.push({ key: 'goroutine|goroutines', profile: 'goroutine', source: 'goroutines', label: 'goroutine (dump)', snaps: detail.dump_snapshots });
+  }
+  const has = (k) => options.some((o) => o.key === k);
+  const defKey = has('goroutine') ? 'goroutine' : has('goroutine|goroutines') ? 'goroutine|goroutines' : (options[0] && options[0].key) || 'goroutine';
+  const optionOf = (key) => options.find((o) => o.key === key) || options[0] || { key: 'goroutine', profile: 'goroutine', source: '', snaps: [] };
+  const key = p.get('source') === 'goroutines' ? 'goroutine|goroutines' : (p.get('profile') || defKey);
+  const mode = p.get('mode') || (p.get('base') ? 'diff' : (p.get('from') || p.get('to')) ? 'range' : 'snapshot');
+  return {
+    options, optionOf, cur: optionOf(key), mode,
+    view: p.get('view') === 'top' ? 'top' : 'flame',
+    widths: WIDTHS.some(([w]) => w === p.get('widths')) ? p.get('widths') : 'new',
+    ownMode: p.get('own') || (mode === 'diff' ? 'hide' : 'mark'),
+  };
+}
+
+// apiQuery is the flamegraph API's query for the route.
+function apiQuery(p, st) {
+  const q = new URLSearchParams();
+  for (const k of PARAMS) {
+    for (const v of p.getAll(k)) q.append(k, v);
+  }
+  if (!p.get('own')) q.set('own', st.ownMode);
+  // A suspect picks its own profile (goroutine or heap) unless one is chosen.
+  if (!q.get('profile') && st.cur.profile && !p.get('suspect')) q.set('profile', st.cur.profile);
+  if (st.cur.source && !q.get('source') && !p.get('suspect')) q.set('source', st.cur.source);
+  return q;
+}
+
+// toolbar builds the selectors: view, profile, sample type, mode and its
+// snapshots, the capture's own requests, invert, focus and ignore; sync
+// makes them say what the API answered (a heap suspect's graph is a heap
+// profile even when the route names none).
+function toolbar(detail, st, p, go) {
+  const keyOf = (profile, source) => (source === 'goroutines' ? 'goroutine|goroutines' : profile);
   const profileSel = h('select', { name: 'profile', id: 'flame-profile', onchange: (e) => {
-    const o = options.find((x) => x.key === e.target.value);
+    const o = st.options.find((x) => x.key === e.target.value);
     go({ profile: o.profile, source: o.source, snapshot: '', from: '', to: '', base: '', value: '', suspect: '', goid: [] });
-  } }, options.map((o) => h('option', { value: o.key, selected: o.key === cur.key }, o.label)));
+  } }, st.options.map((o) => h('option', { value: o.key, selected: o.key === st.cur.key }, o.label)));
   const valueSel = h('select', { name: 'value', id: 'flame-value', onchange: (e) => go({ value: e.target.value }) });
   const fillValues = (profile, value) => {
     clear(valueSel).append(...((detail.sample_types || {})[profile] || []).map((v) => h('option', { value: v, selected: v === value }, v)));
     valueSel.hidden = valueSel.options.length < 2;
   };
-  fillValues(cur.profile, p.get('value'));
+  fillValues(st.cur.profile, p.get('value'));
   const modeSel = h('select', { name: 'mode', id: 'flame-mode', onchange: (e) => go({ mode: e.target.value, snapshot: '', from: '', to: '', base: '' }) },
-    [['snapshot', 'one snapshot'], ['range', 'time range'], ['diff', 'diff of two snapshots']].map(([v, l]) => h('option', { value: v, selected: v === mode }, l)));
-  const timeCtl = mode === 'range'
-    ? [h('label', {}, 'from ', snapSelect('from', p.get('from'), false)), h('label', {}, 'to ', snapSelect('to', p.get('to'), false))]
-    : mode === 'diff'
-      ? [h('label', {}, 'base ', snapSelect('base', p.get('base'), false)), h('label', {}, 'vs ', snapSelect('snapshot', p.get('snapshot'), true)),
-        h('label', {}, 'widths by ', h('select', { id: 'flame-widths', onchange: (e) => go({ widths: e.target.value }) },
-          WIDTHS.map(([v, l]) => h('option', { value: v, selected: v === widths }, l))))]
-      : [h('label', {}, 'snapshot ', snapSelect('snapshot', p.get('snapshot'), true))];
-  // The capture's own pprof and trace requests: left out of a diff unless
-  // asked for (they are much of a heap's growth between two snapshots),
-  // marked in grey otherwise.
-  const ownMode = p.get('own') || (mode === 'diff' ? 'hide' : 'mark');
-  const own = h('input', { type: 'checkbox', id: 'flame-own', checked: ownMode === 'hide', onchange: (e) => go({ own: e.target.checked ? 'hide' : 'mark' }) });
-  const search = h('input', { type: 'search', id: 'flame-search', placeholder: 'search (regexp)', value: p.get('q') || '' });
+    [['snapshot', 'one snapshot'], ['range', 'time range'], ['diff', 'diff of two snapshots']].map(([v, l]) => h('option', { value: v, selected: v === st.mode }, l)));
   const focus = h('input', { type: 'text', id: 'flame-focus', placeholder: 'focus regexp', value: p.getAll('focus').join('|') });
   const ignore = h('input', { type: 'text', id: 'flame-ignore', placeholder: 'ignore regexp', value: p.getAll('ignore').join('|') });
-  const invert = h('input', { type: 'checkbox', id: 'flame-invert', checked: p.get('invert') === '1', onchange: (e) => go({ invert: e.target.checked ? '1' : '' }) });
   const applyFilters = () => go({ focus: focus.value ? [focus.value] : [], ignore: ignore.value ? [ignore.value] : [] });
   focus.addEventListener('change', applyFilters);
   ignore.addEventListener('change', applyFilters);
+  // The capture's own pprof and trace requests: left out of a diff unless
+  // asked for (they are much of a heap's growth between two snapshots),
+  // marked in grey otherwise.
+  const own = h('input', { type: 'checkbox', id: 'flame-own', checked: st.ownMode === 'hide', onchange: (e) => go({ own: e.target.checked ? 'hide' : 'mark' }) });
+  const invert = h('input', { type: 'checkbox', id: 'flame-invert', checked: p.get('invert') === '1', onchange: (e) => go({ invert: e.target.checked ? '1' : '' }) });
   const viewTabs = h('span', { class: 'seg', id: 'flame-views' },
-    [['flame', 'flame graph'], ['top', 'top table']].map(([v, l]) => h('a', { href: '#', class: v === view ? 'active' : '', 'data-view': v, onclick: (e) => { e.preventDefault(); go({ view: v === 'flame' ? '' : v }); } }, l)));
-
-  const info = h('div', { class: 'flame-info', id: 'flame-info' }, 'Loading…');
-  const searchInfo = h('span', { id: 'flame-search-info', class: 'sub' });
-  const frameInfo = h('div', { class: 'frame-info', id: 'frame-info' }, 'Click a frame to zoom into it and to focus, ignore, sandwich, peek at or list it.');
-  const chips = [];
-  const chip = (text, clearIt) => h('span', { class: 'chip active' }, text, h('a', { href: '#', onclick: (e) => { e.preventDefault(); go(clearIt); } }, ' ×'));
-  if (p.get('suspect')) chips.push(chip(`suspect ${p.get('suspect')}`, { suspect: '' }));
-  if (p.getAll('goid').length) chips.push(chip(`goroutine ${p.getAll('goid').join(', ')}`, { goid: [] }));
-  if (p.get('sandwich')) chips.push(chip(`sandwich ${p.get('sandwich')}`, { sandwich: '' }));
-  const graphs = h('div', { class: 'flame-graphs' });
-  const tables = h('div', { class: 'flame-tables', id: 'flame-tables' });
-  main.append(h('section', { class: 'panel' },
-    h('div', { class: 'toolbar' },
-      viewTabs,
-      h('label', {}, 'profile ', profileSel), valueSel, modeSel, ...timeCtl,
-      h('label', { title: 'net/http/pprof, runtime/pprof and runtime/trace stacks: the capture\'s own requests to the target' }, own, ' leave out the capture\'s own requests'),
-      view === 'flame' ? h('label', {}, invert, ' invert') : null,
-      focus, ignore,
-      view === 'flame' ? [search, searchInfo, h('button', { type: 'button', id: 'flame-reset', onclick: () => charts.forEach((c) => c.resetZoom()) }, 'reset zoom')] : null,
-      chips),
-    info, view === 'flame' ? frameInfo : null, graphs, tables));
-
-  const q = new URLSearchParams();
-  for (const k of PARAMS) {
-    for (const v of p.getAll(k)) q.append(k, v);
-  }
-  if (!p.get('own')) q.set('own', ownMode);
-  // A suspect picks its own profile (goroutine or heap) unless one is chosen.
-  if (!q.get('profile') && cur.profile && !p.get('suspect')) q.set('profile', cur.profile);
-  if (cur.source && !q.get('source') && !p.get('suspect')) q.set('source', cur.source);
-  const tableQuery = new URLSearchParams(q);
-  tableQuery.delete('sandwich');
-  tableQuery.delete('invert');
-  const charts = [];
-  const openFunction = (fn) => go({ peek: fn, list: fn });
-  const showTables = () => {
-    clear(tables);
-    if (p.get('peek')) tables.append(peekPanel(ctx.id, tableQuery, p.get('peek'), openFunction));
-    if (p.get('list')) tables.append(sourcePanel(ctx.id, tableQuery, p.get('list')));
-  };
-
-  if (view === 'top') {
-    clear(info);
-    graphs.append(await topTable(ctx.id, tableQuery, p.get('sort') || 'flat', (s) => go({ sort: s }), openFunction, (meta) => {
-      syncProfile(meta);
-      info.append(head(null, meta, ownNote(meta)));
-    }));
-    showTables();
-    return null;
-  }
-
-  let data;
-  try {
-    data = await api(`/api/captures/${ctx.id}/flamegraph?${q}`);
-  } catch (err) {
-    clear(info).append(h('span', { class: 'bad' }, err.message));
-    return null;
-  }
-  // A suspect's graph counts exactly the suspect's figure at its time:
-  // say so with the report's own words.
-  if (p.get('suspect')) {
-    const rep = await api(`/api/captures/${ctx.id}/report`);
-    const s = rep.suspects.find((x) => x.id === p.get('suspect'));
-    if (s && s.display) info.append(h('p', { id: 'flame-suspect', class: 'chip active' }, `${s.id}: ${s.display.count} at ${s.display.count_at}`));
-  }
-  const trees = data.callers ? [['callers of ' + data.function, data.callers], ['callees of ' + data.function, data.callees]] : [[null, data]];
-  syncProfile(trees[0][1]);
-  for (const n of [...info.childNodes]) if (n.id !== 'flame-suspect') n.remove();
-  for (const [title, tree] of trees) {
-    const el = h('div', { class: 'flame' });
-    graphs.append(head(title, tree, ownNote(tree)), el);
-    charts.push(drawFlame(el, tree, {
-      inverted: tree.inverted,
-      widths,
-      onClick: (d) => showFrame(frameInfo, d, tree, go, p),
-      searchInfo,
-    }));
-  }
-  if (data.base) graphs.append(diffLegend(widths));
-  showTables();
-  const doSearch = () => charts.forEach((c) => (search.value ? c.search(search.value) : c.clear()));
-  search.addEventListener('input', debounce(doSearch, 150));
-  if (search.value) doSearch();
-  return () => charts.forEach((c) => c.destroy());
-
-  // syncProfile makes the selectors say what the API answered (a heap
-  // suspect's graph is a heap profile even when the route names none).
-  function syncProfile(tree) {
+    [['flame', 'flame graph'], ['top', 'top table']].map(([v, l]) => h('a', { href: '#', class: v === st.view ? 'active' : '', 'data-view': v, onclick: (e) => { e.preventDefault(); go({ view: v === 'flame' ? '' : v }); } }, l)));
+  const controls = [viewTabs, h('label', {}, 'profile ', profileSel), valueSel, modeSel, ...timeControls(st, p, go),
+    h('label', { title: 'net/http/pprof, runtime/pprof and runtime/trace stacks: the capture\'s own requests to the target' }, own, ' leave out the capture\'s own requests'),
+    st.view === 'flame' ? h('label', {}, invert, ' invert') : null, focus, ignore];
+  const sync = (tree) => {
     const key = keyOf(tree.profile, tree.source);
-    if (options.some((o) => o.key === key) && key !== curKey) {
-      curKey = key;
-      cur = optionOf(key);
+    if (st.options.some((o) => o.key === key) && key !== st.cur.key) {
+      st.cur = st.optionOf(key);
       profileSel.value = key;
     }
     fillValues(tree.profile, tree.sample_type);
+  };
+  return {
+    controls, sync,
+    search: h('input', { type: 'search', id: 'flame-search', placeholder: 'search (regexp)', value: p.get('q') || '' }),
+    searchInfo: h('span', { id: 'flame-search-info', class: 'sub' }),
+  };
+}
+
+// timeControls are the snapshot selectors of the mode.
+function timeControls(st, p, go) {
+  const snapSelect = (name, value, withLatest) => h('select', { name, id: `flame-${name}`, onchange: (e) => go({ [name]: e.target.value }) },
+    withLatest ? h('option', { value: '' }, 'latest') : h('option', { value: '' }, '—'),
+    st.cur.snaps.map((ts) => h('option', { value: String(ts), selected: String(ts) === value }, fmtTime(ts))));
+  if (st.mode === 'range') return [h('label', {}, 'from ', snapSelect('from', p.get('from'), false)), h('label', {}, 'to ', snapSelect('to', p.get('to'), false))];
+  if (st.mode !== 'diff') return [h('label', {}, 'snapshot ', snapSelect('snapshot', p.get('snapshot'), true))];
+  return [h('label', {}, 'base ', snapSelect('base', p.get('base'), false)), h('label', {}, 'vs ', snapSelect('snapshot', p.get('snapshot'), true)),
+    h('label', {}, 'widths by ', h('select', { id: 'flame-widths', onchange: (e) => go({ widths: e.target.value }) },
+      WIDTHS.map(([v, l]) => h('option', { value: v, selected: v === st.widths }, l))))];
+}
+
+// chips name the filters the route applies, each with a way to drop it.
+function chips(p, go) {
+  const chip = (text, clearIt) => h('span', { class: 'chip active' }, text, h('a', { href: '#', onclick: (e) => { e.preventDefault(); go(clearIt); } }, ' ×'));
+  return [
+    p.get('suspect') ? chip(`suspect ${p.get('suspect')}`, { suspect: '' }) : null,
+    p.getAll('goid').length ? chip(`goroutine ${p.getAll('goid').join(', ')}`, { goid: [] }) : null,
+    p.get('sandwich') ? chip(`sandwich ${p.get('sandwich')}`, { sandwich: '' }) : null,
+  ];
+}
+
+// drawGraphs fetches the graph (a sandwich is two: callers and callees)
+// and draws it; a suspect's graph says what it counts in the report's
+// words. It returns the API's answer, or null after showing its error.
+async function drawGraphs(ctx, o) {
+  let data;
+  try {
+    data = await api(`/api/captures/${ctx.id}/flamegraph?${o.q}`);
+  } catch (err) {
+    clear(o.info).append(h('span', { class: 'bad' }, err.message));
+    return null;
   }
+  clear(o.info);
+  // A suspect's graph counts exactly the suspect's figure at its time.
+  if (o.p.get('suspect')) {
+    const rep = await api(`/api/captures/${ctx.id}/report`);
+    const s = rep.suspects.find((x) => x.id === o.p.get('suspect'));
+    if (s && s.display) o.info.append(h('p', { id: 'flame-suspect', class: 'chip active' }, `${s.id}: ${s.display.count} at ${s.display.count_at}`));
+  }
+  const trees = data.callers ? [['callers of ' + data.function, data.callers], ['callees of ' + data.function, data.callees]] : [[null, data]];
+  o.ui.sync(trees[0][1]);
+  for (const [title, tree] of trees) {
+    const el = h('div', { class: 'flame' });
+    o.graphs.append(head(title, tree, ownNote(tree)), el);
+    o.charts.push(drawFlame(el, tree, {
+      inverted: tree.inverted,
+      widths: o.st.widths,
+      onClick: (d) => showFrame(o.frameInfo, d, tree, o.go, o.p),
+      searchInfo: o.ui.searchInfo,
+    }));
+  }
+  if (data.base) o.graphs.append(diffLegend(o.st.widths));
+  return data;
 }
 
 // head describes one tree (or table): what it sums, its total and time.

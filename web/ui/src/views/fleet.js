@@ -1,7 +1,7 @@
 // Fleet: the captures of one service (same executable or module) across
 // nodes — which leaks appear on how many nodes, since when. Every figure
 // is from GET /api/fleet, which takes them from the captures' reports.
-import { api, h, fmtTime, enc } from '../util.js';
+import { api, h, fmtTime, enc, withCode, plural } from '../util.js';
 
 export async function fleetView(main, params) {
   const service = params.get('service');
@@ -11,7 +11,7 @@ export async function fleetView(main, params) {
   main.append(h('section', { class: 'panel', id: 'fleet-service', 'data-service': v.service },
     h('h1', {}, 'Service ', h('code', {}, v.service)),
     h('p', { class: 'sub', id: 'fleet-summary' },
-      `${v.captures.length} capture${v.captures.length === 1 ? '' : 's'} on ${nodes} node${nodes === 1 ? '' : 's'}: ${v.nodes.join(', ')}`)));
+      `${plural(v.captures.length, 'capture')} on ${plural(nodes, 'node')}: ${v.nodes.join(', ')}`)));
   const leaks = v.leaks.length
     ? h('table', { class: 'grid', id: 'fleet-leaks' },
       h('thead', {}, h('tr', {}, ['Leak', 'Nodes', 'Captures', 'Since', 'Last seen', 'Worst count', 'Worst growth', 'Score'].map((t) => h('th', {}, t)))),
@@ -28,15 +28,22 @@ export async function fleetView(main, params) {
         h('td', { class: 'num leak-score' }, l.display.max_score)))))
     : h('p', { class: 'empty' }, 'No leak in any capture of this service.');
   main.append(h('section', { class: 'panel' }, h('h2', {}, 'Leaks across nodes'), leaks));
-  main.append(h('section', { class: 'panel' }, h('h2', {}, 'Captures'),
+  main.append(capturesPanel(v));
+  return null;
+}
+
+// capturesPanel lists the service's captures, each with its first
+// incident in the report's words.
+function capturesPanel(v) {
+  return h('section', { class: 'panel' }, h('h2', {}, 'Captures'),
     h('table', { class: 'grid', id: 'fleet-captures' },
-      h('thead', {}, h('tr', {}, ['Capture', 'Node', 'Start', 'Suspects'].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['Capture', 'Node', 'Start', 'First incident', 'Suspects'].map((t) => h('th', {}, t)))),
       h('tbody', {}, v.captures.map((c) => h('tr', { 'data-id': c.id },
         h('td', {}, h('a', { href: `#/c/${c.id}/overview` }, c.id)),
         h('td', {}, c.node || '–'),
         h('td', {}, fmtTime(c.start)),
-        h('td', {}, String(c.suspects))))))));
-  return null;
+        h('td', { class: 'first-incident' }, c.incident ? h('a', { href: `#/c/${c.id}/overview` }, withCode(c.incident)) : h('span', { class: 'sub' }, 'no incident')),
+        h('td', {}, String(c.suspects)))))));
 }
 
 async function servicesList(main) {

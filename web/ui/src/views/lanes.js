@@ -4,7 +4,7 @@
 // the reason) and syscall. Windows are drawn side by side with a gap
 // between them (states between windows are unknown); hovering a segment
 // shows where the goroutine blocked.
-import { api, h, clear, fmtDur, fmtTime, fmtTimeShort, plural, enc } from '../util.js';
+import { api, h, clear, fmtDur, fmtTime, fmtTimeShort, plural, enc, loading } from '../util.js';
 
 // STATE_COLOURS are the lanes' colours, one per state (shared with the
 // legend and the browser test).
@@ -27,7 +27,7 @@ function s(tag, attrs, ...children) {
 
 // lanesPanel returns the panel and fills it from the API.
 export function lanesPanel(ctx, suspect) {
-  const body = h('div', { id: 'lanes-body' }, h('p', { class: 'sub' }, 'decoding the trace windows…'));
+  const body = h('div', { id: 'lanes-body' }, loading('Decoding the trace windows…'));
   const panel = h('section', { class: 'panel', id: 'lanes-panel', 'data-suspect': suspect.id },
     h('h2', {}, `Goroutine states of ${suspect.id} (from the execution traces)`), body);
   api(`/api/captures/${ctx.id}/lanes?suspect=${enc(suspect.id)}`)
@@ -36,10 +36,26 @@ export function lanesPanel(ctx, suspect) {
   return panel;
 }
 
+// shownText says which goroutines the lanes are: the oldest members of
+// the suspect (of how many it counts), then the goroutines that created
+// them.
+function shownText(lv) {
+  const of = lv.members > lv.sampled_members ? `the oldest ${lv.sampled_members} of its ${plural(lv.members, 'goroutine')}` : `its ${plural(lv.members, 'goroutine')}`;
+  const creators = lv.creators ? `, then ${plural(lv.creators, 'goroutine')} that created them (grey labels)` : '';
+  return `Lanes of ${of}${creators}.`;
+}
+
+// missingText says which of the goroutines asked for no trace window saw,
+// members and creators apart.
+function missingText(ids, what) {
+  return `${plural(ids.length, what.one, what.many)} no trace window saw: ${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ', …' : ''}`;
+}
+
 function draw(body, lv) {
   clear(body);
   body.dataset.lanes = String(lv.lanes.length);
   if (lv.note) body.append(h('p', { class: 'sub', id: 'lanes-note' }, lv.note));
+  if (lv.members) body.append(h('p', { class: 'sub', id: 'lanes-shown' }, shownText(lv)));
   if (!lv.lanes.length) return;
   const windows = lv.windows.length ? lv.windows : [{ start: lv.from, end: lv.to }];
   const width = Math.max(600, (body.clientWidth || 900) - 8);
@@ -69,8 +85,11 @@ function draw(body, lv) {
     svg.append(g);
   });
   body.append(legend(), h('div', { class: 'lanes-scroll' }, svg), hover);
-  if (lv.missing.length) {
-    body.append(h('p', { class: 'sub', id: 'lanes-missing' }, `${plural(lv.missing.length, 'goroutine')} of this suspect no trace window saw: ${lv.missing.slice(0, 20).join(', ')}${lv.missing.length > 20 ? ', …' : ''}`));
+  if ((lv.missing_members || []).length) {
+    body.append(h('p', { class: 'sub', id: 'lanes-missing' }, missingText(lv.missing_members, { one: `goroutine of ${lv.suspect}`, many: `goroutines of ${lv.suspect}` })));
+  }
+  if ((lv.missing_creators || []).length) {
+    body.append(h('p', { class: 'sub', id: 'lanes-missing-creators' }, missingText(lv.missing_creators, { one: 'goroutine that created them', many: 'goroutines that created them' })));
   }
 }
 

@@ -10,7 +10,7 @@
 // DOM timelines (vis-timeline) are not smooth at 100,000 items; so the
 // lanes are drawn here and the series use uPlot.
 import { api, h, clear, fmtNum, fmtTime, fmtDur, enc, plural } from '../util.js';
-import { seriesChart } from './chart.js';
+import { seriesChart, seriesTimes } from './chart.js';
 
 const LANE = 5; // px per lane
 const GAP = 1;
@@ -27,6 +27,36 @@ export async function timelineView(main, ctx) {
   const t0 = new Date(lv.from).getTime();
   const t1 = Math.max(new Date(lv.to).getTime(), t0 + 1);
   const groups = pack(lv.bars, lv.groups || [], t1);
+  // T is the view's state: the rows drawn, the time shown and scrolled.
+  const T = Object.assign(layout(groups), { t0, t1, view: { a: t0, b: t1, scroll: 0 }, chart: null, frame: 0 });
+  T.canvas = h('canvas', { id: 'timeline-canvas', class: 'timeline-canvas' });
+  T.wrap = h('div', { class: 'timeline-wrap' }, T.canvas);
+  const chartEl = h('div', { class: 'chart', id: 'timeline-chart' });
+  const info = h('div', { class: 'frame-info', id: 'timeline-info' }, 'Drag to pan, Ctrl+wheel (or the buttons) to zoom, wheel to scroll; click a bar for its stack.');
+  const stackEl = h('pre', { class: 'stack', id: 'timeline-stack', hidden: true });
+  T.changed = () => {
+    if (T.chart) T.chart.setScale('x', { min: T.view.a / 1000, max: T.view.b / 1000 });
+    if (!T.frame) T.frame = requestAnimationFrame(() => draw(T));
+  };
+  main.append(h('section', { class: 'panel' }, toolbar(T, lv, data, groups), T.wrap, chartEl, info, stackEl));
+  if (seriesTimes(data.series) >= 2) {
+    T.chart = seriesChart(chartEl, data.series, { height: 180, history: detail.history, onSelect: (a, b) => { T.view.a = a * 1000; T.view.b = b * 1000; T.changed(); } });
+  }
+  const showBar = (b) => barInfo(ctx, detail, lv, b, info, stackEl);
+  const stop = interact(T, (x, y) => { const b = barAt(T, x, y); if (b) showBar(b); });
+  const ro = new ResizeObserver(() => T.changed());
+  ro.observe(T.wrap);
+  T.changed();
+  return () => {
+    ro.disconnect();
+    stop();
+    if (T.chart) { T.chart.disconnect(); T.chart.destroy(); }
+  };
+}
+
+// layout lists the rows drawn (a header per group, then its lanes) and
+// each row's top.
+function layout(groups) {
   const rows = [];
   for (const g of groups) {
     rows.push({ head: g });
@@ -35,175 +65,179 @@ export async function timelineView(main, ctx) {
   const rowY = [];
   let y = AXIS;
   for (const r of rows) { rowY.push(y); y += r.head ? HEAD : LANE + GAP; }
-  const totalH = y;
+  return { rows, rowY, totalH: y };
+}
 
-  const canvas = h('canvas', { id: 'timeline-canvas', class: 'timeline-canvas' });
-  const wrap = h('div', { class: 'timeline-wrap' }, canvas);
-  const chartEl = h('div', { class: 'chart', id: 'timeline-chart' });
-  const info = h('div', { class: 'frame-info', id: 'timeline-info' }, 'Drag to pan, Ctrl+wheel (or the buttons) to zoom, wheel to scroll; click a bar for its stack.');
-  const stackEl = h('pre', { class: 'stack', id: 'timeline-stack', hidden: true });
+// zoom scales the time shown by f about at (ms; the middle by default).
+function zoom(T, f, at) {
+  const { view, t0, t1 } = T;
+  const c = at ?? (view.a + view.b) / 2;
+  const span = Math.max(1e-3, Math.min(t1 - t0, (view.b - view.a) * f));
+  view.a = Math.max(t0, c - (c - view.a) * (span / (view.b - view.a)));
+  view.b = Math.min(t1, view.a + span);
+  view.a = Math.max(t0, view.b - span);
+  T.changed();
+}
+
+// toolbar says what the view holds (lifetimes, groups, time span, alive
+// goroutines and the suspect's), with the zoom buttons and the legend.
+function toolbar(T, lv, data, groups) {
   const legend = h('span', { class: 'legend', id: 'timeline-legend' }, ...Object.entries(LEGEND)
     .map(([l, c]) => h('span', {}, h('i', { style: `background:${c}` }), l)));
-  const view = { a: t0, b: t1, scroll: 0 };
-  const zoom = (f, at) => {
-    const c = at ?? (view.a + view.b) / 2;
-    const span = Math.max(1e-3, Math.min(t1 - t0, (view.b - view.a) * f));
-    view.a = Math.max(t0, c - (c - view.a) * (span / (view.b - view.a)));
-    view.b = Math.min(t1, view.a + span);
-    view.a = Math.max(t0, view.b - span);
-    changed();
-  };
-  main.append(h('section', { class: 'panel' },
-    h('div', { class: 'toolbar' },
-      h('b', { id: 'timeline-count', 'data-bars': String(lv.bars.length) }, plural(lv.bars.length, 'lifetime')),
-      lv.omitted ? h('span', { class: 'sub' }, ` (${fmtNum(lv.omitted)} of ${fmtNum(lv.total)} left out)`) : null,
-      h('span', { class: 'sub' }, ` in ${plural(groups.length, 'group')} · ${fmtTime(lv.from)} … ${fmtTime(lv.to)}`),
-      h('span', { class: 'sub', id: 'timeline-alive', 'data-alive': String(lv.alive) }, lv.alive_at ? ` · ${plural(lv.alive, 'goroutine')} alive at ${fmtTime(lv.alive_at)}` : ` · ${fmtNum(lv.alive)} alive at the end`),
-      data.suspect ? h('span', { class: 'chip active', id: 'timeline-suspect', 'data-alive': String(data.suspect.alive) }, `${data.suspect.id}: ${fmtNum(data.suspect.alive)} alive at ${fmtTime(data.suspect.alive_at)}`) : null,
-      h('button', { type: 'button', onclick: () => zoom(0.5) }, 'zoom in'),
-      h('button', { type: 'button', onclick: () => zoom(2) }, 'zoom out'),
-      h('button', { type: 'button', onclick: () => { view.a = t0; view.b = t1; changed(); } }, 'reset'),
-      legend),
-    wrap, chartEl, info, stackEl));
+  return h('div', { class: 'toolbar' },
+    h('b', { id: 'timeline-count', 'data-bars': String(lv.bars.length) }, plural(lv.bars.length, 'lifetime')),
+    lv.omitted ? h('span', { class: 'sub' }, ` (${fmtNum(lv.omitted)} of ${fmtNum(lv.total)} left out)`) : null,
+    h('span', { class: 'sub' }, ` in ${plural(groups.length, 'group')} · ${fmtTime(lv.from)} … ${fmtTime(lv.to)}`),
+    h('span', { class: 'sub', id: 'timeline-alive', 'data-alive': String(lv.alive) }, lv.alive_at ? ` · ${plural(lv.alive, 'goroutine')} alive at ${fmtTime(lv.alive_at)}` : ` · ${fmtNum(lv.alive)} alive at the end`),
+    data.suspect ? h('span', { class: 'chip active', id: 'timeline-suspect', 'data-alive': String(data.suspect.alive) }, `${data.suspect.id}: ${fmtNum(data.suspect.alive)} alive at ${fmtTime(data.suspect.alive_at)}`) : null,
+    h('button', { type: 'button', onclick: () => zoom(T, 0.5) }, 'zoom in'),
+    h('button', { type: 'button', onclick: () => zoom(T, 2) }, 'zoom out'),
+    h('button', { type: 'button', onclick: () => { T.view.a = T.t0; T.view.b = T.t1; T.changed(); } }, 'reset'),
+    legend);
+}
 
-  const hasSeries = ['goroutines', 'heap_live', 'heap_inuse', 'gc'].some((k) => (data.series[k] || []).length);
-  const chart = hasSeries ? seriesChart(chartEl, data.series, { height: 180, history: detail.history, onSelect: (a, b) => { view.a = a * 1000; view.b = b * 1000; changed(); } }) : null;
+// plotBox is where time is drawn on the canvas: under the chart's plot
+// when there is a chart, so both share one time axis.
+function plotBox(T) {
+  const w = T.wrap.clientWidth || 900;
   const dpr = window.devicePixelRatio || 1;
-  const plotBox = () => {
-    const w = wrap.clientWidth || 900;
-    if (chart) return { left: chart.bbox.left / dpr, width: chart.bbox.width / dpr, w };
-    return { left: 60, width: w - 140, w };
-  };
-  let frame = 0;
-  const draw = () => {
-    frame = 0;
-    const { left, width, w } = plotBox();
-    const H = 420;
-    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(H * dpr)) {
-      canvas.width = Math.round(w * dpr);
-      canvas.height = Math.round(H * dpr);
-      canvas.style.width = w + 'px';
-      canvas.style.height = H + 'px';
-    }
-    const g = canvas.getContext('2d');
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, w, H);
-    const k = width / (view.b - view.a);
-    const first = lowerBound(rowY, view.scroll + AXIS) - 1;
-    g.font = '11px system-ui, sans-serif';
-    g.save();
-    g.beginPath();
-    g.rect(0, AXIS, w, H - AXIS);
-    g.clip();
-    for (let i = Math.max(0, first); i < rows.length; i++) {
-      const ry = rowY[i] - view.scroll;
-      if (ry > H) break;
-      const r = rows[i];
-      if (r.head) {
-        g.fillStyle = '#f3f5f8';
-        g.fillRect(0, ry, w, HEAD);
-        g.fillStyle = '#333';
-        g.fillText(`${r.head.kind} · ${r.head.label} — ${r.head.summary || ''}`, 4, ry + 12);
-        continue;
-      }
-      const { starts, ends, bars } = r.lane;
-      let j = lowerBound(ends, view.a);
-      let lastX = -1;
-      for (; j < starts.length && starts[j] <= view.b; j++) {
-        const x0 = left + Math.max(0, (starts[j] - view.a) * k);
-        const x1 = left + Math.min(width, (ends[j] - view.a) * k);
-        if (x1 < lastX + 0.5 && x0 >= lastX - 1) continue; // sub-pixel: already covered
-        const b = bars[j];
-        g.fillStyle = COLORS[b.kind === 'goroutine' ? b.verdict : b.kind] || '#555';
-        g.fillRect(x0, ry, Math.max(1, x1 - x0), LANE);
-        lastX = Math.max(lastX, x1);
-      }
-    }
-    g.restore();
-    timeAxis(g, left, width, w, view.a, view.b);
-    g.strokeStyle = '#ccc';
-    g.strokeRect(left + 0.5, 0.5, width, H - 1);
-  };
-  const changed = () => {
-    if (chart) chart.setScale('x', { min: view.a / 1000, max: view.b / 1000 });
-    if (!frame) frame = requestAnimationFrame(draw);
-  };
+  if (T.chart) return { left: T.chart.bbox.left / dpr, width: T.chart.bbox.width / dpr, w };
+  return { left: 60, width: w - 140, w };
+}
 
+// draw paints the rows in view: group headers and each lane's bars, in
+// the colour of their verdict, only where visible; then the time axis.
+function draw(T) {
+  T.frame = 0;
+  const { canvas, view, rows, rowY } = T;
+  const { left, width, w } = plotBox(T);
+  const dpr = window.devicePixelRatio || 1;
+  const H = 420;
+  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(H * dpr)) {
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(H * dpr);
+    canvas.style.width = w + 'px';
+    canvas.style.height = H + 'px';
+  }
+  const g = canvas.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, H);
+  const k = width / (view.b - view.a);
+  g.font = '11px system-ui, sans-serif';
+  g.save();
+  g.beginPath();
+  g.rect(0, AXIS, w, H - AXIS);
+  g.clip();
+  for (let i = Math.max(0, lowerBound(rowY, view.scroll + AXIS) - 1); i < rows.length; i++) {
+    const ry = rowY[i] - view.scroll;
+    if (ry > H) break;
+    const r = rows[i];
+    if (r.head) {
+      g.fillStyle = '#f3f5f8';
+      g.fillRect(0, ry, w, HEAD);
+      g.fillStyle = '#333';
+      g.fillText(`${r.head.kind} · ${r.head.label} — ${r.head.summary || ''}`, 4, ry + 12);
+      continue;
+    }
+    drawLane(g, r.lane, ry, left, width, k, view);
+  }
+  g.restore();
+  timeAxis(g, left, width, w, view.a, view.b);
+  g.strokeStyle = '#ccc';
+  g.strokeRect(left + 0.5, 0.5, width, H - 1);
+}
+
+// drawLane paints one lane's bars in view, skipping those a pixel
+// already covers.
+function drawLane(g, lane, ry, left, width, k, view) {
+  const { starts, ends, bars } = lane;
+  let lastX = -1;
+  for (let j = lowerBound(ends, view.a); j < starts.length && starts[j] <= view.b; j++) {
+    const x0 = left + Math.max(0, (starts[j] - view.a) * k);
+    const x1 = left + Math.min(width, (ends[j] - view.a) * k);
+    if (x1 < lastX + 0.5 && x0 >= lastX - 1) continue; // sub-pixel: already covered
+    const b = bars[j];
+    g.fillStyle = COLORS[b.kind === 'goroutine' ? b.verdict : b.kind] || '#555';
+    g.fillRect(x0, ry, Math.max(1, x1 - x0), LANE);
+    lastX = Math.max(lastX, x1);
+  }
+}
+
+// interact pans on drag, zooms on Ctrl+wheel, scrolls on wheel and calls
+// click(x, y) on a click that did not drag; it returns what undoes it.
+function interact(T, click) {
+  const { canvas, view } = T;
   let dragging = null;
   canvas.addEventListener('wheel', (e) => {
     e.preventDefault();
     if (e.ctrlKey || e.metaKey || e.altKey) {
-      const { left, width } = plotBox();
-      const at = view.a + ((e.offsetX - left) / width) * (view.b - view.a);
-      zoom(e.deltaY > 0 ? 1.25 : 0.8, at);
+      const { left, width } = plotBox(T);
+      zoom(T, e.deltaY > 0 ? 1.25 : 0.8, view.a + ((e.offsetX - left) / width) * (view.b - view.a));
     } else {
-      view.scroll = Math.max(0, Math.min(totalH - 100, view.scroll + e.deltaY));
-      changed();
+      view.scroll = Math.max(0, Math.min(T.totalH - 100, view.scroll + e.deltaY));
+      T.changed();
     }
   }, { passive: false });
   canvas.addEventListener('mousedown', (e) => { dragging = { x: e.clientX, a: view.a, b: view.b, moved: false }; });
-  window.addEventListener('mouseup', onUp);
-  window.addEventListener('mousemove', onMove);
-  function onMove(e) {
+  const onMove = (e) => {
     if (!dragging) return;
-    const { width } = plotBox();
     const dx = e.clientX - dragging.x;
     if (Math.abs(dx) > 2) dragging.moved = true;
-    const dt = (-dx / width) * (dragging.b - dragging.a);
     const span = dragging.b - dragging.a;
-    view.a = Math.min(Math.max(t0, dragging.a + dt), t1 - span);
+    view.a = Math.min(Math.max(T.t0, dragging.a + (-dx / plotBox(T).width) * span), T.t1 - span);
     view.b = view.a + span;
-    changed();
-  }
-  function onUp(e) {
-    if (dragging && !dragging.moved && e.target === canvas) pick(e.offsetX, e.offsetY);
+    T.changed();
+  };
+  const onUp = (e) => {
+    if (dragging && !dragging.moved && e.target === canvas) click(e.offsetX, e.offsetY);
     dragging = null;
-  }
-  const pick = (x, y0) => {
-    const { left, width } = plotBox();
-    if (y0 < AXIS) return;
-    const yy = y0 + view.scroll;
-    const i = lowerBound(rowY, yy + 0.001) - 1;
-    const r = rows[i];
-    if (!r || r.head) return;
-    const t = view.a + ((x - left) / width) * (view.b - view.a);
-    const tol = (3 / width) * (view.b - view.a);
-    const { starts, ends, bars } = r.lane;
-    const j = lowerBound(ends, t - tol);
-    if (j >= starts.length || starts[j] > t + tol) return;
-    showBar(bars[j]);
   };
-  const VERDICT = { suspect: (b) => `in suspect ${b.suspect}`, healthy: () => 'healthy: alive at the end, in no suspect', ended: (b) => (b.end_unknown ? 'last seen: the eBPF probes were detached here, so it may have lived on' : 'ended') };
-  const showBar = async (b) => {
-    const group = (lv.groups || [])[b.group];
-    clear(info).append(h('span', { id: 'timeline-bar', 'data-id': b.id, 'data-goid': b.goid ? String(b.goid) : null, 'data-verdict': b.verdict || null },
-      h('b', { class: 'mono' }, `${b.kind} ${group ? group.label : b.name}`), ' ',
-      b.verdict ? h('span', { class: `tag verdict ${b.verdict}` }, VERDICT[b.verdict](b)) : null, ' ',
-      b.goid ? h('span', {}, `goroutine ${b.goid} · `) : null,
-      h('span', {}, `${fmtTime(b.start)} … ${b.end ? fmtTime(b.end) : 'still alive at end'} (${fmtDur((b.end ? new Date(b.end) : new Date(lv.to)) - new Date(b.start))})`),
-      b.state ? h('span', { class: 'tag' }, b.state) : null, ' ',
-      b.goid ? h('a', { href: `#/c/${ctx.id}/flame?source=goroutines&profile=goroutine&goid=${b.goid}` }, 'flame graph') : null));
-    stackEl.hidden = true;
-    if (!b.goid || !(detail.dump_snapshots || []).length) return;
-    try {
-      const t = await api(`/api/captures/${ctx.id}/flamegraph?source=goroutines&goid=${enc(b.goid)}`);
-      const frames = [];
-      for (let n = t.root; n && n.c && n.c.length; n = n.c[0]) frames.push(`${n.c[0].n}\n    ${n.c[0].f || ''}${n.c[0].ln ? ':' + n.c[0].ln : ''}`);
-      stackEl.textContent = frames.length ? `goroutine ${b.goid} in the latest dump (outermost first):\n` + frames.join('\n') : `goroutine ${b.goid} is not in the latest dump.`;
-    } catch (err) {
-      stackEl.textContent = `goroutine ${b.goid}: ${err.message}`;
-    }
-    stackEl.hidden = false;
-  };
-  const ro = new ResizeObserver(() => changed());
-  ro.observe(wrap);
-  changed();
+  window.addEventListener('mouseup', onUp);
+  window.addEventListener('mousemove', onMove);
   return () => {
-    ro.disconnect();
     window.removeEventListener('mouseup', onUp);
     window.removeEventListener('mousemove', onMove);
-    if (chart) { chart.disconnect(); chart.destroy(); }
   };
+}
+
+// barAt is the bar under canvas point (x, y), within 3 px.
+function barAt(T, x, y0) {
+  const { left, width } = plotBox(T);
+  const { view, rows, rowY } = T;
+  if (y0 < AXIS) return null;
+  const r = rows[lowerBound(rowY, y0 + view.scroll + 0.001) - 1];
+  if (!r || r.head) return null;
+  const t = view.a + ((x - left) / width) * (view.b - view.a);
+  const tol = (3 / width) * (view.b - view.a);
+  const { starts, ends, bars } = r.lane;
+  const j = lowerBound(ends, t - tol);
+  return j >= starts.length || starts[j] > t + tol ? null : bars[j];
+}
+
+const VERDICT = { suspect: (b) => `in suspect ${b.suspect}`, healthy: () => 'healthy: alive at the end, in no suspect', ended: (b) => (b.end_unknown ? 'last seen: the eBPF probes were detached here, so it may have lived on' : 'ended') };
+
+// barInfo shows a clicked bar: what it is, its verdict and times, and a
+// goroutine's stack in the latest dump.
+async function barInfo(ctx, detail, lv, b, info, stackEl) {
+  const group = (lv.groups || [])[b.group];
+  clear(info).append(h('span', { id: 'timeline-bar', 'data-id': b.id, 'data-goid': b.goid ? String(b.goid) : null, 'data-verdict': b.verdict || null },
+    h('b', { class: 'mono' }, `${b.kind} ${group ? group.label : b.name}`), ' ',
+    b.verdict ? h('span', { class: `tag verdict ${b.verdict}` }, VERDICT[b.verdict](b)) : null, ' ',
+    b.goid ? h('span', {}, `goroutine ${b.goid} · `) : null,
+    h('span', {}, `${fmtTime(b.start)} … ${b.end ? fmtTime(b.end) : 'still alive at end'} (${fmtDur((b.end ? new Date(b.end) : new Date(lv.to)) - new Date(b.start))})`),
+    b.state ? h('span', { class: 'tag' }, b.state) : null, ' ',
+    b.goid ? h('a', { href: `#/c/${ctx.id}/flame?source=goroutines&profile=goroutine&goid=${b.goid}` }, 'flame graph') : null));
+  stackEl.hidden = true;
+  if (!b.goid || !(detail.dump_snapshots || []).length) return;
+  try {
+    const t = await api(`/api/captures/${ctx.id}/flamegraph?source=goroutines&goid=${enc(b.goid)}`);
+    const frames = [];
+    for (let n = t.root; n && n.c && n.c.length; n = n.c[0]) frames.push(`${n.c[0].n}\n    ${n.c[0].f || ''}${n.c[0].ln ? ':' + n.c[0].ln : ''}`);
+    stackEl.textContent = frames.length ? `goroutine ${b.goid} in the latest dump (outermost first):\n` + frames.join('\n') : `goroutine ${b.goid} is not in the latest dump.`;
+  } catch (err) {
+    stackEl.textContent = `goroutine ${b.goid}: ${err.message}`;
+  }
+  stackEl.hidden = false;
 }
 
 // pack lays the API's groups out in lanes of non-overlapping bars
