@@ -119,6 +119,7 @@ bench:
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
 	$(GO) test -run '^$$' -bench TwentyThousand -benchtime 1x ./analysis/
 	$(GO) test -run '^$$' -bench GrowingStacks -benchtime 1x ./analysis/
+	$(GO) test -run '^$$' -bench WaitShapes -benchtime 1x ./analysis/
 	$(GO) test -run '^$$' -bench Million -benchtime 20x ./web/
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./capture/probe/
 	$(GO) test -run '^$$' -bench Overhead -benchtime 3x -timeout 30m ./capture/
@@ -127,10 +128,13 @@ bench:
 ## (make test runs the same test and checks docs/ACCURACY.md's claim about it);
 ## then run the blocking-bug corpus (samples/blocking) and print detection
 ## per input form, the table in docs/ACCURACY.md (LEAKSCOPE_CORPUS_UPDATE=1
-## writes the measured table there; see internal/corpus).
+## writes the measured table there; see internal/corpus); then the Go
+## team's leak suite, leakscope beside the runtime's profile
+## (LEAKSCOPE_SUITE_UPDATE=1 writes its table).
 accuracy:
 	$(GO) test -count=1 -run TestAccuracy -v -timeout 30m ./analysis/
 	$(GO) test -count=1 -run TestCorpusAccuracy -v -timeout 30m ./internal/corpus/
+	$(GO) test -count=1 -run TestGoLeakSuite -v -timeout 30m ./internal/corpus/
 
 ## generate: refresh the committed sample bundles (cmd/leakscope/bundles)
 ## from the sample programs.

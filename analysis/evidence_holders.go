@@ -92,11 +92,13 @@ type holderList struct {
 	runEnd     []int
 }
 
-// newHolderList splits ys, which the fixpoint has reached or not.
-func newHolderList(ys []*waitGor) *holderList {
+// newHolderList splits ys, which the fixpoint has reached or not. In a
+// list of closures (closures), a long sleeper can hold: it wakes, and
+// then runs a body that captured the waiters' objects.
+func newHolderList(ys []*waitGor, closures bool) *holderList {
 	hl := &holderList{}
 	for _, y := range ys {
-		if canHold(y) {
+		if canHold(y) || closures && y.class == classLive && y.state == "sleep" {
 			hl.live = append(hl.live, y)
 		} else {
 			hl.rest = append(hl.rest, y)
@@ -187,12 +189,12 @@ func (w *waitGraph) newHolderIndex() *holderIndex {
 			byCreator[k] = append(byCreator[k], y)
 		}
 	}
-	ix := &holderIndex{byClosure: map[string]*holderList{}, byCreator: map[creatorKey]*holderList{}, app: newHolderList(app)}
+	ix := &holderIndex{byClosure: map[string]*holderList{}, byCreator: map[creatorKey]*holderList{}, app: newHolderList(app, false)}
 	for k, ys := range byClosure {
-		ix.byClosure[k] = newHolderList(ys)
+		ix.byClosure[k] = newHolderList(ys, true)
 	}
 	for k, ys := range byCreator {
-		ix.byCreator[k] = newHolderList(ys)
+		ix.byCreator[k] = newHolderList(ys, false)
 	}
 	return ix
 }

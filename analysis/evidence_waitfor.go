@@ -208,7 +208,6 @@ func buildWaitGraph(sd *snapDetail, st *stackTable, src *sourceCode, ps *program
 	w.findHolders()
 	w.possibleLockChan()
 	w.findCycles()
-	w.debugDump()
 	return w
 }
 

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,11 +67,8 @@ func (wp *wakeProgram) waitOf(w *waitGraph, stack int64, kind string) *gosrc.Wai
 	if pw, ok := wp.waits[k]; ok {
 		return pw
 	}
-	pw, why := wp.p.WaitAt(wp.ps.frames(w.framesOf(stack)), kind)
+	pw, _ := wp.p.WaitAt(wp.ps.frames(w.framesOf(stack)), kind)
 	wp.waits[k] = pw
-	if debugWake && pw == nil {
-		fmt.Fprintf(os.Stderr, "stack %d %s: %s\n", stack, kind, why)
-	}
 	return pw
 }
 

@@ -28,7 +28,7 @@ type testProg struct {
 
 // build builds testdata/NAME/main.go the first time it is asked for and
 // returns the binary; it skips under -short.
-func (p *testProg) build(t *testing.T) string {
+func (p *testProg) build(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs a Go program")

@@ -36,6 +36,9 @@ var forbidden = map[string][]string{
 	"internal/arrowjs":   ours,
 	"internal/format":    ours,
 	"internal/httpguard": ours,
+	// The program read as Go: source text and the standard library in,
+	// who can wake what out; it knows no bundle.
+	"analysis/internal/gosrc": ours,
 	// The flight recorder a service imports.
 	"flight": ours,
 	// The accuracy harness reads bundles and analyses them, nothing more.

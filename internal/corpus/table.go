@@ -286,9 +286,14 @@ func Compare(claimed, measured []Row) []string {
 
 // Replace returns readme with the generated table replaced by table.
 func Replace(readme, table string) (string, error) {
-	i, j := strings.Index(readme, Begin), strings.Index(readme, End)
+	return replaceBetween(readme, Begin, End, table)
+}
+
+// replaceBetween puts table between a page's markers.
+func replaceBetween(page, begin, end, table string) (string, error) {
+	i, j := strings.Index(page, begin), strings.Index(page, end)
 	if i < 0 || j < i {
-		return "", errors.New("docs/ACCURACY.md has no corpus accuracy table markers")
+		return "", fmt.Errorf("docs/ACCURACY.md has no %q marker followed by %q", begin, end)
 	}
-	return readme[:i+len(Begin)] + "\n" + table + readme[j:], nil
+	return page[:i+len(begin)] + "\n" + table + page[j:], nil
 }

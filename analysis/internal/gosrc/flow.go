@@ -25,7 +25,7 @@ type flow struct {
 	escaped  []bool // by class root, after resolve
 	// allEscape: the walk from the escaping roots hit its bounds.
 	allEscape bool
-	holders  map[node][]*types.Var
+	holders   map[node][]*types.Var
 	// dones pairs a context's class with its Done channel's.
 	dones [][2]node
 	// methods memoises method lookups by type and name.

@@ -275,7 +275,6 @@ func (q *Query) scope(f *Func) Reach {
 	return s
 }
 
-
 // ownVars lists the variables f declares: parameters, results,
 // receiver and locals (not its literals').
 func (p *Program) ownVars(f *Func) []*types.Var {
@@ -304,4 +303,3 @@ func (p *Program) ownVars(f *Func) []*types.Var {
 	})
 	return out
 }
-

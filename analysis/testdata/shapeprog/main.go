@@ -1,0 +1,115 @@
+// Command shapeprog parks N goroutines in one of the wait shapes whose
+// analysis cost the benchmarks measure, writes a debug=2 goroutine dump
+// of itself to stdout and exits:
+//
+//	shapeprog pool N    N workers on one jobs channel, half in a plain
+//	                    receive, half in a select beside a quit channel
+//	shapeprog shared N  N goroutines holding one struct, parked on it in
+//	                    eight ways: receive, send, select, Lock, RLock,
+//	                    RWMutex.Lock, Cond.Wait, WaitGroup.Wait
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// shared is the one object every goroutine of the shared shape holds.
+type shared struct {
+	recv, send, sel chan int
+	mu              sync.Mutex
+	rw, w           sync.RWMutex
+	cond            *sync.Cond
+	wg              sync.WaitGroup
+	woken           [8]int
+}
+
+func worker(jobs <-chan int) {
+	for range jobs {
+	}
+}
+
+func selector(jobs <-chan int, quit <-chan struct{}) {
+	for {
+		select {
+		case <-jobs:
+		case <-quit:
+			return
+		}
+	}
+}
+
+func park(s *shared, kind int) {
+	switch kind {
+	case 0:
+		<-s.recv
+	case 1:
+		s.send <- 1
+	case 2:
+		select {
+		case <-s.sel:
+		case <-s.recv:
+		}
+	case 3:
+		s.mu.Lock()
+	case 4:
+		s.rw.RLock()
+	case 5:
+		s.w.Lock()
+	case 6:
+		s.cond.L.Lock()
+		s.cond.Wait()
+	case 7:
+		s.wg.Wait()
+	}
+	s.woken[kind]++ // keeps s live across the wait, so frames print it
+}
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: shapeprog pool|shared N")
+		os.Exit(2)
+	}
+	n, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "pool":
+		jobs, quit := make(chan int), make(chan struct{})
+		for i := range n {
+			if i%2 == 0 {
+				go worker(jobs)
+			} else {
+				go selector(jobs, quit)
+			}
+		}
+		settleAndDump(n)
+	case "shared":
+		s := &shared{recv: make(chan int), send: make(chan int), sel: make(chan int), cond: sync.NewCond(&sync.Mutex{})}
+		s.mu.Lock()
+		s.rw.Lock()
+		s.w.RLock()
+		s.wg.Add(1)
+		for i := range n {
+			go park(s, i%8)
+		}
+		settleAndDump(n)
+	}
+}
+
+// settleAndDump waits until the n goroutines have started and had time
+// to park, then writes the dump.
+func settleAndDump(n int) {
+	for runtime.NumGoroutine() < n+1 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	pprof.Lookup("goroutine").WriteTo(os.Stdout, 2)
+}
