@@ -12,7 +12,9 @@
 //
 // It also indexes the calls of the program's own source into other
 // packages (the source_calls table, see calls.go): the module of each
-// main package the frames name, once per bundle.
+// main package the frames name, once per bundle; and it keeps the
+// program's own packages whole (the source_files table, see files.go),
+// so that the analysis can read the program as Go.
 package srclines
 
 import (
@@ -35,6 +37,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // Limits of one snapshot.
@@ -456,7 +459,7 @@ func DeclNames(symbol string) []string {
 	if i < 0 {
 		return nil
 	}
-	segs := strings.Split(stripBrackets(rest[i+1:]), ".")
+	segs := strings.Split(gosym.StripTypeArgs(rest[i+1:]), ".")
 	var out []string
 	add := func(n string) {
 		if !slices.Contains(out, n) {
@@ -493,21 +496,4 @@ func closureName(s string) bool {
 		}
 	}
 	return false
-}
-
-// stripBrackets removes type-parameter lists ("[...]", "[go.shape.int]").
-func stripBrackets(s string) string {
-	var b strings.Builder
-	depth := 0
-	for _, r := range s {
-		switch {
-		case r == '[':
-			depth++
-		case r == ']' && depth > 0:
-			depth--
-		case depth == 0:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

@@ -36,6 +36,7 @@ var forbidden = map[string][]string{
 	"internal/arrowjs":   ours,
 	"internal/format":    ours,
 	"internal/httpguard": ours,
+	"internal/gosym":     ours,
 	// The program read as Go: source text and the standard library in,
 	// who can wake what out; it knows no bundle.
 	"analysis/internal/gosrc": ours,

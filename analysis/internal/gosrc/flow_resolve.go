@@ -80,17 +80,18 @@ func (fl *flow) dynCallees(s *callSite) []dispatch {
 		}
 		return out
 	}
-	return fl.methodsOf(s.dyn, s.method, 0, nil)
+	return fl.methodsOf(s.dyn, s.method, map[node]bool{}, nil)
 }
 
-// maxEmbed bounds how deep dispatch follows embedded interfaces.
-const maxEmbed = 8
-
-// methodsOf finds method name of the dynamic types of class n.
-func (fl *flow) methodsOf(n node, name string, depth int, out []dispatch) []dispatch {
-	if depth > maxEmbed {
+// methodsOf finds method name of the dynamic types of class n, and,
+// where a dynamic type's method is promoted from an embedded interface
+// field, of that field's dynamic types; each class once (seen).
+func (fl *flow) methodsOf(n node, name string, seen map[node]bool, out []dispatch) []dispatch {
+	n = fl.cl.find(n)
+	if seen[n] {
 		return out
 	}
+	seen[n] = true
 	for _, t := range fl.cl.data(n).dyn {
 		obj, index := fl.lookupMethod(t, name)
 		m, ok := obj.(*types.Func)
@@ -103,7 +104,7 @@ func (fl *flow) methodsOf(n node, name string, depth int, out []dispatch) []disp
 		}
 		if sig, ok := m.Type().(*types.Signature); ok && sig.Recv() != nil && isInterface(sig.Recv().Type()) {
 			if field := embeddedField(t, index); field != nil {
-				out = fl.methodsOf(fl.cl.pts(fl.varNode(field)), name, depth+1, out)
+				out = fl.methodsOf(fl.cl.pts(fl.varNode(field)), name, seen, out)
 			}
 		}
 	}

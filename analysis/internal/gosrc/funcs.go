@@ -7,6 +7,8 @@ import (
 	"go/types"
 	"sort"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // Func is one function of the program read with its body: a declaration
@@ -227,7 +229,7 @@ func depth(f *Func) int {
 // closureDepth is how many literals a symbol's function is nested in:
 // main.F.func1 is 1, main.F.func1.2 is 2, main.F 0.
 func closureDepth(fn string) int {
-	segs := strings.Split(stripTypeArgs(fn), ".")
+	segs := strings.Split(gosym.StripTypeArgs(fn), ".")
 	n := 0
 	for i := len(segs) - 1; i > 0; i-- {
 		s := segs[i]
@@ -261,12 +263,12 @@ func wrapper(fn string) bool {
 // package-level variable's literal, its package).
 func namesDecl(fn string, f *Func) bool {
 	d := f.Decl()
-	sym := stripTypeArgs(fn)
+	sym := gosym.StripTypeArgs(fn)
 	prefix := d.pkg.symbol() + "."
 	if d.decl == nil {
 		return strings.HasPrefix(sym, prefix)
 	}
-	want := stripTypeArgs(d.Name)
+	want := gosym.StripTypeArgs(d.Name)
 	if sym == want || strings.HasPrefix(sym, want+".") {
 		return true
 	}
@@ -274,24 +276,4 @@ func namesDecl(fn string, f *Func) bool {
 	// after the package.
 	short := strings.TrimPrefix(want, prefix)
 	return strings.HasPrefix(sym, prefix) && strings.Contains(sym+".", "."+short+".")
-}
-
-// stripTypeArgs removes "[...]" from a symbol.
-func stripTypeArgs(s string) string {
-	if !strings.Contains(s, "[") {
-		return s
-	}
-	var b strings.Builder
-	depth := 0
-	for _, r := range s {
-		switch {
-		case r == '[':
-			depth++
-		case r == ']':
-			depth--
-		case depth == 0:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

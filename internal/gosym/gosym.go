@@ -1,0 +1,27 @@
+// Package gosym reads the function names Go's tracebacks, profiles and
+// symbol tables print (leaf: it imports nothing of ours).
+package gosym
+
+import "strings"
+
+// StripTypeArgs removes the type-argument lists of a generic function's
+// name ("pkg.F[...]", "pkg.(*T[go.shape.int]).M" → "pkg.F",
+// "pkg.(*T).M"), however deeply nested.
+func StripTypeArgs(s string) string {
+	if strings.IndexByte(s, '[') < 0 {
+		return s
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
