@@ -168,7 +168,7 @@ func cycleWaitKinds(w *waitGraph) map[int]map[string]bool {
 			out[x.scc], locks[x.scc] = map[string]bool{}, map[uint64]bool{}
 		}
 		out[x.scc][x.kind] = true
-		if id, ok := lockIdentity(x); ok && (x.kind == "lock" || x.kind == "rlock") {
+		if id, ok := lockIdentity(x, w.framesOf(x.stack)); ok && (x.kind == "lock" || x.kind == "rlock") {
 			locks[x.scc][id] = true
 			if len(locks[x.scc]) > 1 {
 				out[x.scc][twoLocks] = true
@@ -182,15 +182,39 @@ func cycleWaitKinds(w *waitGraph) map[int]map[string]bool {
 const twoLocks = "two locks"
 
 // lockIdentity is the lock a waiter waits on: the object its frames
-// print, else the program's class of it (negated, apart from addresses).
-func lockIdentity(x *waitGor) (uint64, bool) {
+// print (a semaphore taken back to its lock), else the program's class
+// of it (negated, apart from addresses).
+func lockIdentity(x *waitGor, frames []Frame) (uint64, bool) {
 	switch {
 	case x.block.obj != 0 && len(x.objs) > 0:
-		return x.objs[0], true
+		return x.objs[0] - semaOffset(x, frames), true
 	case x.prog != nil && len(x.prog.w.Cases) > 0:
 		return uint64(1<<63) | uint64(uint32(x.prog.w.Cases[0].Obj.ID())), true
 	}
 	return 0, false
+}
+
+// semaOffset is where, within its lock, the semaphore a traceback's
+// runtime.semacquire1 prints lies, by the sync function that called it:
+// a sync.RWMutex is {w Mutex; writerSem, readerSem uint32; …} and a
+// Mutex {state int32; sema uint32}, so a reader waits at +12, a writer
+// for the readers at +8 and a writer for w at +4 (w is at +0), whose
+// lock is then the RWMutex itself. 0 for any other frame.
+func semaOffset(x *waitGor, frames []Frame) uint64 {
+	if x.block.objAt.fn != "runtime.semacquire1" || x.block.obj != x.objs[0] {
+		return 0
+	}
+	for _, f := range frames {
+		switch f.Function {
+		case "sync.runtime_SemacquireRWMutexR":
+			return 12
+		case "sync.runtime_SemacquireRWMutex":
+			return 8
+		case "sync.runtime_SemacquireMutex", "internal/sync.runtime_SemacquireMutex":
+			return 4
+		}
+	}
+	return 0
 }
 
 // addParked counts a parked member: its progress, timer bound, creator,
