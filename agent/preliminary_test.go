@@ -42,6 +42,8 @@ type listed struct {
 	CaptureID   string `json:"capture_id"`
 	TopSuspect  string `json:"top_suspect"`
 	Preliminary bool   `json:"preliminary"`
+	// Pending is set while the workbench still analyses the capture.
+	Pending bool `json:"analysis_pending"`
 }
 
 // list reads the workbench's capture list.
@@ -125,12 +127,13 @@ func TestPreliminaryInWorkbench(t *testing.T) {
 
 // watchList polls the workbench's list until capture cid (with "", the
 // first capture listed) is there final, and returns when it was first
-// listed preliminary with the leak (fn) as its top suspect, and when
-// final. It fails if the preliminary capture never showed, or named
-// another top suspect.
+// listed preliminary and when final. It fails if the preliminary capture
+// never showed, was replaced before the workbench had analysed it, or,
+// analysed, named another top suspect than the leak (fn).
 func watchList(t *testing.T, a *Agent, wb *workbench, cid, fn string) (prelim, final time.Time) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
+	named := false
 	for time.Now().Before(deadline) {
 		for _, c := range wb.list(t) {
 			if cid == "" {
@@ -142,6 +145,9 @@ func watchList(t *testing.T, a *Agent, wb *workbench, cid, fn string) (prelim, f
 			now := time.Now()
 			if c.Preliminary && prelim.IsZero() {
 				prelim = now
+			}
+			if c.Preliminary && !c.Pending && !named {
+				named = true // its analysis is done: it must name the leak
 				if !strings.Contains(c.TopSuspect, fn) {
 					t.Errorf("preliminary capture's top suspect %q, want %s", c.TopSuspect, fn)
 				}
@@ -149,6 +155,9 @@ func watchList(t *testing.T, a *Agent, wb *workbench, cid, fn string) (prelim, f
 			if !c.Preliminary {
 				if prelim.IsZero() {
 					t.Fatalf("the final capture %s was listed with no preliminary one before it", c.ID)
+				}
+				if !named {
+					t.Errorf("the final capture %s replaced the preliminary one before the workbench had analysed it", c.ID)
 				}
 				return prelim, now
 			}

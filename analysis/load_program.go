@@ -35,8 +35,9 @@ import (
 type programSource struct {
 	files []gosrc.File
 	libs  *gosrc.Libraries
-	// bodies are the library directories the frames run in.
-	bodies []string
+	// bodies are the library directories the frames run in; roots the
+	// program's own directories they run in.
+	bodies, roots []string
 	// root maps the Go root the frames name to the one read here.
 	root [2]string
 	prog *gosrc.Program
@@ -84,8 +85,24 @@ func newProgramSource(files []gosrc.File, st *stackTable, goVersion string) *pro
 	if ps.libs.GoRoot == "" {
 		ps.libs.APIRoot = build.Default.GOROOT
 	}
+	ps.bodies, ps.roots = ps.frameDirs(frames)
+	return ps
+}
+
+// frameDirs lists the directories the frames run in: of libraries (in
+// the Go root read or the module cache, the reading's own machinery
+// aside), and of the program's files.
+func (ps *programSource) frameDirs(frames []Frame) (bodies, roots []string) {
+	own := map[string]bool{}
+	for _, f := range ps.files {
+		own[filepath.Dir(f.Path)] = true
+	}
 	dirs := map[string]bool{}
 	for _, f := range frames {
+		if d := filepath.Dir(f.File); own[d] && !dirs[d] {
+			dirs[d] = true
+			roots = append(roots, d)
+		}
 		p := ps.diskPath(f.File)
 		if mod, ver, ok := moduleOfPath(p); ok {
 			ps.libs.Modules[mod] = ver
@@ -93,11 +110,11 @@ func newProgramSource(files []gosrc.File, st *stackTable, goVersion string) *pro
 		if ps.root[1] != "" && strings.HasPrefix(p, ps.root[1]+"/src/") || isModCache(p) {
 			if d := filepath.Dir(p); !dirs[d] && !gosrcMachinery(flame.PackageOf(flame.WithoutTypeArgs(f.Function))+".") {
 				dirs[d] = true
-				ps.bodies = append(ps.bodies, d)
+				bodies = append(bodies, d)
 			}
 		}
 	}
-	return ps
+	return bodies, roots
 }
 
 // program returns the program read with types, once; nil when it holds
@@ -110,7 +127,7 @@ func (ps *programSource) program() *gosrc.Program {
 		return ps.prog
 	}
 	ps.prog, ps.err = programs.get(ps.key(), func() *gosrc.Program {
-		return gosrc.Load(gosrc.Config{Files: ps.files, Libraries: ps.libs, Bodies: ps.bodies})
+		return gosrc.Load(gosrc.Config{Files: ps.files, Libraries: ps.libs, Bodies: ps.bodies, Roots: ps.roots})
 	})
 	return ps.prog
 }
@@ -129,7 +146,7 @@ func (ps *programSource) key() string {
 		mods = append(mods, m+"@"+v)
 	}
 	slices.Sort(mods)
-	fmt.Fprintf(h, "%v\x01%v", mods, ps.bodies)
+	fmt.Fprintf(h, "%v\x01%v\x01%v", mods, ps.bodies, ps.roots)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

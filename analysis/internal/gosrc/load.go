@@ -40,6 +40,12 @@ type Config struct {
 	// MaxPackages bounds the packages type-checked (0: 2000); past it,
 	// an import is read as empty.
 	MaxPackages int
+	// Roots are the directories of the program's files that its frames
+	// run in: their packages, and what they import, are read (every
+	// package linked into the binary is imported from one of them,
+	// main's included); a package of Files that none imports is not.
+	// Empty: every package of Files.
+	Roots []string
 }
 
 // Program is a Go program read with types.
@@ -110,7 +116,14 @@ func Load(cfg Config) *Program {
 			p.own[ip] = dir
 		}
 	}
+	roots := map[string]bool{}
+	for _, d := range cfg.Roots {
+		roots[filepath.Clean(d)] = true
+	}
 	for _, ip := range sortedKeys(p.own) {
+		if len(roots) > 0 && !roots[p.own[ip]] {
+			continue // read only when imported
+		}
 		p.importPath(ip, "")
 		p.importPath(ip+"_test", "") // an external test package, when there is one
 	}
