@@ -41,6 +41,7 @@ type stuckFacts struct {
 	infraWaiters    []consequence   // runtime/test-runner goroutines waiting on members
 	creatorAlive    bool
 	depth           int      // program calls between the entry function and the wait (waitDepth)
+	noLoop          bool     // the program shows a member's wait is in no loop of its function
 	mainGoroutine   bool     // the site is the main goroutine (entry main.main), which waits for the program\'s end
 	liveElsewhere   bool     // some goroutine of the program can run
 	dumping         []string // the goroutines taking the dump, not counted as able to run, and why
@@ -223,6 +224,9 @@ func semaOffset(x *waitGor, frames []Frame) uint64 {
 func (f *stuckFacts) addParked(w *waitGraph, x *waitGor) bool {
 	f.parked++
 	f.addProgress(x)
+	if x.prog != nil && !x.prog.w.Loop {
+		f.noLoop = true
+	}
 	if x.timerBound > 0 {
 		if f.timerBound == 0 || x.timerBound < f.timerBoundMin {
 			f.timerBoundMin = x.timerBound

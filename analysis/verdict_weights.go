@@ -147,7 +147,7 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 	if len(f.objects) > 0 {
 		on = " (" + formatObjects(f.objects, f.objectAt) + ")"
 	}
-	if (kind == "chan receive" || kind == "select") && f.depth == 0 {
+	if (kind == "chan receive" || kind == "select") && f.depth == 0 && !f.noLoop {
 		add("top-of-loop", wTopOfLoop, "they wait for work at the top of their own loop, as a server or worker out of work does: often the consequence of the bug, not its place")
 	}
 	unreachableWeights(f, on, add)

@@ -54,12 +54,20 @@ test('captures: upload through the page, list shows it', async () => {
   const before = await getJSON('/api/captures');
   await page.setInputFiles('#upload-input', archive);
   await page.waitForFunction((n) => document.querySelectorAll('#captures-table tbody tr').length > n, before.length, { timeout: 60000 });
-  const after = await getJSON('/api/captures');
-  const added = after.filter((c) => !before.some((b) => b.id === c.id));
+  let after = await getJSON('/api/captures');
+  let added = after.filter((c) => !before.some((b) => b.id === c.id));
   assert.equal(added.length, 1, 'exactly one new capture');
   id = added[0].id;
   const row = page.locator(`#captures-table tr[data-id="${id}"]`);
   await row.waitFor();
+  // Its analysis runs after the upload: the row says so, then the page
+  // shows the answer by itself.
+  await page.waitForFunction((cid) => {
+    const r = document.querySelector(`#captures-table tr[data-id="${cid}"]`);
+    return r && r.querySelector('.suspects .count');
+  }, id, { timeout: 120000 });
+  after = await getJSON('/api/captures');
+  added = after.filter((c) => !before.some((b) => b.id === c.id));
   const text = await row.innerText();
   assert.ok(text.includes(added[0].node), `row shows node ${added[0].node}: ${text}`);
   assert.ok(added[0].suspects > 0, 'the leaky sample has suspects');

@@ -14,7 +14,10 @@ type funcGraph struct {
 	g      *cfg.CFG
 	nodes  []cfgNode
 	defers []cfgNode // the defer statements
-	events [][]event // by block, made on first use (blockEvents)
+	events [][]event // by block
+	// fresh holds, for each fresh local f operates on (fresh.go), its
+	// definitions and operations by block, in the variables' order.
+	fresh []freshBlocks
 }
 
 // cfgNode is one node of a live block and its place.
@@ -28,8 +31,12 @@ type cfgNode struct {
 // posRange is a span of a body.
 type posRange struct{ pos, end token.Pos }
 
-// graph returns f's control-flow graph, built once.
+// graph returns f's control-flow graph with its events by block and
+// its fresh locals, built once (under the Program's lock: analyses
+// share a Program).
 func (p *Program) graph(f *Func) *funcGraph {
+	p.lazy.Lock()
+	defer p.lazy.Unlock()
 	if f.graph != nil {
 		return f.graph
 	}
@@ -48,6 +55,12 @@ func (p *Program) graph(f *Func) *funcGraph {
 			}
 		}
 	}
+	fg.events = make([][]event, len(g.Blocks))
+	for _, n := range fg.nodes {
+		fg.events[n.block] = append(fg.events[n.block], eventsIn(f, []posRange{{n.pos, n.end}})...)
+	}
+	f.fresh = freshVars(f)
+	fg.fresh = fg.freshItems(f)
 	f.graph = fg
 	return fg
 }

@@ -116,12 +116,13 @@ func (fl *flow) alloc(pos token.Pos, kind string) node {
 	return n
 }
 
-// event records an operation of the function being walked.
-func (fl *flow) event(pos, end token.Pos, op Op, obj node, sel bool) {
+// event records an operation of the function being walked on the
+// value of operand.
+func (fl *flow) event(pos, end token.Pos, op Op, obj node, sel bool, operand ast.Expr) {
 	if fl.cur == nil || obj == none {
 		return
 	}
-	fl.cur.events = append(fl.cur.events, event{pos: pos, end: end, op: op, obj: obj, select_: sel})
+	fl.cur.events = append(fl.cur.events, event{pos: pos, end: end, op: op, obj: obj, select_: sel, v: localVar(fl.info, operand)})
 }
 
 // flowInto makes the location dst (of type dstT) hold the value r (of
@@ -308,13 +309,13 @@ func (fl *flow) send(x *ast.SendStmt, sel bool) {
 	ch := fl.ref(x.Chan)
 	v := fl.ref(x.Value)
 	fl.cl.join(fl.cl.pts(fl.cl.elem(ch)), v)
-	fl.event(x.Arrow, x.End(), OpSend, ch, sel)
+	fl.event(x.Arrow, x.End(), OpSend, ch, sel, x.Chan)
 }
 
 // recv walks a receive expression and returns the value received.
 func (fl *flow) recv(u *ast.UnaryExpr, sel bool) node {
 	ch := fl.ref(u.X)
-	fl.event(u.OpPos, u.End(), OpRecv, ch, sel)
+	fl.event(u.OpPos, u.End(), OpRecv, ch, sel, u.X)
 	return fl.cl.pts(fl.cl.elem(ch))
 }
 
@@ -349,7 +350,7 @@ func (fl *flow) rangeStmt(x *ast.RangeStmt) {
 	switch u := under(t).(type) {
 	case *types.Chan:
 		ch := fl.ref(x.X)
-		fl.event(x.For, x.X.End(), OpRecv, ch, false)
+		fl.event(x.For, x.X.End(), OpRecv, ch, false, x.X)
 		elems = fl.cl.pts(fl.cl.elem(ch))
 		fl.rangeVar(x.Key, elems)
 	case *types.Signature:

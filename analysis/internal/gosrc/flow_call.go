@@ -335,7 +335,7 @@ func (fl *flow) builtin(c *ast.CallExpr, fun ast.Expr) []node {
 		return nil
 	case "close":
 		if len(args) == 1 {
-			fl.event(c.Lparen, c.Rparen, OpClose, fl.ref(args[0]), false)
+			fl.event(c.Lparen, c.Rparen, OpClose, fl.ref(args[0]), false, args[0])
 		}
 		return nil
 	}

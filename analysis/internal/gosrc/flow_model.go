@@ -37,9 +37,9 @@ func (fl *flow) modeled(c *ast.CallExpr, ce callee, kind callKind) ([]node, bool
 			return nil, true
 		}
 		wg := fl.recvRef(ce.recv.(*ast.SelectorExpr), ce.sel)
-		fl.event(c.Lparen, c.Rparen, OpAddPos, wg, false)
+		fl.event(c.Lparen, c.Rparen, OpAddPos, wg, false, ce.recv.(*ast.SelectorExpr).X)
 		fl.addSite(&callSite{pos: c.Lparen, end: c.Rparen, caller: fl.cur, kind: callGo, dyn: a[0]})
-		fl.event(c.Lparen, c.Rparen, OpDone, wg, false)
+		fl.event(c.Lparen, c.Rparen, OpDone, wg, false, ce.recv.(*ast.SelectorExpr).X)
 		return nil, true
 	case "sync.NewCond":
 		args()
@@ -66,10 +66,11 @@ func (fl *flow) modeled(c *ast.CallExpr, ce callee, kind callKind) ([]node, bool
 // syncCall records a modeled sync method's operation on its receiver.
 func (fl *flow) syncCall(c *ast.CallExpr, ce callee, op Op) {
 	var obj node
+	var operand ast.Expr
 	if ce.recv != nil {
-		obj = fl.recvRef(ce.recv.(*ast.SelectorExpr), ce.sel)
+		obj, operand = fl.recvRef(ce.recv.(*ast.SelectorExpr), ce.sel), ce.recv.(*ast.SelectorExpr).X
 	} else if len(c.Args) > 0 {
-		obj = fl.ref(c.Args[0]) // (*sync.Mutex).Lock(mu)
+		obj, operand = fl.ref(c.Args[0]), c.Args[0] // (*sync.Mutex).Lock(mu)
 	}
 	for _, a := range c.Args {
 		fl.ref(a)
@@ -78,7 +79,7 @@ func (fl *flow) syncCall(c *ast.CallExpr, ce callee, op Op) {
 		op = OpAddPos // Add(n), n not a negative constant: it adds work, it releases no one
 	}
 	if op != OpNone {
-		fl.event(c.Lparen, c.Rparen, op, obj, false)
+		fl.event(c.Lparen, c.Rparen, op, obj, false, operand)
 	}
 }
 

@@ -31,6 +31,8 @@ type Func struct {
 	// literals' are theirs); its cfg is built on first use.
 	events []event
 	graph  *funcGraph
+	// fresh are its fresh locals (fresh.go), read on first use.
+	fresh map[*types.Var][]token.Pos
 }
 
 // body is the function's body.

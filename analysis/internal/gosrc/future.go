@@ -207,6 +207,7 @@ func (q *Query) frameFuture(out *Future, seen map[Key]bool, f *Func, line, i int
 	}
 	q.withFilter(filtered, func() {
 		q.reachAny(f, starts, emit)
+		q.reachCurrent(f, starts, emit)
 		q.reachUnmatched(f, starts, held, emit)
 	})
 	for _, e := range p.pendingDefers(f, reached, starts) {

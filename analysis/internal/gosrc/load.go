@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // File is one source file of the program, at the path its frames name.
@@ -50,6 +51,8 @@ type Config struct {
 
 // Program is a Go program read with types.
 type Program struct {
+	// lazy guards what is built on first use per function (graph).
+	lazy  sync.Mutex
 	fset  *token.FileSet
 	cfg   Config
 	ctx   build.Context

@@ -86,6 +86,8 @@ type event struct {
 	// picks it.
 	select_ bool
 	call    *callSite
+	// v is the variable the operand names, when it is one (fresh.go).
+	v *types.Var
 }
 
 // syncOps maps the sync methods the analysis models to their operation.

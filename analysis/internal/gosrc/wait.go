@@ -25,6 +25,9 @@ type Wait struct {
 	// Select is set for a select statement.
 	Select bool
 	Cases  []Case
+	// Loop is set when the statement is inside a for or range loop of
+	// its function (a range over a channel included).
+	Loop bool
 }
 
 // Case is one way a wait can end.
@@ -77,7 +80,7 @@ func (p *Program) WaitAt(frames []Frame, kind string) (*Wait, string) {
 	if f == nil {
 		return nil, why
 	}
-	w := &Wait{Frame: i, Func: f, Line: fr.Line}
+	w := &Wait{Frame: i, Func: f, Line: fr.Line, Loop: p.inLoop(f, fr.Line)}
 	if kind == "select" || kind == "chan receive" {
 		if sel := p.selectAt(f, fr.Line); sel != nil {
 			p.selectCases(w, sel)
@@ -106,6 +109,24 @@ func hasOp(ops []Op, op Op) bool {
 // spans reports whether an event's expression spans a line.
 func (p *Program) spans(e event, line int) bool {
 	return p.fset.Position(e.pos).Line <= line && line <= p.fset.Position(e.end).Line
+}
+
+// inLoop reports whether line of f is inside one of its for or range
+// statements (a range's own line included: it receives there).
+func (p *Program) inLoop(f *Func, line int) bool {
+	found := false
+	ast.Inspect(f.body(), func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ForStmt, *ast.RangeStmt:
+			if p.fset.Position(n.Pos()).Line <= line && line <= p.fset.Position(n.End()).Line {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // selectAt finds the select statement of f whose keyword is at line.

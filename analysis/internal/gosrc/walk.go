@@ -1,6 +1,7 @@
 package gosrc
 
 import (
+	"go/token"
 	"sort"
 
 	"golang.org/x/tools/go/cfg"
@@ -22,22 +23,7 @@ type summary struct {
 }
 
 // blockEvents returns f's events by live block, in order.
-func (p *Program) blockEvents(f *Func) [][]event {
-	fg := p.graph(f)
-	if fg.events != nil {
-		return fg.events
-	}
-	fg.events = make([][]event, len(fg.g.Blocks))
-	for _, b := range fg.g.Blocks {
-		if !b.Live {
-			continue
-		}
-		for _, n := range b.Nodes {
-			fg.events[b.Index] = append(fg.events[b.Index], eventsIn(f, []posRange{{n.Pos(), n.End()}})...)
-		}
-	}
-	return fg.events
-}
+func (p *Program) blockEvents(f *Func) [][]event { return p.graph(f).events }
 
 // start is where a walk begins: a block and the index of its first
 // event to take.
@@ -48,14 +34,15 @@ type start struct {
 
 // reachAny collects the tracked operations that need no matching, from
 // the starts on: the events of the blocks reached and their callees'
-// summaries. emit gets each with its event.
+// summaries, but those on f's fresh locals (reachCurrent takes them).
+// emit gets each with its event.
 func (q *Query) reachAny(f *Func, starts []start, emit func(Key, event)) {
 	evs := q.p.blockEvents(f)
 	seen := map[int32]bool{}
 	var visit func(b *cfg.Block, from int)
 	visit = func(b *cfg.Block, from int) {
 		for _, e := range evs[b.Index][from:] {
-			if q.kept(e) {
+			if q.kept(e) && !q.p.freshOp(f, e) {
 				q.anyOf(e, emit)
 			}
 		}
@@ -68,6 +55,39 @@ func (q *Query) reachAny(f *Func, starts []start, emit func(Key, event)) {
 	}
 	for _, s := range starts {
 		visit(s.block, s.idx)
+	}
+}
+
+// reachCurrent collects the tracked operations on f's fresh locals that
+// the starts reach before the path defines their variable again: those
+// act on the objects the locals hold now; after a definition, on new
+// ones no goroutine waits on yet.
+func (q *Query) reachCurrent(f *Func, starts []start, emit func(Key, event)) {
+	for _, defs := range q.p.graph(f).fresh {
+		type state struct {
+			b       int32
+			defined bool
+		}
+		seen := map[state]bool{}
+		var visit func(b *cfg.Block, at token.Pos, defined bool)
+		visit = func(b *cfg.Block, at token.Pos, defined bool) {
+			for _, it := range defs.in(b.Index, at) {
+				if it.def {
+					defined = true
+				} else if e := it.e; !defined && q.kept(e) {
+					q.anyOf(e, emit)
+				}
+			}
+			for _, s := range b.Succs {
+				if st := (state{s.Index, defined}); !seen[st] {
+					seen[st] = true
+					visit(s, 0, defined) // a whole block
+				}
+			}
+		}
+		for _, s := range starts {
+			visit(s.block, q.p.startPos(f, s), false)
+		}
 	}
 }
 

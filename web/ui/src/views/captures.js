@@ -50,6 +50,11 @@ export async function capturesView(main) {
     list.append(h('table', { class: 'grid', id: 'captures-table' },
       h('thead', {}, h('tr', {}, ['Capture', 'Node', 'Process', 'Capture began', 'Sources', 'Size', 'First incident', 'Suspects', ''].map((t) => h('th', {}, t)))),
       h('tbody', {}, caps.map((c) => captureRow(c, refresh)))));
+    // A capture still being analysed reads "analysing…": look again
+    // until its answer is there, while this view is shown.
+    if (caps.some((c) => c.analysis_pending)) {
+      setTimeout(() => { if (list.isConnected) refresh().catch(() => {}); }, 1000);
+    }
   };
   await refresh();
   return null;
