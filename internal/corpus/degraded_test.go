@@ -86,10 +86,7 @@ func TestDegradedInputs(t *testing.T) {
 				defer restore()
 			}
 			if c.away {
-				if err := os.Rename(src, src+".away"); err != nil {
-					t.Fatal(err)
-				}
-				defer os.Rename(src+".away", src)
+				defer moveAway(t, src)()
 			}
 			r := &Recording{Program: rec.Program, Dir: t.TempDir()}
 			r.add(c.artifact, rec.artifact(c.artifact).At, c.body)
@@ -107,22 +104,30 @@ func TestDegradedInputs(t *testing.T) {
 			} else if !namesBlocked(rep, p.Truth) {
 				t.Errorf("no suspect names a blocked function (%v)", p.Truth.BlockedFunctions())
 			}
-			switch {
-			case c.away:
-				withoutSource = got
-			case c.artifact == Dump1 && !c.breakSource && bytes.Equal(c.body, dump):
-				asCaptured = got
-			case c.breakSource:
-				if !slices.Equal(got, withoutSource) {
-					t.Errorf("source that does not parse is not read as absent source:\n  source away: %v\n  now:         %v", withoutSource, got)
-				}
-				for _, v := range got {
-					if !slices.Contains(asCaptured, v) {
-						t.Errorf("source that does not parse added %q to the verdicts of the dump as captured %v", v, asCaptured)
-					}
-				}
-			}
+			compareVerdicts(t, got, c.away, c.breakSource, c.artifact == Dump1 && !c.breakSource && bytes.Equal(c.body, dump), &asCaptured, &withoutSource)
 		})
+	}
+}
+
+// compareVerdicts keeps the verdicts of the dump as captured and of the
+// source moved away, and checks those of the source that does not
+// parse against both: it is read as absent, and adds nothing.
+func compareVerdicts(t *testing.T, got []string, away, broken, captured bool, asCaptured, withoutSource *[]string) {
+	t.Helper()
+	switch {
+	case away:
+		*withoutSource = got
+	case captured:
+		*asCaptured = got
+	case broken:
+		if !slices.Equal(got, *withoutSource) {
+			t.Errorf("source that does not parse is not read as absent source:\n  source away: %v\n  now:         %v", *withoutSource, got)
+		}
+		for _, v := range got {
+			if !slices.Contains(*asCaptured, v) {
+				t.Errorf("source that does not parse added %q to the verdicts of the dump as captured %v", v, *asCaptured)
+			}
+		}
 	}
 }
 
@@ -160,6 +165,20 @@ func cutMidFrame(b []byte, fn string) ([]byte, bool) {
 		return nil, false
 	}
 	return b[:at+end+1], true
+}
+
+// moveAway moves the program's source away; the function returned puts
+// it back.
+func moveAway(t *testing.T, dir string) func() {
+	t.Helper()
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := os.Rename(dir+".away", dir); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // breakSource replaces every Go file under dir with text that does not
