@@ -1,6 +1,7 @@
-// Package archtest holds the test that keeps leakscope's imports pointing
-// one way: cmd → agent, web, export, capture, analysis → ingest
-// (docs/DESIGN.md).
+// Package archtest holds the tests that keep leakscope's shape: imports
+// pointing one way (cmd → agent, web, export, capture, analysis → ingest;
+// docs/DESIGN.md), the stages of package analysis used in their order,
+// and no function, Go or JavaScript, over 80 lines.
 package archtest
 
 import (
