@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/leakscope/leakscope/ingest/schema"
 
@@ -220,27 +219,6 @@ func TestAnalyzeLongWaitWithoutGrowth(t *testing.T) {
 	}
 	if len(rep.Warnings) == 0 {
 		t.Error("no warning about a single snapshot")
-	}
-}
-
-func TestHeapDiff(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	b := leakyService(t, mem)
-	d, err := analysis.HeapDiff(b, mem, t0, t0.Add(5*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d) != 3 || d[0].Location != "main.(*cache).put" || d[0].DeltaBytes != 20<<20 || d[0].BaseBytes != 4<<20 {
-		t.Fatalf("diff %+v", d)
-	}
-	// Nearest snapshots: 1m40s is closer to 2m than to 1m.
-	d, err = analysis.HeapDiff(b, mem, t0.Add(100*time.Second), t0.Add(100*time.Second))
-	if err != nil || len(d) != 0 {
-		t.Fatalf("same snapshot diff %+v err %v", d, err)
-	}
-	if _, err := analysis.HeapDiff(newSynth(t, mem).open(), mem, time.Time{}, time.Time{}); err == nil {
-		t.Error("no error for a bundle without heap profiles")
 	}
 }
 

@@ -245,23 +245,7 @@ func grewTogether(a, b Suspect) bool {
 	return r <= growTogether && r >= 1.0/growTogether
 }
 
-// heapOwner returns the group whose origin function is on a heap
-// suspect's allocation stack above a library frame (the library the
-// origin called makes what its goroutines hold: an informer factory and
-// its informers; a *sql.DB and what its driver prepares), or whose member goroutines made it (its
-// entry or location is on that stack), or whose members were started by
-// the code that allocated it (their creator is on that stack below its
-// entry: net/http's dialConn allocates a connection's buffers and starts
-// the readLoop and writeLoop that hold them); -1 for none. The first
-// and the last need a library to have allocated it: heap the user's own
-// code allocates beside the goroutines it leaks (a handler appending to
-// a package-level slice) is not theirs, since attribution found none of
-// them holding it, so it is an incident of its own.
-func heapOwner(sus []Suspect, groups [][]int, h Suspect) int {
-	return newHeapOwners(sus, groups).owner(h)
-}
-
-// heapOwners indexes the goroutine groups by the functions heapOwner
+// heapOwners indexes the goroutine groups by the functions owner
 // looks for on a heap suspect's stack, each to the first group that
 // has it, so each heap suspect costs its stack's length, not every
 // group's members.
@@ -299,7 +283,18 @@ func newHeapOwners(sus []Suspect, groups [][]int) *heapOwners {
 	return ho
 }
 
-// owner is heapOwner for h.
+// owner returns the group whose origin function is on a heap
+// suspect's allocation stack above a library frame (the library the
+// origin called makes what its goroutines hold: an informer factory and
+// its informers; a *sql.DB and what its driver prepares), or whose member goroutines made it (its
+// entry or location is on that stack), or whose members were started by
+// the code that allocated it (their creator is on that stack below its
+// entry: net/http's dialConn allocates a connection's buffers and starts
+// the readLoop and writeLoop that hold them); -1 for none. The first
+// and the last need a library to have allocated it: heap the user's own
+// code allocates beside the goroutines it leaks (a handler appending to
+// a package-level slice) is not theirs, since attribution found none of
+// them holding it, so it is an incident of its own.
 func (ho *heapOwners) owner(h Suspect) int {
 	best := -1
 	lower := func(m map[string]int, fn string) {

@@ -49,12 +49,6 @@ func Lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 	return lifetimes(b, mem, from, to, limit)
 }
 
-// HeapDiff compares the heap profile snapshots nearest base and target,
-// largest growth first.
-func HeapDiff(b *bundle.Bundle, mem memory.Allocator, base, target time.Time) ([]HeapDiffEntry, error) {
-	return heapDiff(b, mem, base, target)
-}
-
 // FitPoints fits a least-squares line through a series, as the report's
 // growth figures are fitted: slope per minute, R² and the share of steps
 // that do not go down. The node agent's growth rule uses it.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -441,43 +440,6 @@ func ownStack(frames []Frame) bool {
 		}
 	}
 	return false
-}
-
-// nearest returns the element of sorted ts closest to t.
-func nearest(ts []int64, t int64) int64 {
-	i := sort.Search(len(ts), func(i int) bool { return ts[i] >= t })
-	switch {
-	case i == 0:
-		return ts[0]
-	case i == len(ts):
-		return ts[len(ts)-1]
-	case t-ts[i-1] <= ts[i]-t:
-		return ts[i-1]
-	}
-	return ts[i]
-}
-
-func heapDiff(b *bundle.Bundle, mem memory.Allocator, base, target time.Time) ([]HeapDiffEntry, error) {
-	st, err := loadStacks(b, mem, nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := readSamples(b, mem)
-	if err != nil {
-		return nil, err
-	}
-	if len(p.heapTS) == 0 {
-		return nil, fmt.Errorf("bundle %s has no heap profile", b.Dir)
-	}
-	bt, tt := p.heapTS[0], p.heapTS[len(p.heapTS)-1]
-	if !base.IsZero() {
-		bt = nearest(p.heapTS, base.UnixNano())
-	}
-	if !target.IsZero() {
-		tt = nearest(p.heapTS, target.UnixNano())
-	}
-	d, _ := diffHeap(p, st, bt, tt, 0)
-	return d, nil
 }
 
 // sampleWeight is the bytes one heap profile sample of objects of

@@ -129,12 +129,6 @@ func (w *waitGraph) indexKeys(ix *wakeIndex, x *waitGor) {
 	}
 }
 
-// active reports a goroutine that can run or that one able to run can
-// wake: it may release what others wait on.
-func active(y *waitGor) bool {
-	return y.class == classLive || y.class == classParked && y.reach == reachMention
-}
-
 // reachAll runs the fixpoint from the goroutines that can run, then
 // gives the undecided waiters their family reach.
 func (w *waitGraph) reachAll() {

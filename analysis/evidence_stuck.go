@@ -57,7 +57,6 @@ type stuckFacts struct {
 	timerBound, timerBoundMin int64
 	objects                   []uint64
 	objectAt                  []argRef // where each of objects was read
-	cycleObjs                 []string
 	// Persistence across snapshots (from site.persist).
 	snapshots  int
 	persisted  float64 // share of members parked identically in the snapshot before

@@ -568,19 +568,6 @@ func (w *waitGraph) findCycles() {
 	}
 }
 
-// coWaiters reports whether y waits on o the same way x does: such
-// goroutines cannot release each other. When both wait objects are known
-// they decide; otherwise sharing o is enough.
-func coWaiters(x, y *waitGor, o uint64) bool {
-	if y.class != classParked || y.kind != x.kind {
-		return false
-	}
-	if x.block.obj != 0 && y.block.obj != 0 {
-		return x.objs[0] == y.objs[0]
-	}
-	return containsObj(y.objs, o)
-}
-
 func containsObj(s []uint64, v uint64) bool {
 	for _, x := range s {
 		if x == v {

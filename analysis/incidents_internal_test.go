@@ -53,11 +53,11 @@ func TestHeapOwnerCreator(t *testing.T) {
 	groups := [][]int{{0}, {1}}
 	buf := Suspect{Kind: KindHeap, Stack: fr("bufio.NewReaderSize", "net/http.(*Transport).dialConn",
 		"net/http.(*Transport).dialConnFor", "net/http.(*Transport).startDialConnForLocked.func1", "runtime.goexit")}
-	if got := heapOwner(sus, groups, buf); got != 0 {
+	if got := newHeapOwners(sus, groups).owner(buf); got != 0 {
 		t.Errorf("connection buffers: owner %d, want the readLoop incident (0)", got)
 	}
 	inLoop := Suspect{Kind: KindHeap, Stack: fr("main.record", "main.loop", "runtime.goexit")}
-	if got := heapOwner(sus, groups, inLoop); got != -1 {
+	if got := newHeapOwners(sus, groups).owner(inLoop); got != -1 {
 		t.Errorf("allocation in the creator's own goroutine: owner %d, want none", got)
 	}
 }

@@ -484,12 +484,3 @@ func sleepDuration(args string) int64 {
 	}
 	return v
 }
-
-func appendUnique(s []uint64, v uint64) []uint64 {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
-}

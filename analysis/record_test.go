@@ -52,15 +52,9 @@ func dumpsOf(got []fetched) [][]byte {
 	return out
 }
 
-// recordSample runs the sample program in dir for d, scraping a goroutine
+// record runs the sample program in dir for d, scraping a goroutine
 // dump (debug=2) and a heap profile every interval, and ingests them into
-// a new bundle. It returns the bundle directory.
-func recordSample(t testing.TB, dir string, d, interval time.Duration, args ...string) string {
-	t.Helper()
-	return record(t, dir, d, interval, false, args...)
-}
-
-// record is recordSample that, with trace, also records one 2 s
+// a new bundle, whose directory it returns; with trace it also records one 2 s
 // execution trace window after the second dump (whose goroutine-creation
 // stacks lead to the user's frame of leaks in library goroutines).
 func record(t testing.TB, dir string, d, interval time.Duration, trace bool, args ...string) string {

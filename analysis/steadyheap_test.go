@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/analysis/flame"
+	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -65,14 +66,12 @@ func captureSteadyHeap(t *testing.T, try int) (sampled bool, named []string) {
 	}
 	// A snapshot reads no record of main.churn about 1 time in 7, so
 	// every snapshot is looked at, not only the first and the last.
-	for _, snap := range snaps[1:] {
-		diff, err := analysis.HeapDiff(b, mem, snaps[0], snap)
+	for _, snap := range snaps {
+		tree, err := flame.FromBundle(b, mem, flame.Query{Profile: schema.ProfileHeap, Snapshot: snap.UnixNano(), Focus: []string{`^main\.churn$`}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range diff {
-			sampled = sampled || d.Location == "main.churn" && (d.Bytes > 0 || d.BaseBytes > 0)
-		}
+		sampled = sampled || tree.Total() > 0
 	}
 	for _, g := range rep.Heap.Growers {
 		if g.Location == "main.churn" {

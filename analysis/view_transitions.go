@@ -11,7 +11,7 @@ import (
 // what a per-goroutine state view (running, runnable, waiting with the
 // reason, syscall; the stack of each change) is drawn from.
 //
-// ingest.Transitions is the implementation (ingest/gotrace.Transitions,
+// ingest.Transitions is the implementation (ingest/gotrace.TransitionsFrom,
 // with the decompressor for raw traces kept compressed): it decodes them
 // on demand from the raw traces, since ingest does not store them.
 // Analysis and the web server never import the parsers, so the command

@@ -7,14 +7,14 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/gotrace"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // TestTransitionSourceOfSuspect follows what a per-goroutine state view
 // does: a suspect's member goids and their creators, through the
-// TransitionSource the command injects (gotrace.Transitions). The
+// TransitionSource the command injects (ingest.Transitions). The
 // committed sample bundle predates trace_generations, so its changes come
 // from its trace_transitions table.
 func TestTransitionSourceOfSuspect(t *testing.T) {
@@ -46,7 +46,7 @@ func TestTransitionSourceOfSuspect(t *testing.T) {
 	for _, g := range s.Goids {
 		goids = append(goids, tree.Chain(g)...)
 	}
-	var src analysis.TransitionSource = gotrace.Transitions
+	var src analysis.TransitionSource = ingest.Transitions
 	trs, err := src(b, goids, 0, 0)
 	if err != nil {
 		t.Fatal(err)

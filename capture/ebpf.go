@@ -49,12 +49,11 @@ type ebpfSource struct {
 	done   chan struct{}
 	runErr error
 
-	events  atomic.Int64
-	mu      sync.Mutex
-	byKind  map[string]int64
-	stacks  map[string]int64
-	keyBuf  []byte
-	stackEr int64
+	events atomic.Int64
+	mu     sync.Mutex
+	byKind map[string]int64
+	stacks map[string]int64
+	keyBuf []byte
 
 	// The goroutine probes' budget (ebpfbudget.go); budgetLoop alone uses
 	// the first four, winMu guards the rest.

@@ -104,7 +104,7 @@ func checkCompressedTransitions(t *testing.T, dir string) {
 	if len(per) == 0 {
 		t.Error("no transitions decoded")
 	}
-	if _, err := gotrace.Transitions(b, goids, 0, 0); err == nil || !strings.Contains(err.Error(), "compressed") {
+	if _, err := gotrace.TransitionsFrom(b, nil, goids, 0, 0); err == nil || !strings.Contains(err.Error(), "compressed") {
 		t.Errorf("without a decompressor: %v, want it to say the trace is compressed", err)
 	}
 }

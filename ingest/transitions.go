@@ -12,7 +12,7 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// Transitions is [gotrace.Transitions] for every bundle: raw traces kept
+// Transitions is [gotrace.TransitionsFrom] for every bundle: raw traces kept
 // compressed (a trace.out.gz, ingested as it was) are read through the
 // decompressor ingest reads every file with. It is what the command hands
 // to the workbench (an analysis.TransitionSource).

@@ -97,7 +97,7 @@ func Build(ctx context.Context, dir string) (string, error) {
 func compile(ctx context.Context, dir, tmp string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return "", fmt.Errorf("build sample %s: %w", dir, err)
 	}
 	out, err := os.MkdirTemp(tmp, filepath.Base(dir)+"-")
 	if err != nil {

@@ -125,13 +125,6 @@ type lazy[T any] struct {
 	v    T
 }
 
-// peek returns the value if it was computed.
-func (l *lazy[T]) peek() (T, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.v, l.done
-}
-
 func (l *lazy[T]) get(fn func() (T, error)) (T, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

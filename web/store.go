@@ -546,10 +546,3 @@ func (s *Store) remove(c *capture, tomb string) error {
 	os.Remove(tomb)
 	return nil
 }
-
-// reservedBytes is what uploads in flight have set aside.
-func (s *Store) reservedBytes() int64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.reserved
-}

@@ -245,3 +245,10 @@ func TestReservationFollowsBytes(t *testing.T) {
 		t.Errorf("%d bytes still set aside", got)
 	}
 }
+
+// reservedBytes is what uploads in flight have set aside.
+func (s *Store) reservedBytes() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.reserved
+}

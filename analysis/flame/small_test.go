@@ -266,8 +266,8 @@ func TestTruncatedSamples(t *testing.T) {
 	if !tree.Truncated || tree.Snapshot != smallT1 || tree.Total() != 4096+8192+1024+2048 {
 		t.Fatalf("truncated %v snapshot %d total %d; want the first snapshot, flagged", tree.Truncated, tree.Snapshot, tree.Total())
 	}
-	got, err := Snapshots(b, mem, schema.ProfileHeap)
-	if err != nil || len(got) != 1 {
+	got, err := Profiles(b, mem)
+	if err != nil || len(got[schema.ProfileHeap]) != 1 {
 		t.Fatalf("snapshots of a truncated table: %v %v", got, err)
 	}
 }
@@ -289,7 +289,7 @@ func TestNoData(t *testing.T) {
 	if !errors.Is(err, ErrNoSnapshot) || !strings.Contains(err.Error(), "no goroutine dump") {
 		t.Fatalf("empty bundle: %v", err)
 	}
-	if ts, err := Snapshots(b, mem, ""); err != nil || len(ts) != 0 {
+	if ts, err := Profiles(b, mem); err != nil || len(ts) != 0 {
 		t.Fatalf("snapshots of an empty bundle: %v %v", ts, err)
 	}
 }

@@ -11,24 +11,6 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// Snapshots returns the snapshot times (Unix ns, ascending) of one profile
-// in the samples table; profile "" lists the snapshots of every profile.
-func Snapshots(b *bundle.Bundle, mem memory.Allocator, profile string) ([]int64, error) {
-	all, err := Profiles(b, mem)
-	if err != nil {
-		return nil, err
-	}
-	if profile != "" {
-		return all[profile], nil
-	}
-	var out []int64
-	for _, ts := range all {
-		out = append(out, ts...)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
 // Profiles returns, for every profile in the samples table, its snapshot
 // times (Unix ns, ascending). A table cut short is listed up to its last
 // complete batch.

@@ -345,7 +345,7 @@ func (x *extractor) entry(hdr *tar.Header, r io.Reader) error {
 			return fmt.Errorf("%w: %q: unexpected directory (a bundle holds only %s/)", ErrArchive, hdr.Name, RawDir)
 		}
 		return x.makeRaw()
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg: // (tar.Reader reads the old TypeRegA as TypeReg)
 	case tar.TypeSymlink, tar.TypeLink:
 		return fmt.Errorf("%w: %q is a link (to %q); links are not allowed", ErrArchive, hdr.Name, hdr.Linkname)
 	default:

@@ -325,7 +325,7 @@ func headerAt(line []byte, h *header) (indent []byte, ok bool) {
 	}
 	// A test log line: "name_test.go:12: ".
 	i := bytes.Index(rest, []byte(".go:"))
-	if i <= 0 || bytes.IndexAny(rest[:i], " \t") >= 0 {
+	if i <= 0 || bytes.ContainsAny(rest[:i], " \t") {
 		return nil, false
 	}
 	j := i + len(".go:")

@@ -70,7 +70,7 @@ func TestCgoReusedGoid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trs, err := Transitions(b, []int64{reused}, 0, 0)
+	trs, err := TransitionsFrom(b, nil, []int64{reused}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,13 +18,13 @@ import (
 // bundle.Writer.Append: that skips boxing each row in an interface and
 // hashing every dictionary string.
 
-// dictCol is a dictionary-encoded string column whose dictionary grows as
-// new values arrive. The dictionary array is rebuilt only when it grew, so
+// dictCol is the dictionary of a dictionary-encoded string column (the
+// indices are kept by the caller, see dictArray); it grows as new values
+// arrive. The dictionary array is rebuilt only when it grew, so
 // consecutive batches share it and the IPC stream writes it once (then as
 // a delta or replacement).
 type dictCol struct {
 	mem    memory.Allocator
-	idx    *array.Int32Builder
 	values []string
 	index  map[string]int32
 	dict   arrow.Array // cached dictionary of values, nil when stale
@@ -32,7 +32,7 @@ type dictCol struct {
 }
 
 func newDictCol(mem memory.Allocator, initial ...string) *dictCol {
-	d := &dictCol{mem: mem, idx: array.NewInt32Builder(mem), index: map[string]int32{}}
+	d := &dictCol{mem: mem, index: map[string]int32{}}
 	for _, v := range initial {
 		d.id(v)
 	}
@@ -60,11 +60,6 @@ func (d *dictCol) id(v string) int32 {
 	return i
 }
 
-func (d *dictCol) append(v string) { d.idx.Append(d.id(v)) }
-
-// appendID appends a value by its index (for columns with fixed values).
-func (d *dictCol) appendID(i int32) { d.idx.Append(i) }
-
 // dictionary returns the dictionary of the values seen so far (owned by
 // d; arrays made from it retain it).
 func (d *dictCol) dictionary() arrow.Array {
@@ -77,36 +72,11 @@ func (d *dictCol) dictionary() arrow.Array {
 	return d.dict
 }
 
-// array returns the column built so far and resets the builder.
-func (d *dictCol) array() arrow.Array {
-	idx := d.idx.NewArray()
-	defer idx.Release()
-	return array.NewDictionaryArray(schema.DictString, idx, d.dictionary())
-}
-
 func (d *dictCol) release() {
-	d.idx.Release()
 	if d.dict != nil {
 		d.dict.Release()
 		d.dict = nil
 	}
-}
-
-// optInt64 appends v, or null for 0.
-func optInt64(b *array.Int64Builder, v int64) {
-	if v == 0 {
-		b.AppendNull()
-		return
-	}
-	b.Append(v)
-}
-
-func optTime(b *array.TimestampBuilder, v int64) {
-	if v == 0 {
-		b.AppendNull()
-		return
-	}
-	b.Append(arrow.Timestamp(v))
 }
 
 // assemble makes a record of sc from named columns; columns the schema has

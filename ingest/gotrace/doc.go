@@ -2,7 +2,7 @@
 // /debug/pprof/trace, Go 1.22+ wire format) into bundle tables, reading
 // them with golang.org/x/exp/trace one generation at a time, several
 // generations at once, and decodes goroutines' state changes from the raw
-// trace again when asked ([Transitions]).
+// trace again when asked ([TransitionsFrom]).
 //
 // # Tables
 //
@@ -23,11 +23,11 @@
 //     byte range (offset, length) in the raw file a.Name names, the wall
 //     time of its first and last event, how trace time maps to wall and
 //     monotonic time in it, and its event and goroutine counts. It is
-//     what [Transitions] reads the raw trace back by.
+//     what [TransitionsFrom] reads the raw trace back by.
 //   - trace_transitions is not written (it was, before trace_generations):
 //     one row per state change is tens of millions of rows in a busy
 //     trace, read only for the few goroutines a view shows, so
-//     [Transitions] decodes them on demand from the generations those
+//     [TransitionsFrom] decodes them on demand from the generations those
 //     goroutines lived in. Its rows (ts, mono_ns, goid, from, to, reason,
 //     stack_id) keep the table's meaning: reason is the trace's ("chan
 //     send", "select", "sync", "sleep", "network", …), the stack of a

@@ -166,7 +166,7 @@ func (c *programGoroutines) checkTransitions(t *testing.T, dir string) {
 	for _, g := range c.tb.goroutines {
 		all = append(all, g.Goid)
 	}
-	trs, err := Transitions(b, all, 0, 0)
+	trs, err := TransitionsFrom(b, nil, all, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ var ErrCorrupt = errors.New("corrupt Go execution trace")
 
 // ErrIncomplete is returned (wrapped) for a trace that ends before its
 // first generation is complete, so that nothing can be kept.
-var ErrIncomplete = errors.New("Go execution trace ends before its first generation is complete")
+var ErrIncomplete = errors.New("execution trace ends before its first generation is complete")
 
 // Options tune how a trace is placed on the bundle's timeline.
 type Options struct {
@@ -81,7 +81,7 @@ func defaultWorkers() int { return max(1, min(runtime.GOMAXPROCS(0)/2, maxWorker
 // Ingest reads one Go execution trace (one window) from r and adds its
 // rows to the bundle: trace_goroutines, spans, metrics, clock_sync and
 // trace_generations (where each generation is in the raw trace, so that
-// [Transitions] can decode goroutines' state changes later), with stacks
+// [TransitionsFrom] can decode goroutines' state changes later), with stacks
 // interned in the bundle's dictionaries.
 //
 // It fills a.Kind, a.Rows, a.Status and a.Detail and records the trace

@@ -23,7 +23,11 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// Transitions returns every state change of the goroutines goids in the
+// RawOpener opens a raw artifact of a bundle, named as in the manifest
+// (raw/NAME), and returns its content decompressed.
+type RawOpener func(b *bundle.Bundle, name string) (io.ReadCloser, error)
+
+// TransitionsFrom returns every state change of the goroutines goids in the
 // bundle's execution traces whose time overlaps [from, to] (wall-clock
 // Unix nanoseconds; 0 leaves that end open), sorted by goroutine, then
 // time. States are running, runnable, waiting (Reason says on what:
@@ -34,24 +38,17 @@ import (
 // block; the creator's, for a creation), 0 when the trace has none.
 //
 // Ingest does not store these rows (tens of millions in a busy trace,
-// which only a per-goroutine view reads): Transitions decodes them from
+// which only a per-goroutine view reads): TransitionsFrom decodes them from
 // the raw traces the bundle keeps, reading only the generations, listed
 // in trace_generations, in which one of the goroutines was alive, several
 // at once. Bundles made before trace_generations existed are read from
 // their trace_transitions table instead, which lacks runnable → running.
-func Transitions(b *bundle.Bundle, goids []int64, from, to int64) ([]schema.Transition, error) {
-	return TransitionsFrom(b, nil, goids, from, to)
-}
-
-// RawOpener opens a raw artifact of a bundle, named as in the manifest
-// (raw/NAME), and returns its content decompressed.
-type RawOpener func(b *bundle.Bundle, name string) (io.ReadCloser, error)
-
-// TransitionsFrom is [Transitions] for bundles whose raw traces may be
-// compressed (a trace.out.gz ingested as it was): open decompresses them
-// (package ingest has the one decompressor), and they are read from their
-// start, skipping the generations not needed. Plain raw traces are read
-// where the generations lie either way. A nil open reads plain files only.
+//
+// Raw traces kept compressed (a trace.out.gz ingested as it was) are
+// decompressed by open (package ingest has the one decompressor) and read
+// from their start, skipping the generations not needed; plain raw traces
+// are read where the generations lie either way. A nil open reads plain
+// files only.
 func TransitionsFrom(b *bundle.Bundle, open RawOpener, goids []int64, from, to int64) ([]schema.Transition, error) {
 	mem := memory.DefaultAllocator
 	if len(goids) == 0 {

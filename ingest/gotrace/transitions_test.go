@@ -102,7 +102,7 @@ func TestTransitions(t *testing.T) {
 	for g := range ref {
 		goids = append(goids, g)
 	}
-	got, err := Transitions(b, goids, 0, 0)
+	got, err := TransitionsFrom(b, nil, goids, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestTransitions(t *testing.T) {
 
 	// A leaker: created, then parked on its channel, with where.
 	leaker := rec.sum.ChanLeakers[0]
-	one, err := Transitions(b, []int64{leaker}, 0, 0)
+	one, err := TransitionsFrom(b, nil, []int64{leaker}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,14 +145,14 @@ func TestTransitions(t *testing.T) {
 	}
 	// A time range keeps the changes inside it.
 	mid := one[len(one)/2].TS
-	part, err := Transitions(b, []int64{leaker}, mid, 0)
+	part, err := TransitionsFrom(b, nil, []int64{leaker}, mid, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(part) == 0 || len(part) >= len(one) || part[0].TS < mid {
 		t.Errorf("from %d: %d of %d transitions, first %+v", mid, len(part), len(one), part)
 	}
-	if none, err := Transitions(b, []int64{1 << 40}, 0, 0); err != nil || len(none) != 0 {
+	if none, err := TransitionsFrom(b, nil, []int64{1 << 40}, 0, 0); err != nil || len(none) != 0 {
 		t.Errorf("unknown goroutine: %v, %v", none, err)
 	}
 }
@@ -169,7 +169,7 @@ func TestTransitionsWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	leaker := rec.sum.ChanLeakers[0]
-	trs, err := Transitions(b, []int64{leaker}, 0, 0)
+	trs, err := TransitionsFrom(b, nil, []int64{leaker}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestTransitionsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trs, err := Transitions(b, []int64{8}, 1001, 0)
+	trs, err := TransitionsFrom(b, nil, []int64{8}, 1001, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

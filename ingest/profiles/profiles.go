@@ -106,23 +106,18 @@ func IngestWith(w *bundle.Writer, r io.Reader, a *bundle.Artifact, opts Options)
 	return nil
 }
 
-// Parse reads a whole profile (gzipped or not) and validates it: the
+// ParseLimits reads a whole profile (gzipped or not) and validates it: the
 // protobuf form, or a legacy form profile.Parse reads (Go's debug=1 text,
 // the binary CPU profiles Go wrote before 1.9, contention and threadz
 // text). Errors say what is wrong; gzip and protobuf errors keep pprof's
-// wording. A profile past [DefaultLimits] is refused with [ErrTooLarge].
-func Parse(r io.Reader) (*profile.Profile, error) {
-	p, _, err := parse(r, DefaultLimits)
-	return p, err
-}
-
-// ParseLimits is [Parse] within lim (zero fields: [DefaultLimits]).
+// wording. A profile past lim (zero fields:
+// [DefaultLimits]) is refused with [ErrTooLarge].
 func ParseLimits(r io.Reader, lim Limits) (*profile.Profile, error) {
 	p, _, err := parse(r, lim.orDefault())
 	return p, err
 }
 
-// parse is Parse that also says which legacy form the profile had ("" for
+// parse is ParseLimits that also says which legacy form the profile had ("" for
 // protobuf; see legacyForm).
 func parse(r io.Reader, lim Limits) (*profile.Profile, string, error) {
 	data, err := readBounded(r, lim)

@@ -76,6 +76,7 @@ func TestSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	//lint:ignore SA1019 the root srclines reads the standard library from
 	goroot := filepath.ToSlash(runtime.GOROOT())
 	w.StackID([]bundle.StackFrame{
 		{Function: "runtime.gopark", File: goroot + "/src/runtime/proc.go", Line: 400},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -29,7 +30,11 @@ func TestGoLeakSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the Go leak suite's programs, several hundred times")
 	}
-	goroot := runtime.GOROOT()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	goroot := strings.TrimSpace(string(out))
 	cases, err := LoadSuite(goroot)
 	if err != nil {
 		t.Skipf("this Go has no leak suite: %v", err)

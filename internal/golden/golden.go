@@ -12,9 +12,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// Updating reports whether the test binary runs with -update.
-func Updating() bool { return *update }
-
 // Check compares got with testdata/NAME. With -update it writes got there
 // first (creating testdata/), so the comparison then holds.
 func Check(t testing.TB, name string, got []byte) {

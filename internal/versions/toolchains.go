@@ -7,8 +7,6 @@ import (
 	"go/version"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 )
 
@@ -45,7 +43,7 @@ func goCommand() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "go"
 }
 
 // toolchainEnv is the environment that runs toolchain: GOTOOLCHAIN pins

@@ -252,9 +252,7 @@ func (fl *flow) opaqueCall(site *callSite, fn *types.Func) {
 			continue
 		}
 		fl.cl.data(a).flags |= fOpaque
-		for _, f := range fl.cl.data(a).funcs {
-			fl.callbacks = append(fl.callbacks, f)
-		}
+		fl.callbacks = append(fl.callbacks, fl.cl.data(a).funcs...)
 	}
 	for _, r := range site.results {
 		fl.cl.data(fl.cl.pts(r)).flags |= fOpaque
