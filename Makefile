@@ -18,13 +18,13 @@ build:
 ## Idempotent.
 deps: deps-apt deps-npm
 	$(GO) mod download
-	@# the Go releases of the version matrix (internal/versions), through the
-	@# module proxy; the blocking-bug corpus (internal/corpus) uses go1.27.3 of them
-	$(GO) run ./internal/versions/fetch
+	@# the Go releases of the version matrix (dev/versions), through the
+	@# module proxy; the blocking-bug corpus (dev/corpus) uses go1.27.3 of them
+	$(GO) run ./dev/versions/fetch
 	cd samples/kube && $(GO) mod download
 	cd export/duckdbtest && $(GO) mod download
 	cd samples/libs && $(GO) mod download
-	@# the corpus programs with library dependencies (internal/corpus)
+	@# the corpus programs with library dependencies (dev/corpus)
 	for d in grpcidle heldcallback kubequeue sqlpool waitloop; do \
 		(cd samples/blocking/$$d && GOWORK=off $(GO) mod download) || exit 1; \
 	done
@@ -48,8 +48,8 @@ deps-apt:
 	fi
 
 deps-npm:
-	cd internal/arrowjs && npm ci --no-audit --no-fund --loglevel=error
-	cd internal/parquetjs && npm ci --no-audit --no-fund --loglevel=error
+	cd dev/arrowjs && npm ci --no-audit --no-fund --loglevel=error
+	cd dev/parquetjs && npm ci --no-audit --no-fund --loglevel=error
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
 
 ## test: the README's test command: vet, formatting, built assets current,
@@ -103,18 +103,18 @@ web-check: web
 ## dump and the traces (cached in $TMPDIR).
 bench:
 	$(GO) test -run '^$$' -bench ProfileIngest -benchtime 2x ./ingest/profiles/
-	$(GO) run ./ingest/profiles/internal/profbench -mode parse
-	$(GO) run ./ingest/profiles/internal/profbench -mode ingest
+	$(GO) run ./dev/profbench -mode parse
+	$(GO) run ./dev/profbench -mode ingest
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./ingest/dump/
-	$(GO) run ./ingest/dump/internal/dumpbench -mode parse
-	$(GO) run ./ingest/dump/internal/dumpbench -mode ingest
-	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3
-	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60
-	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 60 -shape spans
-	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 200 -shape spans
-	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 60 -shape spans -pace 8
-	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 3 -size 200 -shape spans -pace 8
-	$(GO) run ./ingest/gotrace/internal/tracebench -pairs 1 -size 60 -shape goroutines
+	$(GO) run ./dev/dumpbench -mode parse
+	$(GO) run ./dev/dumpbench -mode ingest
+	$(GO) run ./dev/tracebench -pairs 3
+	$(GO) run ./dev/tracebench -pairs 1 -size 60
+	$(GO) run ./dev/tracebench -pairs 3 -size 60 -shape spans
+	$(GO) run ./dev/tracebench -pairs 1 -size 200 -shape spans
+	$(GO) run ./dev/tracebench -pairs 3 -size 60 -shape spans -pace 8
+	$(GO) run ./dev/tracebench -pairs 3 -size 200 -shape spans -pace 8
+	$(GO) run ./dev/tracebench -pairs 1 -size 60 -shape goroutines
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./analysis/flame/
 	$(GO) test -run '^$$' -bench Million -benchtime 3x ./analysis/
 	$(GO) test -run '^$$' -bench TwentyThousand -benchtime 1x ./analysis/
@@ -128,13 +128,13 @@ bench:
 ## (make test runs the same test and checks docs/ACCURACY.md's claim about it);
 ## then run the blocking-bug corpus (samples/blocking) and print detection
 ## per input form, the table in docs/ACCURACY.md (LEAKSCOPE_CORPUS_UPDATE=1
-## writes the measured table there; see internal/corpus); then the Go
+## writes the measured table there; see dev/corpus); then the Go
 ## team's leak suite, leakscope beside the runtime's profile
 ## (LEAKSCOPE_SUITE_UPDATE=1 writes its table).
 accuracy:
 	$(GO) test -count=1 -run TestAccuracy -v -timeout 30m ./analysis/
-	$(GO) test -count=1 -run TestCorpusAccuracy -v -timeout 30m ./internal/corpus/
-	$(GO) test -count=1 -run TestGoLeakSuite -v -timeout 30m ./internal/corpus/
+	$(GO) test -count=1 -run TestCorpusAccuracy -v -timeout 30m ./dev/corpus/
+	$(GO) test -count=1 -run TestGoLeakSuite -v -timeout 30m ./dev/corpus/
 
 ## generate: refresh the committed sample bundles (cmd/leakscope/bundles)
 ## from the sample programs.

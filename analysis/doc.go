@@ -15,7 +15,7 @@
 // evidence → verdicts → attribution → assembly. Each stage is entered by
 // one short function in the file named after it, and its helpers live in
 // files with the stage's prefix. A file uses names only from its own stage
-// and earlier ones (internal/archtest's TestStageOrder, whose allowlist of
+// and earlier ones (dev/archtest's TestStageOrder, whose allowlist of
 // older exceptions only shrinks).
 //
 //   - load (load.go: load): the tables → one population.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/leakscope/leakscope/internal/benchstat"
+	"github.com/leakscope/leakscope/dev/benchstat"
 )
 
 // BenchmarkFlightOverhead measures what the flight recorder (package

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leakscope/leakscope/dev/benchstat"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/internal/benchstat"
 	"github.com/leakscope/leakscope/samples"
 )
 

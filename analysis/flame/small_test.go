@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakscope/leakscope/internal/golden"
+	"github.com/leakscope/leakscope/dev/golden"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"

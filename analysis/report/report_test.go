@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leakscope/leakscope/internal/golden"
+	"github.com/leakscope/leakscope/dev/golden"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis"

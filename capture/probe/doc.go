@@ -72,7 +72,7 @@
 //
 // # Go releases
 //
-// The probes are tested with Go 1.22 to 1.27 (internal/versions runs the
+// The probes are tested with Go 1.22 to 1.27 (dev/versions runs the
 // version matrix): the probed functions exist in each with the same
 // meaning, and the runtime.g and runtime.m offsets come from the target's
 // DWARF, or for stripped binaries from a table per release checked

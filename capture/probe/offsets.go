@@ -31,7 +31,7 @@ func (o Offsets) Map() map[string]int64 {
 }
 
 // MinGoVersion and MaxGoVersion bound the Go releases (language versions)
-// the probes were tested with: the version matrix (internal/versions)
+// the probes were tested with: the version matrix (dev/versions)
 // attaches them to targets built with each. A target outside this range
 // is still probed when its DWARF gives the offsets and confirms the probed
 // functions' arguments, with a warning in [BinaryInfo.Notes].

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakscope/leakscope/internal/versions"
+	"github.com/leakscope/leakscope/dev/versions"
 )
 
 // buildTarget builds the version matrix's target with toolchain in mode,

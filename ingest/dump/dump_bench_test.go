@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/dev/dumpgen"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/dump/internal/gen"
 )
 
 // benchGoroutines is the size of the benchmark dump. The dump is made once
-// and cached under os.TempDir()/leakscope-dump-bench (see gen.Cached).
+// and cached under os.TempDir()/leakscope-dump-bench (see dumpgen.Cached).
 const benchGoroutines = 1_000_000
 
 func benchDump(b *testing.B) (string, int64) {
 	b.Helper()
-	path, err := gen.Cached(benchGoroutines, b.Logf)
+	path, err := dumpgen.Cached(benchGoroutines, b.Logf)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/dev/dumpgen"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/dump/internal/gen"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -159,7 +159,7 @@ func indent(data []byte, by string) []byte {
 func synthetic(t *testing.T, n int) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := gen.Synthesize(&b, n); err != nil {
+	if err := dumpgen.Synthesize(&b, n); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

@@ -16,8 +16,8 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/exp/trace"
 
+	"github.com/leakscope/leakscope/dev/benchstat"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/internal/benchstat"
 )
 
 // The benchmarks need a large trace. It is generated once by

@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/google/pprof/profile"
+	"github.com/leakscope/leakscope/dev/bigprof"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/profiles/internal/bigprof"
 )
 
 var (

@@ -3,6 +3,6 @@
 // [Truth]). Every program is its own Go module whose path has no dot (a
 // test kernel's package path is its directory name, as in the benchmark
 // kernels of real bugs), so `go test ./...` of the leakscope module never
-// runs them; internal/corpus builds, runs and measures them (make
+// runs them; dev/corpus builds, runs and measures them (make
 // accuracy). See README.md in this directory for the list.
 package blocking

@@ -74,7 +74,7 @@ func badNameBundle(t *testing.T) *bundle.Bundle {
 
 func TestHyparquetReadsEveryExport(t *testing.T) {
 	if _, err := os.Stat("node_modules/hyparquet"); err != nil {
-		t.Fatal("hyparquet for node is not installed: run `make deps` (npm ci in internal/parquetjs)")
+		t.Fatal("hyparquet for node is not installed: run `make deps` (npm ci in dev/parquetjs)")
 	}
 	bs := append(sampleBundles(t), badNameBundle(t))
 	want, wantNulls := exportAll(t, bs, t.TempDir())

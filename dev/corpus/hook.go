@@ -16,7 +16,7 @@ const AddrFileEnv = "LEAKSCOPE_PPROF_ADDR_FILE"
 // service.
 const hookSource = `package %s
 
-// Added by leakscope's corpus harness (internal/corpus): serve pprof.
+// Added by leakscope's corpus harness (dev/corpus): serve pprof.
 
 import (
 	"net"

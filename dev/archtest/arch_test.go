@@ -1,6 +1,7 @@
 // Package archtest holds the tests that keep leakscope's shape: imports
 // pointing one way (cmd → agent, web, export, capture, analysis → ingest;
-// docs/DESIGN.md), the stages of package analysis used in their order,
+// docs/DESIGN.md; folders in one order, dev/ on top and internal/ at the
+// bottom), the stages of package analysis used in their order,
 // and no function, Go or JavaScript, over 80 lines.
 package archtest
 
@@ -29,12 +30,9 @@ var forbidden = map[string][]string{
 	"export":          {"capture", "web", "cmd", "agent", "samples", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines"},
 	"samples":         {"ingest", "analysis", "capture", "web", "cmd", "agent", "export"},
 	// Leaves: the shipped hooks and helpers (kill points, formatting of
-	// figures, HTTP request guards) and the dev tools import nothing of
+	// figures, HTTP request guards, Go symbol names) import nothing of
 	// ours.
 	"ingest/killpoint":   ours,
-	"internal/benchstat": ours,
-	"internal/versions":  ours,
-	"internal/arrowjs":   ours,
 	"internal/format":    ours,
 	"internal/httpguard": ours,
 	"internal/gosym":     ours,
@@ -43,23 +41,24 @@ var forbidden = map[string][]string{
 	"analysis/internal/gosrc": ours,
 	// The flight recorder a service imports.
 	"flight": ours,
+	// Development tools that stand alone: benchmark statistics, the Go
+	// version matrix (whose fetch command is its own).
+	"dev/benchstat": append(ours[:len(ours):len(ours)], "dev"),
+	"dev/versions":  append(ours[:len(ours):len(ours)], "dev/corpus", "dev/archtest", "dev/golden"),
 	// The accuracy harness reads bundles and analyses them, nothing more.
-	"internal/corpus": {"capture", "web", "cmd", "agent", "export"},
+	"dev/corpus": {"capture", "web", "cmd", "agent", "export"},
 }
 
 // ours lists every top-level part of the module, for leaf packages.
 var ours = []string{"ingest/bundle", "ingest/schema", "ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines",
-	"analysis", "capture", "web", "cmd", "agent", "export", "samples", "internal/corpus", "flight"}
-
-// devTools are the packages under internal/ that only tests and
-// benchmarks use; nothing shipped imports them.
-var devTools = []string{"internal/corpus", "internal/versions", "internal/archtest", "internal/arrowjs", "internal/golden", "internal/parquetjs"}
+	"analysis", "capture", "web", "cmd", "agent", "export", "samples", "flight"}
 
 func init() {
-	for _, p := range []string{"ingest", "analysis", "capture", "web", "cmd", "agent", "export"} {
-		forbidden[p] = append(forbidden[p], devTools...)
+	// dev/ holds what only tests, benchmarks and make serve; nothing
+	// shipped imports it.
+	for _, p := range []string{"ingest", "analysis", "capture", "web", "cmd", "agent", "export", "internal", "flight"} {
+		forbidden[p] = append(forbidden[p], "dev")
 	}
-	forbidden["cmd"] = append(forbidden["cmd"], "internal/benchstat")
 }
 
 type pkg struct {

@@ -1,7 +1,7 @@
 // Command dumpbench measures goroutine-dump parsing and ingest on a large
 // dump and prints throughput and peak RSS, for `make bench`:
 //
-//	go run ./ingest/dump/internal/dumpbench [-n 1000000] [-mode parse|ingest] [-file DUMP] [-cpuprofile F] [-heapprofile F]
+//	go run ./dev/dumpbench [-n 1000000] [-mode parse|ingest] [-file DUMP] [-cpuprofile F] [-heapprofile F]
 //
 // Without -file it uses the dump the benchmarks cache under
 // os.TempDir()/leakscope-dump-bench, generating it on first use (a real
@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/dev/benchstat"
+	"github.com/leakscope/leakscope/dev/dumpgen"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/dump"
-	"github.com/leakscope/leakscope/ingest/dump/internal/gen"
-	"github.com/leakscope/leakscope/internal/benchstat"
 )
 
 func main() {
@@ -42,7 +42,7 @@ func run() error {
 	path := *file
 	if path == "" {
 		var err error
-		path, err = gen.Cached(*n, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
+		path, err = dumpgen.Cached(*n, func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) })
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,7 @@
 // same large profile, each in a process of its own so that peak RSS is its
 // own, for `make bench`:
 //
-//	go run ./ingest/profiles/internal/profbench [-mode parse|ingest] [-file PROFILE]
+//	go run ./dev/profbench [-mode parse|ingest] [-file PROFILE]
 //
 // Without -file it uses the benchmark profile of package bigprof (200,000
 // samples), written once to os.TempDir()/leakscope-prof-bench.pb.gz.
@@ -19,9 +19,9 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/google/pprof/profile"
+	"github.com/leakscope/leakscope/dev/bigprof"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/profiles"
-	"github.com/leakscope/leakscope/ingest/profiles/internal/bigprof"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 
 // The version table of docs/CAPTURE.md lies between these lines.
 const (
-	tableBegin = "<!-- version table: written by `go test ./internal/versions -run TestMatrix -update-readme` from what it verified -->\n"
+	tableBegin = "<!-- version table: written by `go test ./dev/versions -run TestMatrix -update-readme` from what it verified -->\n"
 	tableEnd   = "<!-- end of version table -->"
 )
 

@@ -3,7 +3,7 @@
 // CPU time are its own), in pairs whose order alternates, and prints the
 // ratios for `make bench`:
 //
-//	go run ./ingest/gotrace/internal/tracebench [-pairs 3] [-size 220] [-shape mixed] [-pace MBPS] [-via file|gotrace] [-file TRACE] [-workers N]
+//	go run ./dev/tracebench [-pairs 3] [-size 220] [-shape mixed] [-pace MBPS] [-via file|gotrace] [-file TRACE] [-workers N]
 //
 // Ingest is measured as leakscope ingest runs it (-via file: ingest.File,
 // with content detection, the raw copy and the source snapshot), or the
@@ -44,10 +44,10 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/exp/trace"
 
+	"github.com/leakscope/leakscope/dev/benchstat"
 	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/gotrace"
-	"github.com/leakscope/leakscope/internal/benchstat"
 )
 
 func main() {

@@ -8,7 +8,7 @@
 // Toolchains come from the Go module proxy through GOTOOLCHAIN
 // (`GOTOOLCHAIN=go1.22.12 go build`), which keeps them in the module
 // cache; `make deps` fetches them all ahead of the tests with
-// `go run ./internal/versions/fetch`.
+// `go run ./dev/versions/fetch`.
 //
 // The package's tests are the version matrix: the target built with every
 // toolchain in every form, captured live with every source, and each

@@ -307,5 +307,5 @@ func checkReadme(t *testing.T, res *matrixResults) {
 		}
 		return
 	}
-	t.Errorf("docs/CAPTURE.md's version table differs from what the matrix verified; run go test ./internal/versions -run TestMatrix -update-readme\nwant:%s\ngot:%s", want, got)
+	t.Errorf("docs/CAPTURE.md's version table differs from what the matrix verified; run go test ./dev/versions -run TestMatrix -update-readme\nwant:%s\ngot:%s", want, got)
 }

@@ -1,7 +1,7 @@
-// Package gen produces large goroutine dumps for the dump package's
+// Package dumpgen produces large goroutine dumps for the dump package's
 // benchmarks: preferably the real SIGQUIT traceback of a program holding
 // n parked goroutines, else synthetic text in the same format.
-package gen
+package dumpgen
 
 import (
 	"bufio"

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/leakscope/leakscope/internal/versions"
+	"github.com/leakscope/leakscope/dev/versions"
 )
 
 func main() {

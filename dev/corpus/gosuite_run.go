@@ -19,7 +19,7 @@ import (
 // writers wait, runnable, until the dump is taken.
 const suiteHook = `package main
 
-// Added by leakscope's suite harness (internal/corpus).
+// Added by leakscope's suite harness (dev/corpus).
 
 import (
 	"io"

@@ -30,7 +30,7 @@ type jsTable struct {
 // row, column sum and dictionary of a many-batch bundle Go wrote.
 func TestApacheArrowJSReadsBundle(t *testing.T) {
 	if _, err := os.Stat("node_modules/apache-arrow"); err != nil {
-		t.Fatal("apache-arrow for node is not installed: run `make deps` (npm ci in internal/arrowjs)")
+		t.Fatal("apache-arrow for node is not installed: run `make deps` (npm ci in dev/arrowjs)")
 	}
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
