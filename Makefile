@@ -4,8 +4,12 @@
 GO       ?= go
 BIN      := bin/leakscope
 PKGS     := ./...
+## the linters of make vet, pinned, installed by make deps-tools into bin/tools
+TOOLS               := $(CURDIR)/bin/tools
+STATICCHECK_VERSION := v0.8.2
+DEADCODE_VERSION    := v0.53.0
 
-.PHONY: all build deps deps-apt deps-npm test test-go test-short test-duckdb vet fmt-check web web-check \
+.PHONY: all build deps deps-apt deps-npm deps-tools test test-go test-short test-duckdb vet fmt-check web web-check \
         bench accuracy demo generate fuzz clean
 
 all: build
@@ -16,7 +20,7 @@ build:
 ## deps: everything the tests need on a fresh machine (Debian packages, Go
 ## modules, the Go toolchains of the version matrix, npm packages).
 ## Idempotent.
-deps: deps-apt deps-npm
+deps: deps-apt deps-npm deps-tools
 	$(GO) mod download
 	@# the Go releases of the version matrix (dev/versions), through the
 	@# module proxy; the blocking-bug corpus (dev/corpus) uses go1.27.3 of them
@@ -47,6 +51,11 @@ deps-apt:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+## deps-tools: staticcheck and deadcode, through the module proxy.
+deps-tools:
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	GOBIN=$(TOOLS) $(GO) install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
+
 deps-npm:
 	cd dev/arrowjs && npm ci --no-audit --no-fund --loglevel=error
 	cd dev/parquetjs && npm ci --no-audit --no-fund --loglevel=error
@@ -73,8 +82,14 @@ test-short: vet
 test-duckdb:
 	cd export/duckdbtest && $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...
 
-vet:
+## vet: go vet, staticcheck (its default checks; a //lint:ignore line says
+## why an exception stands) and deadcode (dev/deadcode/check.sh:
+## nothing unreached, no shipped function reached only by tests, unless
+## dev/deadcode/allow says why).
+vet: deps-tools
 	$(GO) vet $(PKGS)
+	$(TOOLS)/staticcheck $(PKGS)
+	dev/deadcode/check.sh $(TOOLS)/deadcode
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); \

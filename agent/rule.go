@@ -6,6 +6,7 @@ import (
 
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // Rule is the agent's own growth rule: the least-squares slope of a
@@ -68,7 +69,7 @@ func (r Rule) evaluate(s *series, now time.Time) (string, bool) {
 	case r.GoroutinesPerMin > 0 && g.Slope > r.GoroutinesPerMin:
 		why = fmt.Sprintf("goroutines growing by %.0f a minute over %v (limit %g)", g.Slope, r.Window, r.GoroutinesPerMin)
 	case r.HeapBytesPerMin > 0 && h.Slope > r.HeapBytesPerMin:
-		why = fmt.Sprintf("heap in use growing by %s a minute over %v (limit %s)", analysis.FormatBytes(h.Slope), r.Window, analysis.FormatBytes(r.HeapBytesPerMin))
+		why = fmt.Sprintf("heap in use growing by %s a minute over %v (limit %s)", format.Bytes(h.Slope), r.Window, format.Bytes(r.HeapBytesPerMin))
 	default:
 		s.since = time.Time{}
 		return "", false

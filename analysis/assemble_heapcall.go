@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"math"
 )
 
@@ -54,11 +55,11 @@ func heapPerCall(r heapRise, callsPerMin float64) (perCall, bound float64, text 
 	samples := r.bytes / r.weight
 	if samples < minHeapSamples {
 		return 0, 0, fmt.Sprintf("heap per call unknown: its allocation sites rose by %s, < %d heap samples of %s each; capture longer, or raise the sampling rate (runtime.MemProfileRate = 64 << 10 in the target)",
-			FormatBytes(r.bytes), minHeapSamples, FormatBytes(r.weight))
+			format.Bytes(r.bytes), minHeapSamples, format.Bytes(r.weight))
 	}
 	calls := callsPerMin * r.minutes
 	perCall = math.Round(r.bytes / calls)
 	bound = math.Round(2 * math.Sqrt(r.bytes*r.weight) / calls)
 	return perCall, bound, fmt.Sprintf("~%s ± %s of heap per call (in-use rise of %d allocation sites over %.1f min, %.0f calls; ± two standard errors of heap sampling)",
-		FormatBytes(perCall), FormatBytes(bound), r.sites, r.minutes, calls)
+		format.Bytes(perCall), format.Bytes(bound), r.sites, r.minutes, calls)
 }

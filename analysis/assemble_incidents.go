@@ -481,9 +481,9 @@ func incidentSummary(inc Incident, top Suspect) string {
 	}
 	heap := ""
 	if inc.BytesPerCall > 0 {
-		heap = fmt.Sprintf(" and ~%s ± %s of heap", FormatBytes(inc.BytesPerCall), FormatBytes(inc.BytesPerCallBound))
+		heap = fmt.Sprintf(" and ~%s ± %s of heap", format.Bytes(inc.BytesPerCall), format.Bytes(inc.BytesPerCallBound))
 	} else if inc.RetainedBytes > 0 {
-		heap = fmt.Sprintf(", holding %s of heap", FormatBytes(float64(inc.RetainedBytes)))
+		heap = fmt.Sprintf(", holding %s of heap", format.Bytes(float64(inc.RetainedBytes)))
 	}
 	what := inc.Title
 	if what == "" {
@@ -494,31 +494,15 @@ func incidentSummary(inc Incident, top Suspect) string {
 	}
 	switch {
 	case top.Kind == KindHeap && inc.BytesPerMin == 0:
-		return fmt.Sprintf("heap allocated under %s rose to %s (%s)", where, FormatBytes(float64(inc.RetainedBytes)), what)
+		return fmt.Sprintf("heap allocated under %s rose to %s (%s)", where, format.Bytes(float64(inc.RetainedBytes)), what)
 	case top.Kind == KindHeap:
-		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s)", where, FormatRate(inc.BytesPerMin, KindHeap), FormatBytes(float64(inc.RetainedBytes)), what)
+		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s)", where, FormatRate(inc.BytesPerMin, KindHeap), format.Bytes(float64(inc.RetainedBytes)), what)
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
 		return fmt.Sprintf("%s created from %s leak, %s%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, FormatRate(inc.GoroutinesPerMin, KindGoroutine), heap, what)
 	case inc.CallsPerMin > 0:
-		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min", where, plural(inc.PerCall, "goroutine"), heap, what, trimFloat(inc.CallsPerMin))
+		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min", where, format.Count(inc.PerCall, "goroutine"), heap, what, format.Figure(inc.CallsPerMin))
 	}
 	return fmt.Sprintf("%s created from %s are stuck%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, what)
-}
-
-// trimFloat prints a count without a needless ".0".
-func trimFloat(v float64) string {
-	if v == math.Trunc(v) {
-		return format.Int(int64(v))
-	}
-	return format.Number(v)
-}
-
-// plural prints "1 goroutine", "2.5 goroutines".
-func plural(v float64, noun string) string {
-	if v == 1 {
-		return "1 " + noun
-	}
-	return trimFloat(v) + " " + noun + "s"
 }
 
 // parkedIn is the user's function goroutines are parked in: the

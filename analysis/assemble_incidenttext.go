@@ -5,7 +5,7 @@ import "github.com/leakscope/leakscope/internal/format"
 // incidentText formats an incident's figures once, for every view (the
 // workbench prints these strings as they are).
 func incidentText(inc Incident) *IncidentText {
-	t := &IncidentText{Score: format.Score(inc.Score), FirstSeen: FormatTime(inc.FirstSeen)}
+	t := &IncidentText{Score: format.Score(inc.Score), FirstSeen: format.Time(inc.FirstSeen)}
 	if inc.Goroutines > 0 {
 		t.Goroutines = format.Count(inc.Goroutines, "goroutine")
 	}
@@ -16,10 +16,10 @@ func incidentText(inc Incident) *IncidentText {
 		t.Rate = FormatRate(inc.BytesPerMin, KindHeap)
 	}
 	if inc.CallsPerMin > 0 {
-		t.PerCall = trimFloat(inc.CallsPerMin) + " calls/min, " + plural(inc.PerCall, "goroutine") + " per call"
+		t.PerCall = format.Figure(inc.CallsPerMin) + " calls/min, " + format.Count(inc.PerCall, "goroutine") + " per call"
 	}
 	if inc.RetainedBytes > 0 {
-		t.Retained = FormatBytes(float64(inc.RetainedBytes))
+		t.Retained = format.Bytes(float64(inc.RetainedBytes))
 	}
 	return t
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"sort"
 	"strings"
 )
@@ -113,10 +114,10 @@ func (c *SourceCoverage) warning() string {
 		part, c.MissingCount, c.Functions, strings.Join(names, "; "))
 	if c.UndecidedGroups > 0 {
 		w += fmt.Sprintf("; cost: %s (%s) in a select or receive taken as able to run, since without the statement a timer case cannot be ruled out: no stuck verdict for them, and they count as goroutines that may wake others",
-			Plural(float64(c.UndecidedGroups), "parked group"), Plural(float64(c.UndecidedGoroutines), "goroutine"))
+			format.Count(float64(c.UndecidedGroups), "parked group"), format.Count(float64(c.UndecidedGoroutines), "goroutine"))
 	}
 	if c.SuspectsWithoutSource > 0 {
-		w += fmt.Sprintf("; %s named from frames alone (no ticker or stopped timer pattern)", Plural(float64(c.SuspectsWithoutSource), "suspect"))
+		w += fmt.Sprintf("; %s named from frames alone (no ticker or stopped timer pattern)", format.Count(float64(c.SuspectsWithoutSource), "suspect"))
 	}
 	return w + ". Give the checkout or module cache (leakscope report --source-root DIR, or ingest --source-root DIR) to judge them."
 }

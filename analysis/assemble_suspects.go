@@ -113,7 +113,7 @@ func attributeEvidence(in *loaded, x *candidate, a attribution, sus *Suspect) {
 		sus.RetainedPerMin += g.BytesPerMin
 		sus.heap.add(h)
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "heap",
-			Detail: fmt.Sprintf("allocation site %s (%s:%d) holds %s at %s and %s", g.Location, g.File, g.Line, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), heapRateText(g)),
+			Detail: fmt.Sprintf("allocation site %s (%s:%d) holds %s at %s and %s", g.Location, g.File, g.Line, format.Bytes(float64(g.InuseBytes)), clockTime(g.CountAt), heapRateText(g)),
 			Value:  float64(g.InuseBytes)})
 	}
 }
@@ -215,7 +215,7 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 	r := g.Range
 	sus.Evidence = []Evidence{{Kind: "heap",
 		Detail: fmt.Sprintf("in-use bytes at this line%s rose by %s to %s from %s to %s (%d heap snapshots): %s, R²=%.2f, %.0f%% of steps non-decreasing; objects %s; growth floor %s (%s)",
-			paths, FormatBytes(r.Rise), FormatBytes(float64(g.InuseBytes)), clockTime(r.From), clockTime(r.To), r.Points, heapRateText(g), g.Fit.R2, 100*g.Fit.Monotone, format.Rate(g.ObjectsPerMin), FormatBytes(r.Floor), r.FloorBasis),
+			paths, format.Bytes(r.Rise), format.Bytes(float64(g.InuseBytes)), clockTime(r.From), clockTime(r.To), r.Points, heapRateText(g), g.Fit.R2, 100*g.Fit.Monotone, format.Rate(g.ObjectsPerMin), format.Bytes(r.Floor), r.FloorBasis),
 		Value: g.BytesPerMin}}
 	if g.Object != "" {
 		sus.Evidence = append(sus.Evidence, Evidence{Kind: "object", Detail: objectText(g)})
@@ -230,9 +230,9 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 // heapRateText says how a heap site grows: a rate, or a single rise.
 func heapRateText(g HeapGrower) string {
 	if g.Range != nil && g.Range.Trend == TrendStep {
-		return fmt.Sprintf("rose once by %s, then stayed level (a single step: no rate)", FormatBytes(g.Range.Rise))
+		return fmt.Sprintf("rose once by %s, then stayed level (a single step: no rate)", format.Bytes(g.Range.Rise))
 	}
-	return "grows " + FormatBytes(g.BytesPerMin) + "/min"
+	return "grows " + format.Bytes(g.BytesPerMin) + "/min"
 }
 
 // objectText says what keeps growing at a heap site.
@@ -295,7 +295,7 @@ func linkHeapObjects(sus []*Suspect, sites []*heapSite, bySite map[*heapSite]*Su
 			s.Object = fmt.Sprintf("slice appended to at %s:%d (elements: %s)", g.File, g.Line, kind)
 		}
 		s.Evidence = append(s.Evidence, Evidence{Kind: "object",
-			Detail: fmt.Sprintf("what keeps growing is the %s at %s:%d (in %s), which holds these allocations: its own %s at %s (%s)", what, g.File, g.Line, g.Location, FormatBytes(float64(g.InuseBytes)), clockTime(g.CountAt), who)})
+			Detail: fmt.Sprintf("what keeps growing is the %s at %s:%d (in %s), which holds these allocations: its own %s at %s (%s)", what, g.File, g.Line, g.Location, format.Bytes(float64(g.InuseBytes)), clockTime(g.CountAt), who)})
 	}
 }
 
@@ -359,22 +359,6 @@ func toInt64(m map[string]int) map[string]int64 {
 	return out
 }
 
-// FormatBytes formats a byte count with a binary unit ("1.5 MiB",
-// "-512 B"), as every view prints it ([format.Bytes]).
-func FormatBytes(v float64) string { return format.Bytes(v) }
-
-// FormatRate formats a growth rate with its sign: "+909/min",
-// "+1.5 MiB/min", "-3.0/min" ([format.Rate], [format.ByteRate]).
-func FormatRate(v float64, kind string) string {
-	if kind == KindHeap {
-		return format.ByteRate(v)
-	}
-	return format.Rate(v)
-}
-
-// FormatTime formats a time as every view prints it ([format.Time]).
-func FormatTime(t time.Time) string { return format.Time(t) }
-
 // RateText formats a suspect's growth: per minute over its range, or, for
 // a series that rose only once, that single rise (a level is not a rate);
 // over a single snapshot no growth is measured, and it says so rather
@@ -385,7 +369,7 @@ func RateText(s Suspect) string {
 	}
 	if s.Range != nil && s.Range.Trend == TrendStep {
 		if s.Kind == KindHeap {
-			return "rose once by " + FormatBytes(s.Range.Rise)
+			return "rose once by " + format.Bytes(s.Range.Rise)
 		}
 		return "rose once by " + format.Number(s.Range.Rise)
 	}
@@ -395,46 +379,46 @@ func RateText(s Suspect) string {
 // CountText formats a suspect's count.
 func CountText(s Suspect) string {
 	if s.Kind == KindHeap {
-		return FormatBytes(float64(s.Count))
+		return format.Bytes(float64(s.Count))
 	}
 	return format.Count(s.Count, "goroutine")
 }
 
 // OnsetRange says when an onset probably was and between which times.
 func OnsetRange(o *Onset) string {
-	at := FormatTime(o.At)
+	at := format.Time(o.At)
 	switch {
 	case !o.Earliest.IsZero() && o.Earliest.Equal(o.Latest):
 		return fmt.Sprintf("%s (%s)", at, o.Basis)
 	case !o.Earliest.IsZero() && !o.Latest.IsZero():
-		return fmt.Sprintf("about %s (between %s and %s; %s)", at, FormatTime(o.Earliest), FormatTime(o.Latest), o.Basis)
+		return fmt.Sprintf("about %s (between %s and %s; %s)", at, format.Time(o.Earliest), format.Time(o.Latest), o.Basis)
 	case !o.Latest.IsZero():
-		return fmt.Sprintf("about %s (at the latest %s; %s)", at, FormatTime(o.Latest), o.Basis)
+		return fmt.Sprintf("about %s (at the latest %s; %s)", at, format.Time(o.Latest), o.Basis)
 	}
 	return fmt.Sprintf("about %s (%s)", at, o.Basis)
 }
 
 // display formats a suspect's figures once, for every view.
 func display(s *Suspect) *SuspectText {
-	t := &SuspectText{Score: format.Score(s.Score), Count: CountText(*s), CountAt: FormatTime(s.CountAt), Rate: RateText(*s), FirstSeen: FormatTime(s.FirstSeen)}
+	t := &SuspectText{Score: format.Score(s.Score), Count: CountText(*s), CountAt: format.Time(s.CountAt), Rate: RateText(*s), FirstSeen: format.Time(s.FirstSeen)}
 	if r := s.Range; r != nil {
 		rise := fmt.Sprintf("%+.0f", r.Rise)
 		if s.Kind == KindHeap {
-			rise = FormatBytes(r.Rise)
+			rise = format.Bytes(r.Rise)
 			if r.Rise >= 0 {
 				rise = "+" + rise
 			}
 		}
-		t.Range = fmt.Sprintf("from %s to %s, %s, %s", FormatTime(r.From), FormatTime(r.To), format.Count(int64(r.Points), "snapshot"), rise)
+		t.Range = fmt.Sprintf("from %s to %s, %s, %s", format.Time(r.From), format.Time(r.To), format.Count(int64(r.Points), "snapshot"), rise)
 		if r.Points < 2 {
-			t.Range = "one snapshot, at " + FormatTime(r.To)
+			t.Range = "one snapshot, at " + format.Time(r.To)
 		}
 	}
 	if s.Onset != nil {
 		t.Onset = OnsetRange(s.Onset)
 	}
 	if s.RetainedBytes > 0 {
-		t.Retained = FormatBytes(float64(s.RetainedBytes))
+		t.Retained = format.Bytes(float64(s.RetainedBytes))
 	}
 	return t
 }

@@ -35,7 +35,7 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 		if !s.FirstSeen.IsZero() {
 			what := fmt.Sprintf("%s first seen: %s at %s (%s)", s.ID, format.Count(int64(first), "goroutine"), s.Location, s.Pattern)
 			if s.Kind == KindHeap {
-				what = fmt.Sprintf("%s first seen: %s in use at %s (%s)", s.ID, FormatBytes(first), s.Location, s.Pattern)
+				what = fmt.Sprintf("%s first seen: %s in use at %s (%s)", s.ID, format.Bytes(first), s.Location, s.Pattern)
 			}
 			if merged {
 				what += fmt.Sprintf(", growing %s%s", rate, cause)
@@ -55,14 +55,14 @@ func timeline(rep *Report, b *bundle.Bundle) []TimelineEvent {
 			last := s.Counts[n-1]
 			what := fmt.Sprintf("%s reaches %s", s.ID, format.Count(int64(last.Value), "goroutine"))
 			if s.Kind == KindHeap {
-				what = fmt.Sprintf("%s reaches %s", s.ID, FormatBytes(last.Value))
+				what = fmt.Sprintf("%s reaches %s", s.ID, format.Bytes(last.Value))
 			}
 			ev = append(ev, TimelineEvent{TS: last.TS, Event: what, Suspect: s.ID, Kind: "suspect"})
 		}
 	}
 	if h := rep.Series.HeapLive; len(h) >= 2 {
 		ev = append(ev, TimelineEvent{TS: h[len(h)-1].TS, Kind: "heap",
-			Event: fmt.Sprintf("%s %s → %s over the capture", heapBasis(rep.Series.HeapLiveFrom), FormatBytes(h[0].Value), FormatBytes(h[len(h)-1].Value))})
+			Event: fmt.Sprintf("%s %s → %s over the capture", heapBasis(rep.Series.HeapLiveFrom), format.Bytes(h[0].Value), format.Bytes(h[len(h)-1].Value))})
 	}
 	if gc := rep.Series.GC; len(gc) > 0 {
 		// The cycles' count is the last point's number: every cycle the

@@ -1,18 +1,22 @@
 package analysis
 
 import (
-	"github.com/leakscope/leakscope/internal/format"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
-// Plural writes a count with its noun for people: "1 goroutine",
-// "2 goroutines", "2.5 minutes". Every view (CLI, reports, the workbench's
-// answers) words counts through it.
-func Plural(n float64, noun string) string { return plural(n, noun) }
+// FormatRate formats a growth rate with its sign in the unit of the
+// suspect's kind (bytes for heap): "+909/min",
+// "+1.5 MiB/min", "-3.0/min" ([format.Rate], [format.ByteRate]).
+func FormatRate(v float64, kind string) string {
+	if kind == KindHeap {
+		return format.ByteRate(v)
+	}
+	return format.Rate(v)
+}
 
 // SourceText describes one source of a bundle for people: its kind and
 // status, why it ended that way, and its counters with sizes in binary
@@ -29,18 +33,11 @@ func SourceText(s bundle.Source) string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := s.Counters[k]
-		val := thousands(v)
+		val := format.Int(v)
 		if strings.HasSuffix(k, "_bytes") {
-			val = FormatBytes(float64(v))
+			val = format.Bytes(float64(v))
 		}
 		parts = append(parts, strings.ReplaceAll(k, "_", " ")+" "+val)
 	}
 	return strings.Join(parts, " · ")
 }
-
-// thousands writes an integer with comma thousands separators.
-func thousands(v int64) string { return format.Int(v) }
-
-// FormatDuration writes a length of time for people, to the second:
-// "25 s", "1 minute", "4 minutes 10 s" ([format.Duration]).
-func FormatDuration(d time.Duration) string { return format.Duration(d) }

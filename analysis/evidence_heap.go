@@ -10,6 +10,7 @@ import (
 
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // maxGrowers bounds the growers a report lists.
@@ -278,13 +279,13 @@ func heapFloor(ts []int64, v []float64, objSize float64, period int64) (float64,
 	steps, noise := 2*weight, 2*fall
 	sampling := heapSigmas * fittedRiseError(ts, v, weight, p)
 	floor := math.Max(steps, math.Max(sampling, noise))
-	sample := fmt.Sprintf("MemProfileRate %s, objects of %s: one sample weighs %s", FormatBytes(rate), FormatBytes(objSize), FormatBytes(weight))
+	sample := fmt.Sprintf("MemProfileRate %s, objects of %s: one sample weighs %s", format.Bytes(rate), format.Bytes(objSize), format.Bytes(weight))
 	why := "2 samples"
 	switch floor {
 	case sampling:
 		why = fmt.Sprintf("%.0f standard errors of the fitted rise from sampling", heapSigmas)
 	case noise:
-		why = fmt.Sprintf("twice the largest fall the series shows (%s)", FormatBytes(fall))
+		why = fmt.Sprintf("twice the largest fall the series shows (%s)", format.Bytes(fall))
 	}
 	why += "; " + sample
 	return round(floor, 0), why

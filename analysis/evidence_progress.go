@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/leakscope/leakscope/internal/format"
 )
@@ -109,7 +110,7 @@ func persistWeights(s *site, f *stuckFacts, add func(string, float64, string, ..
 		if !f.progressed {
 			w *= wPersistFrozen
 		}
-		add("persistent", w, "%d of %d parked at the same stack for %s across consecutive snapshots, where a wake-up would have shown (a new Cond ticket, a wait count started again), %s", p.visible, p.members, formatSeconds(f.spanSec), why)
+		add("persistent", w, "%d of %d parked at the same stack for %s across consecutive snapshots, where a wake-up would have shown (a new Cond ticket, a wait count started again), %s", p.visible, p.members, format.Duration(time.Duration(f.spanSec*float64(time.Second))), why)
 	}
 	if blind := p.persisted - p.visible; blind > 0 {
 		add("persistent", 0, "%d of %d were parked at the same stack in consecutive snapshots %s; a goroutine woken and parked again there prints the same line, so this is no evidence", blind, p.members, why)

@@ -11,6 +11,7 @@ import (
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // heapBundle writes heap snapshots 6 s apart of the given stacks' series
@@ -75,7 +76,7 @@ func TestHeapFloorFollowsSampling(t *testing.T) {
 			continue
 		}
 		g := rep.Heap.Growers[0]
-		if !strings.Contains(g.Range.FloorBasis, analysis.FormatBytes(float64(c.period))) {
+		if !strings.Contains(g.Range.FloorBasis, format.Bytes(float64(c.period))) {
 			t.Errorf("floor %v (%s) does not follow the period %d", g.Range.Floor, g.Range.FloorBasis, c.period)
 		}
 	}
@@ -125,8 +126,8 @@ func TestHeapFloorFollowsObjectSize(t *testing.T) {
 			t.Fatalf("records %v: growers %+v", c.ks, rep.Heap.Growers)
 		}
 		g := rep.Heap.Growers[0]
-		if g.Range.Floor < 2*weight || !strings.Contains(g.Range.FloorBasis, "objects of 64.0 KiB") || !strings.Contains(g.Range.FloorBasis, analysis.FormatBytes(weight)) {
-			t.Errorf("records %v: floor %v (%s), want at least two records of %s", c.ks, g.Range.Floor, g.Range.FloorBasis, analysis.FormatBytes(weight))
+		if g.Range.Floor < 2*weight || !strings.Contains(g.Range.FloorBasis, "objects of 64.0 KiB") || !strings.Contains(g.Range.FloorBasis, format.Bytes(weight)) {
+			t.Errorf("records %v: floor %v (%s), want at least two records of %s", c.ks, g.Range.Floor, g.Range.FloorBasis, format.Bytes(weight))
 		}
 	}
 }
@@ -185,9 +186,9 @@ func TestHeapOneRowPerLine(t *testing.T) {
 		t.Errorf("row %d bytes %v/min, suspect %d bytes %v/min %v, want %d", g.InuseBytes, g.BytesPerMin, h.Count, h.GrowthPerMin, h.StackIDs, want)
 	}
 	// The evidence speaks of the same rise and rate.
-	rise := analysis.FormatBytes(float64(want))
-	if !strings.Contains(h.Evidence[0].Detail, "rose by "+rise) || !strings.Contains(h.Evidence[0].Detail, analysis.FormatBytes(h.GrowthPerMin)+"/min") || !strings.Contains(h.Evidence[0].Detail, "3 call paths") {
-		t.Errorf("evidence %q, want a rise of %s at %s/min", h.Evidence[0].Detail, rise, analysis.FormatBytes(h.GrowthPerMin))
+	rise := format.Bytes(float64(want))
+	if !strings.Contains(h.Evidence[0].Detail, "rose by "+rise) || !strings.Contains(h.Evidence[0].Detail, format.Bytes(h.GrowthPerMin)+"/min") || !strings.Contains(h.Evidence[0].Detail, "3 call paths") {
+		t.Errorf("evidence %q, want a rise of %s at %s/min", h.Evidence[0].Detail, rise, format.Bytes(h.GrowthPerMin))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // history is the agent's earlier goroutine profiles in a bundle
@@ -147,7 +148,7 @@ func historyBound(b *bound, f onsetFacts) {
 	b.basis = OnsetHistory
 	b.why = fmt.Sprintf("absent from the agent's history (%s profile) at %s, present at %s", f.histProfile, clock(b.lo), clock(b.hi))
 	if f.until > b.hi {
-		b.why += fmt.Sprintf(", %s before the capture began", FormatDuration(time.Duration(f.until-b.hi)))
+		b.why += fmt.Sprintf(", %s before the capture began", format.Duration(time.Duration(f.until-b.hi)))
 	}
 }
 

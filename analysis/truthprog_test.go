@@ -17,6 +17,7 @@ import (
 	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/capture"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 	"github.com/leakscope/leakscope/samples"
 )
 
@@ -190,7 +191,7 @@ func knownCache(t *testing.T, r truthRun, g analysis.Suspect) {
 	want := 4096.0 * 20 * 60
 	allowed := 3 * (2*math.Sqrt(peak*4096) + 4096*20*r.lag.Seconds() + 4096) / span
 	if math.Abs(h.GrowthPerMin-want) > allowed {
-		t.Errorf("cache growth %s/min, want %s/min ± %s", analysis.FormatBytes(h.GrowthPerMin), analysis.FormatBytes(want), analysis.FormatBytes(allowed))
+		t.Errorf("cache growth %s/min, want %s/min ± %s", format.Bytes(h.GrowthPerMin), format.Bytes(want), format.Bytes(allowed))
 	}
 	// Which object grows: the map the buffers are put in.
 	if mapAt := ":" + strconv.Itoa(r.lineOf(t, "cache[n] = buf")); !strings.HasPrefix(h.Object, "map written at ") || !strings.Contains(h.Object, mapAt) {

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"math"
 	"slices"
 )
@@ -65,7 +66,7 @@ func scoreSite(x *candidate, ts []int64) siteScore {
 	endless := endlessLeak(sf)
 	if endless > 0 {
 		sc.evidence = append(sc.evidence, Evidence{Kind: "never-ends", Weight: logOdds(endless), Value: float64(sf.endless),
-			Detail: fmt.Sprintf("%s range over a Ticker's C with no way out of the loop (the time package never closes it), started by a call that has returned: they can never end, so if that call runs per job or request each call leaks one (a fixed pool started once is a background loop nothing can stop)", Plural(float64(sf.endless), "goroutine"))})
+			Detail: fmt.Sprintf("%s range over a Ticker's C with no way out of the loop (the time package never closes it), started by a call that has returned: they can never end, so if that call runs per job or request each call leaks one (a fixed pool started once is a background loop nothing can stop)", format.Count(float64(sf.endless), "goroutine"))})
 	}
 	sc.leak = math.Max(math.Max(math.Max(growth, traced), leak), endless)
 	sc.traced = traced

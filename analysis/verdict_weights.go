@@ -155,7 +155,7 @@ func waitForWeights(f *stuckFacts, kind string, add func(string, float64, string
 		add("held-by-self", wSelfHeld*float64(f.selfHeld)/n, "%d of %d already hold the lock they wait for, as their source shows: %s; only they could release it", f.selfHeld, f.parked, f.selfHeldNote)
 	}
 	if f.timerBound > 0 {
-		add("timer-bound", wTimerBound*float64(f.timerBound)/n, "%d of %d wait in a select or receive whose statement the source does not show; blocked at least %s, so no timer case shorter than that is live, but a longer one cannot be ruled out (the source would tell)", f.timerBound, f.parked, Plural(float64(f.timerBoundMin), "minute"))
+		add("timer-bound", wTimerBound*float64(f.timerBound)/n, "%d of %d wait in a select or receive whose statement the source does not show; blocked at least %s, so no timer case shorter than that is live, but a longer one cannot be ruled out (the source would tell)", f.timerBound, f.parked, format.Count(float64(f.timerBoundMin), "minute"))
 	}
 	if f.possible > 0 {
 		add("possible-holder", wPossible*float64(f.possible)/n, "%d of %d: a goroutine that can run may hold what they wait on though no frame prints it: %s", f.possible, f.parked, holderNotes(f.possibleNotes))
@@ -193,7 +193,7 @@ func unreachableWeights(f *stuckFacts, on string, add func(string, float64, stri
 // what that claim rests on, or why it cannot be made.
 func allAsleepWeights(f *stuckFacts, add func(string, float64, string, ...any)) {
 	if f.undecided > 0 {
-		add("timer-unknown", 0, "not all asleep for certain: %s of the program wait in a select or receive whose source is absent, so a timer case that wakes them cannot be ruled out (the source would tell)", Plural(float64(f.undecided), "goroutine"))
+		add("timer-unknown", 0, "not all asleep for certain: %s of the program wait in a select or receive whose source is absent, so a timer case that wakes them cannot be ruled out (the source would tell)", format.Count(float64(f.undecided), "goroutine"))
 		return
 	}
 	not := ""
@@ -204,7 +204,7 @@ func allAsleepWeights(f *stuckFacts, add func(string, float64, string, ...any)) 
 	case f.runtimeAsleep != "":
 		add("all-asleep", wAllAsleep, "the runtime itself stopped the program (%s: %q): no goroutine could run and no timer was pending, so no select or receive had a timer case left to fire%s", f.runtimeAsleep, allAsleepMessage, not)
 	case f.asleepBound > 0:
-		add("all-asleep", wAllAsleep*wAsleepBound, "no goroutine of the program can run (only the runtime, the profiler and the test runner), unless a select or receive whose statement the source does not show, blocked %s or more, has a timer case longer than that (the source would tell)%s", Plural(float64(f.asleepBound), "minute"), not)
+		add("all-asleep", wAllAsleep*wAsleepBound, "no goroutine of the program can run (only the runtime, the profiler and the test runner), unless a select or receive whose statement the source does not show, blocked %s or more, has a timer case longer than that (the source would tell)%s", format.Count(float64(f.asleepBound), "minute"), not)
 	default:
 		add("all-asleep", wAllAsleep, "no goroutine of the program can run (only the runtime, the profiler and the test runner)%s", not)
 	}
@@ -311,14 +311,4 @@ func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 func logOdds(c float64) float64 {
 	c = math.Max(1e-4, math.Min(1-1e-4, c))
 	return round(math.Log(c/(1-c)), 2)
-}
-
-func formatSeconds(s float64) string {
-	switch {
-	case s >= 120:
-		return fmt.Sprintf("%.0f min", s/60)
-	case s >= 10:
-		return fmt.Sprintf("%.0f s", s)
-	}
-	return fmt.Sprintf("%.1f s", s)
 }

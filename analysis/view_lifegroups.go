@@ -162,17 +162,17 @@ func (v *LifetimeView) MarkVerdicts(members map[string][]int64) {
 // groupSummary words a group's counts.
 func groupSummary(g LifetimeGroup) string {
 	if g.Kind != "goroutine" {
-		s := Plural(float64(g.Count), g.Kind)
+		s := format.Count(float64(g.Count), g.Kind)
 		if g.Alive > 0 {
 			s += ", " + format.Int(int64(g.Alive)) + " open"
 		}
 		return s
 	}
-	s := Plural(float64(g.Count), "goroutine") + ", " + format.Int(int64(g.Alive)) + " alive"
+	s := format.Count(float64(g.Count), "goroutine") + ", " + format.Int(int64(g.Alive)) + " alive"
 	if n := g.AliveAtDump; n != nil && *n != g.Alive {
 		// Some began after the last dump (or it lists goroutines the
 		// view's traces saw end): say both, as the toolbar counts at it.
-		s = Plural(float64(g.Count), "goroutine") + ", " + format.Int(int64(g.Alive)) + " alive at the end (" + format.Int(int64(*n)) + " at the last dump)"
+		s = format.Count(float64(g.Count), "goroutine") + ", " + format.Int(int64(g.Alive)) + " alive at the end (" + format.Int(int64(*n)) + " at the last dump)"
 	}
 	if g.Members > 0 {
 		s += ", " + format.Int(int64(g.Members)) + " in " + strings.Join(g.Suspects, ", ")

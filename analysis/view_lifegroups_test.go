@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // TestLifetimeGroups: on a real capture every timeline group has a name
@@ -95,7 +96,7 @@ func checkMarkedSuspects(t *testing.T, b *bundle.Bundle, mem memory.Allocator, l
 	}
 	for _, g := range lv.Groups {
 		grouped += g.Members
-		if g.Kind == "goroutine" && (!strings.HasPrefix(g.Summary, Plural(float64(g.Count), "goroutine")+",") || g.Members > 0 && !strings.Contains(g.Summary, " in "+g.Suspects[0])) {
+		if g.Kind == "goroutine" && (!strings.HasPrefix(g.Summary, format.Count(float64(g.Count), "goroutine")+",") || g.Members > 0 && !strings.Contains(g.Summary, " in "+g.Suspects[0])) {
 			t.Errorf("group %q summary %q", g.Label, g.Summary)
 		}
 	}

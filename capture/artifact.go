@@ -11,6 +11,7 @@ import (
 
 	"github.com/leakscope/leakscope/ingest"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // endpoint is one pprof URL the capture scrapes.
@@ -81,7 +82,7 @@ func (c *capturer) fetchArtifact(ctx context.Context, ep endpoint) (bundle.Artif
 	n, copyErr := io.Copy(f, io.LimitReader(body, most))
 	if copyErr == nil && n == most {
 		if m, _ := body.Read(make([]byte, 1)); m > 0 {
-			copyErr = fmt.Errorf("the reply is larger than %s, the most a capture keeps of one; cut there", humanBytes(most))
+			copyErr = fmt.Errorf("the reply is larger than %s, the most a capture keeps of one; cut there", format.Bytes(float64(most)))
 		}
 	}
 	body.Close()

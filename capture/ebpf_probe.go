@@ -7,6 +7,7 @@ import (
 
 	"github.com/leakscope/leakscope/capture/probe"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // ebpfRingBufferBytes is the ring buffer size asked of the tracer.
@@ -52,7 +53,7 @@ func (p *probeTracer) Settings() map[string]string {
 	s := map[string]string{
 		"probes":          strings.Join(probes, ","),
 		"alloc_sampling":  "the target's runtime.MemProfileRate (runtime.profilealloc hits)",
-		"ring_buffer":     humanBytes(ebpfRingBufferBytes),
+		"ring_buffer":     format.Bytes(float64(ebpfRingBufferBytes)),
 		"go_version":      info.GoVersion,
 		"offsets_source":  info.Offsets.Source,
 		"clock":           "bpf_ktime_get_ns (CLOCK_MONOTONIC) mapped with clock_sync",

@@ -96,9 +96,6 @@ func (c *capturer) statusLine() string {
 		rate := float64(st.Events) / max(time.Since(c.start).Seconds(), 1e-3)
 		fmt.Fprintf(&b, " ebpf %d ev (%.0f/s, %d dropped)", st.Events, rate, st.Dropped)
 	}
-	fmt.Fprintf(&b, " bundle %s", humanBytes(bundle.DirSize(c.w.Dir())))
+	fmt.Fprintf(&b, " bundle %s", format.Bytes(float64(bundle.DirSize(c.w.Dir()))))
 	return b.String()
 }
-
-// humanBytes formats n in binary units, as every view does.
-func humanBytes(n int64) string { return format.Bytes(float64(n)) }

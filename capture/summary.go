@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // Summary describes a finished capture.
@@ -52,8 +53,8 @@ type EBPFStats struct {
 // Write prints the summary in a few human-readable lines.
 func (s Summary) Write(w io.Writer) {
 	d := s.End.Sub(s.Start).Round(100 * time.Millisecond)
-	fmt.Fprintf(w, "captured %v into %s (%s): %s\n", d, s.Bundle, humanBytes(s.BundleBytes), s.Reason)
-	fmt.Fprintf(w, "  raw artifacts: %d, %s\n", s.Artifacts, humanBytes(s.RawBytes))
+	fmt.Fprintf(w, "captured %v into %s (%s): %s\n", d, s.Bundle, format.Bytes(float64(s.BundleBytes)), s.Reason)
+	fmt.Fprintf(w, "  raw artifacts: %d, %s\n", s.Artifacts, format.Bytes(float64(s.RawBytes)))
 	var eps []string
 	for k := range s.Endpoints {
 		eps = append(eps, k)
@@ -61,7 +62,7 @@ func (s Summary) Write(w io.Writer) {
 	sort.Strings(eps)
 	for _, k := range eps {
 		e := s.Endpoints[k]
-		fmt.Fprintf(w, "  %-14s %3d artifacts %10s", k, e.Artifacts, humanBytes(e.Bytes))
+		fmt.Fprintf(w, "  %-14s %3d artifacts %10s", k, e.Artifacts, format.Bytes(float64(e.Bytes)))
 		if e.Errors > 0 {
 			fmt.Fprintf(w, "  %d failed (last: %s)", e.Errors, e.LastError)
 		}

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/leakscope/leakscope/dev/bundletest"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 

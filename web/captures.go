@@ -110,7 +110,7 @@ func summarize(c *capture) captureSummary {
 		out.SourcesText[i] = analysis.SourceText(src)
 	}
 	if !out.CaptureStart.IsZero() && !m.End.IsZero() {
-		out.Duration = analysis.FormatDuration(m.End.Sub(out.CaptureStart))
+		out.Duration = format.Duration(m.End.Sub(out.CaptureStart))
 	}
 	out.Bytes = c.Size()
 	out.Size = sizeText(out.Bytes)

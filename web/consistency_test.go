@@ -18,6 +18,7 @@ import (
 	"github.com/leakscope/leakscope/analysis/report"
 	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // TestOneFigureEverywhere walks every committed sample bundle and every
@@ -133,7 +134,7 @@ func checkLeakProfileShown(t *testing.T, v reportViews) {
 	if v.cli.LeakProfile == nil || v.cli.LeakProfile.Leaked != lp.Leaked || !v.cli.LeakProfile.LeakedAt.Equal(lp.LeakedAt) || lp.LeakedAt.IsZero() {
 		t.Errorf("goroutineleak: CLI %+v, workbench %+v", v.cli.LeakProfile, lp)
 	}
-	want := fmt.Sprintf("(at %s) reports %d leaked goroutines", analysis.FormatTime(lp.LeakedAt), lp.Leaked)
+	want := fmt.Sprintf("(at %s) reports %d leaked goroutines", format.Time(lp.LeakedAt), lp.Leaked)
 	for name, doc := range v.docs(func(d string) string { return d }) {
 		if !strings.Contains(doc, want) {
 			t.Errorf("%s does not show the goroutineleak figure %q", name, want)

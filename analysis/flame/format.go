@@ -2,14 +2,7 @@ package flame
 
 import (
 	"strings"
-
-	"github.com/leakscope/leakscope/internal/format"
 )
-
-// FormatValue renders v in its unit for people: bytes in B/KiB/MiB/GiB,
-// nanoseconds in ns/µs/ms/s, counts with thousands separators
-// ([format.Value]).
-func FormatValue(v int64, unit string) string { return format.Value(v, unit) }
 
 // PackageOf returns the import path of the package of a Go function name:
 // "github.com/a/b.(*T).M" gives "github.com/a/b", "runtime.gopark" gives

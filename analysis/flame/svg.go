@@ -3,6 +3,7 @@ package flame
 import (
 	"bufio"
 	"fmt"
+	"github.com/leakscope/leakscope/internal/format"
 	"hash/fnv"
 	"html"
 	"io"
@@ -59,7 +60,7 @@ func (o *SVGOptions) defaults(t *Tree) {
 		o.Widths = WidthNew
 	}
 	if o.Title == "" {
-		o.Title = fmt.Sprintf("%s %s: %s", t.Profile, t.Value, FormatValue(t.Root.Total, t.Unit))
+		o.Title = fmt.Sprintf("%s %s: %s", t.Profile, t.Value, format.Value(t.Root.Total, t.Unit))
 		if t.Diff() {
 			o.Title += " change since base (red grew, blue shrank; widths by " + map[string]string{WidthNew: "the new snapshot", WidthBase: "the base", WidthChange: "the change"}[o.Widths] + ")"
 		}
@@ -168,9 +169,9 @@ func (d *svgDrawer) node(n *Node, x float64, level int) {
 	u := d.t.Unit
 	if d.t.Diff() {
 		title += fmt.Sprintf("\nnow %s, base %s, change %s (%.2f%% of the width), self change %s",
-			FormatValue(n.Total+n.BaseTotal, u), FormatValue(n.BaseTotal, u), FormatValue(n.Total, u), pct, FormatValue(n.Self, u))
+			format.Value(n.Total+n.BaseTotal, u), format.Value(n.BaseTotal, u), format.Value(n.Total, u), pct, format.Value(n.Self, u))
 	} else {
-		title += fmt.Sprintf("\ntotal %s (%.2f%%), self %s", FormatValue(n.Total, u), pct, FormatValue(n.Self, u))
+		title += fmt.Sprintf("\ntotal %s (%.2f%%), self %s", format.Value(n.Total, u), pct, format.Value(n.Self, u))
 	}
 	if n.Own {
 		title += "\n" + OwnDescription

@@ -182,7 +182,7 @@ func suspectRows(sus []analysis.Suspect) [][]string {
 		}
 		onset := ""
 		if s.Onset != nil {
-			onset = analysis.FormatTime(s.Onset.At)
+			onset = format.Time(s.Onset.At)
 		}
 		rows = append(rows, []string{fmt.Sprint(i + 1), s.ID, format.Score(s.Score), s.Kind, lit(s.Pattern),
 			code(shortFn(s.Location)), creator, t.Count, t.CountAt, t.Rate, t.FirstSeen, onset})
@@ -294,7 +294,7 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 			growth, fmt.Sprintf("%.2f", g.Fit.R2), fmt.Sprint(len(g.StackIDs)), who})
 	}
 	if len(hg.Growers) > 0 {
-		d.p("In use at " + analysis.FormatTime(hg.Growers[0].CountAt) + ", one row per allocating line (all its call paths) and suspect:")
+		d.p("In use at " + format.Time(hg.Growers[0].CountAt) + ", one row per allocating line (all its call paths) and suspect:")
 	}
 	d.tbl([]string{"allocation site", "source", "what", "in use", "growth", "R²", "paths", "suspect"}, rows)
 	rows = nil
@@ -352,7 +352,7 @@ func leakProfileSection(d *document, rep *analysis.Report, level int) {
 	}
 	d.h(level, "Runtime goroutineleak profile")
 	d.ul(
-		fmt.Sprintf("The last of %s (at %s) reports %s.", format.Count(int64(c.Snapshots), "goroutineleak profile"), analysis.FormatTime(c.LeakedAt), format.Count(int64(c.Leaked), "leaked goroutine")),
+		fmt.Sprintf("The last of %s (at %s) reports %s.", format.Count(int64(c.Snapshots), "goroutineleak profile"), format.Time(c.LeakedAt), format.Count(int64(c.Leaked), "leaked goroutine")),
 		"Both agree on: "+orNone(c.Agree),
 		"Only this analysis: "+orNone(c.OnlyAnalysis),
 		"Only the runtime profile: "+orNone(c.OnlyProfile),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // maxRaces is how many race reports a report shows in full.
@@ -16,7 +17,7 @@ func raceSection(d *document, rep *analysis.Report, level int) {
 		return
 	}
 	d.h(level, "Data races")
-	d.p(fmt.Sprintf("The race detector reported %s. A race is not a leak, but it can corrupt the state a goroutine waits on.", plural(len(rep.Races), "data race")))
+	d.p(fmt.Sprintf("The race detector reported %s. A race is not a leak, but it can corrupt the state a goroutine waits on.", format.Count(len(rep.Races), "data race")))
 	for i, r := range rep.Races {
 		if i == maxRaces {
 			d.p(fmt.Sprintf("%d more in the JSON report.", len(rep.Races)-i))
@@ -40,11 +41,4 @@ func raceSection(d *document, rep *analysis.Report, level int) {
 		d.p(head)
 		d.ul(items...)
 	}
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

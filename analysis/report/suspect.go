@@ -174,7 +174,7 @@ func flameSVG(rep *analysis.Report, s analysis.Suspect, opts Options) (string, s
 		return "", ""
 	}
 	q := flame.Query{Snapshot: sel.Snapshot.UnixNano()}
-	at := analysis.FormatTime(sel.Snapshot)
+	at := format.Time(sel.Snapshot)
 	caption := fmt.Sprintf("Flame graph: the %s of %s at %s", s.Display.Count, s.ID, at)
 	if sel.Profile == "" {
 		q.Source, q.Goids = flame.SourceGoroutines, sel.Goids

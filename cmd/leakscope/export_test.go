@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
+	"github.com/leakscope/leakscope/dev/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 

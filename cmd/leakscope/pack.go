@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/ingest/bundle"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // runPack implements `leakscope pack`.
@@ -58,6 +58,6 @@ overwritten.`, stderr)
 	if err != nil {
 		return err
 	}
-	printf(stdout, "packed %s into %s (%s)\n", dir, *out, flame.FormatValue(st.Size(), "bytes"))
+	printf(stdout, "packed %s into %s (%s)\n", dir, *out, format.Value(st.Size(), "bytes"))
 	return nil
 }

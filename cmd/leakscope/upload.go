@@ -7,10 +7,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/leakscope/leakscope/analysis"
-	"github.com/leakscope/leakscope/analysis/flame"
 
 	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // runUpload implements `leakscope upload`.
@@ -52,6 +51,6 @@ the capture it already is.`, stderr)
 	if res.Duplicate {
 		what = "already on the workbench"
 	}
-	printf(stdout, "%s %s (%s, %s): capture id %s\n", what, pos[0], flame.FormatValue(res.Bytes, "bytes"), analysis.Plural(float64(res.Attempts), "attempt"), res.ID)
+	printf(stdout, "%s %s (%s, %s): capture id %s\n", what, pos[0], format.Value(res.Bytes, "bytes"), format.Count(float64(res.Attempts), "attempt"), res.ID)
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/leakscope/leakscope/capture"
+	"github.com/leakscope/leakscope/dev/bundletest"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/web"
 )
 

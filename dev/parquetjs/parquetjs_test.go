@@ -17,9 +17,9 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
+	"github.com/leakscope/leakscope/dev/bundletest"
 	"github.com/leakscope/leakscope/export"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/bundle/bundletest"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 

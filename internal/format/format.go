@@ -72,12 +72,23 @@ func Int(v int64) string {
 }
 
 // Count writes a count with its noun, plural when it is not one:
-// "1 goroutine", "4,737 goroutines".
-func Count(n int64, noun string) string {
-	if n == 1 || n == -1 {
-		return Int(n) + " " + noun
+// "1 goroutine", "4,737 goroutines", "2.5 minutes", "3 entries". It is the
+// module's one pluraliser.
+func Count[N ~int | ~int32 | ~int64 | ~uint32 | ~uint64 | ~float64](n N, noun string) string {
+	v := float64(n)
+	if v == 1 || v == -1 {
+		return Figure(v) + " " + noun
 	}
-	return Int(n) + " " + pluralNoun(noun)
+	return Figure(v) + " " + pluralNoun(noun)
+}
+
+// Figure writes a figure with no needless ".0": whole with thousands
+// separators ("4,737"), else as [Number] does ("2.5").
+func Figure(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1<<62 {
+		return Int(int64(v))
+	}
+	return Number(v)
 }
 
 func pluralNoun(noun string) string {

@@ -35,6 +35,14 @@ func TestCount(t *testing.T) {
 			t.Errorf("Count(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
 		}
 	}
+	for n, want := range map[float64]string{1: "1 goroutine", 2: "2 goroutines", 0: "0 goroutines", 2.5: "2.5 goroutines", 1234: "1,234 goroutines", 0.25: "0.2 goroutines"} {
+		if got := Count(n, "goroutine"); got != want {
+			t.Errorf("Count(%v) = %q, want %q", n, got, want)
+		}
+	}
+	if got := Count(3, "data race"); got != "3 data races" {
+		t.Errorf("Count(int) = %q", got)
+	}
 }
 
 func TestRates(t *testing.T) {
