@@ -12,7 +12,7 @@ const (
 	DefaultInterval = 15 * time.Second
 	// The trace and CPU windows run 2 s of every 15 s interval, a duty
 	// cycle of 13 %: at 5 s of 15 s each cost a busy service about 4 % of
-	// its CPU (BenchmarkOverhead; see docs/DESIGN.md).
+	// its CPU (BenchmarkOverhead; see docs/PERF.md).
 	DefaultTraceWindow = 2 * time.Second
 	DefaultCPUWindow   = 2 * time.Second
 	// DefaultClockSyncEvery is how often a (monotonic, wall) pair is taken.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-
 	"github.com/leakscope/leakscope/capture"
 	"github.com/leakscope/leakscope/internal/format"
 )

@@ -60,7 +60,7 @@ func tablePath(dir, table string) string { return filepath.Join(dir, table+".arr
 // dictionary batch it writes; a zstd encoder allocates and zeroes a 16 MB
 // history each time, which made a capture's raw files ingest in 5 times
 // the wall time and 7 times the CPU for tables 10-15 % smaller
-// (docs/DESIGN.md, "Speed and memory"). Readers handle zstd as well, which
+// (docs/PERF.md). Readers handle zstd as well, which
 // bundles written before hold.
 func tableCodec() ipc.Option { return ipc.WithLZ4() }
 

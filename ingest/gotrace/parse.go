@@ -32,7 +32,7 @@ type evBatch struct {
 // A handover may wake the reducer on the other CPU, which costs the
 // parser more than copying the events: on a 2-CPU virtual machine the
 // parser kept 0.69 of bare reading's rate with batches of 4096 events
-// and 0.81 with batches of 32768 (docs/DESIGN.md).
+// and 0.81 with batches of 32768 (docs/PERF.md).
 const evBatchLen = 32 * 1024
 
 // evBatchesQueued is how many full batches may wait for the reducer, and
