@@ -3,6 +3,7 @@ package gosrc
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"maps"
@@ -75,4 +76,18 @@ func funcLines(src, file string) []Frame {
 		}
 	}
 	return out
+}
+
+// TestImportOutsideRoots: an import path that climbs out of the Go root
+// or the module cache names no directory.
+func TestImportOutsideRoots(t *testing.T) {
+	l := &Libraries{GoRoot: build.Default.GOROOT, ModCache: "/root/go/pkg/mod", Modules: map[string]string{"example.com/m": "v1.0.0"}}
+	for _, ip := range []string{"a/../../../etc", "example.com/m/../../../../etc", "/etc", "sync/./x"} {
+		if d := l.dirOf(ip, ""); d != "" {
+			t.Errorf("import %q read from %s", ip, d)
+		}
+	}
+	if l.dirOf("sync", "") == "" {
+		t.Error("import \"sync\" names no directory")
+	}
 }
