@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"context"
-	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -51,17 +50,6 @@ func analyze(ctx context.Context, b *bundle.Bundle, mem memory.Allocator, opts O
 		}
 	}
 	return rep, nil
-}
-
-// config is [Options] with the defaults filled in.
-type config struct {
-	rules    []Rule
-	minScore float64
-	maxGoids int
-	now      time.Time
-	userCode []string
-	timeout  time.Duration
-	maxHeap  int64
 }
 
 func newConfig(opts Options) (config, error) {

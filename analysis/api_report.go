@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/leakscope/leakscope/ingest/schema"
@@ -248,3 +249,138 @@ type LeakProfileCheck struct {
 	OnlyAnalysis []string `json:"only_analysis"`
 	OnlyProfile  []string `json:"only_profile"`
 }
+
+// SourceCoverage says how much of the code the goroutine groups wait in
+// (the program's and its dependencies', not the standard library's) the
+// bundle holds the source of, and what the missing part cost the
+// verdicts.
+type SourceCoverage struct {
+	// Functions counts the functions the groups wait in; Kept those
+	// whose kept source holds the statement waited at.
+	Functions int `json:"functions"`
+	Kept      int `json:"kept"`
+	// Missing lists the others (first maxMissingListed, by function),
+	// MissingCount counts them all.
+	Missing      []MissingSource `json:"missing,omitempty"`
+	MissingCount int             `json:"missing_count"`
+	// UndecidedGroups are parked groups (UndecidedGoroutines goroutines)
+	// in a select or receive taken as able to run: without their
+	// statement a timer case cannot be ruled out, so no stuck verdict is
+	// given for them and none of their evidence holds others stuck.
+	UndecidedGroups     int `json:"undecided_groups"`
+	UndecidedGoroutines int `json:"undecided_goroutines"`
+	// SuspectsWithoutSource counts reported suspects whose location's
+	// statement the bundle lacks: their pattern comes from frames alone
+	// (a ticker or stopped timer is not named).
+	SuspectsWithoutSource int `json:"suspects_without_source"`
+}
+
+// MissingSource is one function whose source the analysis could not read
+// at the line waited at, and why.
+type MissingSource struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Why      string `json:"why"` // source absent, unavailable, changed since the build, does not parse
+}
+
+// Rule classifies a group of parked goroutines (Kind "goroutine", the
+// default) or a growing heap allocation site (Kind "heap") into a leak
+// pattern, or names the library shape of an incident (Kind "incident").
+// A rule matches when every non-empty condition holds: States (any regexp
+// matches the wait reason), Frames (each regexp matches some frame
+// function of the stack) and NotFrames (no regexp matches any frame),
+// Statement (any of the named facts holds of the statement, read as Go
+// from the source kept in the bundle, that the goroutines wait at or the
+// heap site allocates at: "select", "receive", "range", "send",
+// "in-loop", "timer-case", "ticker-case", "stopped-timer-case",
+// "done-case", "signal-case", "calls:time.AfterFunc", …; see
+// [waitStmt.facts]), Source (any regexp matches that statement as
+// go/printer prints it, comments left out; never the file's text),
+// WaitFor (any of the wait-for findings
+// holds: "cycle", "lock-cycle", "rlock-writer", "no-holder",
+// "unreachable", "all-asleep"; see docs/DESIGN.md). An incident rule
+// matches on Creation (each regexp matches some frame of a member's
+// creation chain) and Members (each regexp matches some frame of some
+// member's stack) and MemberPatterns (each regexp matches the pattern of
+// some member goroutine group: the state its goroutines wait in tells an
+// HTTP connection held by an unread body from an idle one); its Fix may say {origin}, replaced by the user's
+// function that causes the incident. Rules are tried in order; the first
+// match wins.
+type Rule struct {
+	Pattern   string   `json:"pattern"`
+	Kind      string   `json:"kind,omitempty"`
+	States    []string `json:"states,omitempty"`
+	Frames    []string `json:"frames,omitempty"`
+	NotFrames []string `json:"not_frames,omitempty"`
+	Statement []string `json:"statement,omitempty"`
+	Source    []string `json:"source,omitempty"`
+	Creation  []string `json:"creation,omitempty"`
+	Members   []string `json:"members,omitempty"`
+	// MemberPatterns are regexps of member groups' patterns (incident
+	// rules).
+	MemberPatterns []string `json:"member_patterns,omitempty"`
+	// Allocator (heap rules): any regexp matches the function that made
+	// the allocation, the stack's first frame outside the runtime; a
+	// timer's allocation is made by time.NewTimer, not by the function
+	// that calls it beside other allocations.
+	Allocator   []string `json:"allocator,omitempty"`
+	WaitFor     []string `json:"wait_for,omitempty"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Fix         string   `json:"fix"`
+	// Benign marks patterns that are not leaks by themselves (running
+	// goroutines, runtime workers): they are reported only on strong
+	// growth.
+	Benign bool `json:"benign,omitempty"`
+
+	states, frames, notFrames, source []*regexp.Regexp
+	creation, members, memberPatterns []*regexp.Regexp
+	allocator                         []*regexp.Regexp
+	compiled                          bool
+}
+
+// Race is one report of the race detector ("WARNING: DATA RACE") found in
+// the bundle's dumps and logs: two accesses to the same memory, at least
+// one a write, with no synchronisation between them. Races are not leaks
+// but often explain a hang or a crash, so a report shows them beside its
+// suspects.
+type Race struct {
+	// Source is the raw artifact the report came from; Number counts the
+	// reports of that source from 1.
+	Source   string `json:"source"`
+	Number   int    `json:"number"`
+	Location string `json:"location,omitempty"`
+	// Accesses are the conflicting accesses, the later first.
+	Accesses []RaceAccess `json:"accesses"`
+}
+
+// RaceAccess is one access of a race report.
+type RaceAccess struct {
+	// Access is "write", "read", "atomic write"..., with "previous "
+	// before the earlier access.
+	Access string `json:"access"`
+	// Addr is the address accessed, in hex.
+	Addr string `json:"addr"`
+	Goid int64  `json:"goid"`
+	// Function, File and Line name the first frame of the access's stack
+	// outside the runtime; Stack is the whole stack, leaf first.
+	Function string  `json:"function"`
+	File     string  `json:"file,omitempty"`
+	Line     int     `json:"line,omitempty"`
+	Stack    []Frame `json:"stack"`
+	// State is the goroutine's state when the race was found ("running"
+	// or "finished"); CreatedBy is the frame that created it.
+	State     string `json:"goroutine_state,omitempty"`
+	CreatedBy *Frame `json:"created_by,omitempty"`
+}
+
+// Onset bases ([Onset.Basis]), most precise first.
+const (
+	OnsetTraceCreation = "trace-creation"
+	OnsetHistory       = "history"
+	OnsetAppeared      = "appeared"
+	OnsetLongestWait   = "longest-wait"
+	OnsetFit           = "fit"
+	OnsetProcessStart  = "process-start"
+	OnsetFirstSeen     = "first-seen"
+)

@@ -373,3 +373,23 @@ type Point struct {
 	TS    time.Time `json:"ts"`
 	Value float64   `json:"value"`
 }
+
+// Owner says whose code a frame runs: the user's (package main, the main
+// module, and anything under [Options.UserCode]), the standard library's,
+// or a dependency's. The zero value means "not classified yet".
+type Owner uint8
+
+// groupKey identifies goroutines parked identically: same wait reason,
+// same stack, same creator function.
+type groupKey struct {
+	state   string
+	stackID int64
+	creator string
+}
+
+// heapRise is the in-use rise of allocation sites over the heap
+// snapshots, with the bytes one sample stands for and the time covered.
+type heapRise struct {
+	bytes, weight, minutes float64
+	sites                  int
+}

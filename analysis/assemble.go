@@ -178,15 +178,6 @@ func nonNil(s *Series) {
 	}
 }
 
-func containsFn(frames []Frame, fn string) bool {
-	for _, f := range frames {
-		if f.Function == fn {
-			return true
-		}
-	}
-	return false
-}
-
 // crossCheck compares suspects with the runtime's goroutineleak profile.
 func crossCheck(sus []Suspect, leaks map[Frame]int64, total int64, snaps []int64) *LeakProfileCheck {
 	c := &LeakProfileCheck{Snapshots: len(snaps), Leaked: total, Agree: []string{}, OnlyAnalysis: []string{}, OnlyProfile: []string{}}

@@ -2,8 +2,9 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/leakscope/leakscope/internal/format"
 	"math"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // minHeapSamples is how many heap profile samples the in-use rise of an
@@ -11,13 +12,6 @@ import (
 // call is given: below it one sample more or less changes the figure by
 // more than a tenth.
 const minHeapSamples = 10
-
-// heapRise is the in-use rise of allocation sites over the heap
-// snapshots, with the bytes one sample stands for and the time covered.
-type heapRise struct {
-	bytes, weight, minutes float64
-	sites                  int
-}
 
 // add counts one allocation site's rise.
 func (r *heapRise) add(h *heapSite) {

@@ -2,43 +2,11 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/leakscope/leakscope/internal/format"
 	"sort"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
-
-// SourceCoverage says how much of the code the goroutine groups wait in
-// (the program's and its dependencies', not the standard library's) the
-// bundle holds the source of, and what the missing part cost the
-// verdicts.
-type SourceCoverage struct {
-	// Functions counts the functions the groups wait in; Kept those
-	// whose kept source holds the statement waited at.
-	Functions int `json:"functions"`
-	Kept      int `json:"kept"`
-	// Missing lists the others (first maxMissingListed, by function),
-	// MissingCount counts them all.
-	Missing      []MissingSource `json:"missing,omitempty"`
-	MissingCount int             `json:"missing_count"`
-	// UndecidedGroups are parked groups (UndecidedGoroutines goroutines)
-	// in a select or receive taken as able to run: without their
-	// statement a timer case cannot be ruled out, so no stuck verdict is
-	// given for them and none of their evidence holds others stuck.
-	UndecidedGroups     int `json:"undecided_groups"`
-	UndecidedGoroutines int `json:"undecided_goroutines"`
-	// SuspectsWithoutSource counts reported suspects whose location's
-	// statement the bundle lacks: their pattern comes from frames alone
-	// (a ticker or stopped timer is not named).
-	SuspectsWithoutSource int `json:"suspects_without_source"`
-}
-
-// MissingSource is one function whose source the analysis could not read
-// at the line waited at, and why.
-type MissingSource struct {
-	Function string `json:"function"`
-	File     string `json:"file"`
-	Why      string `json:"why"` // source absent, unavailable, changed since the build, does not parse
-}
 
 const maxMissingListed = 10
 

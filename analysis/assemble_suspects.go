@@ -2,11 +2,11 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/leakscope/leakscope/internal/format"
 	"math"
 	"sort"
 	"strings"
-	"time"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // goroutineSuspect assembles a report suspect from a judged candidate
@@ -341,22 +341,6 @@ func shareUserFrame(a, b []Frame) bool {
 		}
 	}
 	return false
-}
-
-// clockTime formats a time as the evidence texts print it.
-func clockTime(t time.Time) string {
-	if t.IsZero() {
-		return "?"
-	}
-	return t.UTC().Format("15:04:05.000")
-}
-
-func toInt64(m map[string]int) map[string]int64 {
-	out := make(map[string]int64, len(m))
-	for k, v := range m {
-		out[k] = int64(v)
-	}
-	return out
 }
 
 // RateText formats a suspect's growth: per minute over its range, or, for

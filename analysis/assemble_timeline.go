@@ -99,9 +99,6 @@ func captureEvents(rep *Report, b *bundle.Bundle) []TimelineEvent {
 	return ev
 }
 
-// perMinute formats a rate for humans.
-func perMinute(v float64) string { return format.Number(v) + "/min" }
-
 // heapBasis names the heap a series measures, as every view names it:
 // the trace's live heap (inside its windows), or the heap profiles' in
 // use.

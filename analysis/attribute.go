@@ -8,18 +8,11 @@ import (
 	"github.com/leakscope/leakscope/analysis/flame"
 )
 
-// Bases of an origin: where the creation stack that names the user's
-// frame comes from.
+// Bounds of attribution.
 const (
-	basisTrace   = "trace"      // a trace window's GoCreate stack
-	basisEBPF    = "ebpf"       // an eBPF go_create stack
-	basisDump    = "dump"       // a dump's one-frame "created by" line
-	basisGopc    = "ebpf-gopc"  // an eBPF go_create's go-statement PC alone
-	basisEntry   = "creator"    // only the creator goroutine's entry function
-	basisAlloc   = "allocation" // a heap allocation stack
-	maxHops      = 32           // bounds a creation chain
-	maxWalks     = 64           // member goroutines followed per group
-	maxHopFrames = 6            // creation-stack frames a hop keeps when none is the user's
+	maxHops      = 32 // bounds a creation chain
+	maxWalks     = 64 // member goroutines followed per group
+	maxHopFrames = 6  // creation-stack frames a hop keeps when none is the user's
 )
 
 // attribution says where a goroutine group comes from: the creator's

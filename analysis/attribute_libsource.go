@@ -18,41 +18,6 @@ const (
 	maxLibFile     = 2 << 20 // bytes of one file
 )
 
-// libSource reads the declarations of library packages (a leaked
-// object's constructor, its type and the methods of that type) from
-// their source at the paths the frames name, where that source is known
-// to be what was built: a module cache directory is named by its
-// module's version and never changes (go.sum checks it), and a Go root
-// is taken only when its VERSION is the target's Go version, or, when
-// that version is unknown (dumps alone), when every frame of the bundle
-// in the file lies inside a declaration of its function there. The user's
-// own code is never read from disk (it comes from the bundle's
-// snapshot).
-type libSource struct {
-	goVersion string
-	pkgs      map[string]*libPkg // by directory; nil: not readable
-	// frames are the bundle's frames by file, for a Go root file when
-	// the target's Go version is unknown (see matchesFrames); matched
-	// memoises that check by file.
-	frames  map[string][]Frame
-	matched map[string]bool
-}
-
-// libPkg is the declarations of one library package.
-type libPkg struct {
-	dir     string
-	funcs   map[string]*ast.FuncDecl // top-level functions by name
-	types   map[string]ast.Expr      // type declarations by name
-	methods map[string][]string      // method names by receiver type name
-	// decls are every function and method by declKey, with its body.
-	decls map[string]*ast.FuncDecl
-	// namedBy maps a name to the declarations whose bodies name it (see
-	// reachers), made on first use.
-	namedBy map[string][]string
-	// vars are the package-level variable declarations.
-	vars []*ast.ValueSpec
-}
-
 func newLibSource(goVersion string) *libSource {
 	return &libSource{goVersion: goVersion, pkgs: map[string]*libPkg{}}
 }
@@ -158,25 +123,6 @@ func (p *libPkg) add(f *ast.File) {
 					p.vars = append(p.vars, s)
 				}
 			}
-		}
-	}
-}
-
-// baseTypeName is the name of a type expression's named type, without
-// pointer and type arguments: *T[K] → T; "" for other forms.
-func baseTypeName(e ast.Expr) string {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.IndexListExpr:
-			e = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return ""
 		}
 	}
 }

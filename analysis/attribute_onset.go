@@ -8,46 +8,6 @@ import (
 	"github.com/leakscope/leakscope/internal/format"
 )
 
-// Onset bases ([Onset.Basis]), most precise first.
-const (
-	OnsetTraceCreation = "trace-creation"
-	OnsetHistory       = "history"
-	OnsetAppeared      = "appeared"
-	OnsetLongestWait   = "longest-wait"
-	OnsetFit           = "fit"
-	OnsetProcessStart  = "process-start"
-	OnsetFirstSeen     = "first-seen"
-)
-
-// onsetFacts are what the bundle says about when a series began.
-type onsetFacts struct {
-	ts    []int64   // snapshot times
-	v     []float64 // the series on them
-	fit   Fit
-	start int64 // process start (0: unknown)
-	// startFrom says where start comes from ("/proc/123/stat").
-	startFrom string
-	wait      int64 // longest wait in minutes (0: none reported)
-	waitTS    int64 // the snapshot it was reported in
-	// traceFirst is the earliest creation of a member seen alive in a
-	// trace window (0: none).
-	traceFirst int64
-	// hist is how many of the first snapshots are profiles of the
-	// agent's history (of kind histProfile); until is when the capture
-	// proper began.
-	hist        int
-	until       int64
-	histProfile string // "goroutine" or "heap"
-}
-
-// bound is one interval the onset lies in, with what it rests on.
-type bound struct {
-	lo, hi int64 // 0: open
-	basis  string
-	at     int64 // the estimate this evidence gives (0: none)
-	why    string
-}
-
 // estimateOnset intersects every bound the facts give and takes the
 // estimate of the most precise one, clamped into the intersection.
 func estimateOnset(f onsetFacts) *Onset {
@@ -180,11 +140,6 @@ func find(bounds []bound, basis string) (bound, bool) {
 		}
 	}
 	return bound{}, false
-}
-
-// clock formats a time as reports print it.
-func clock(ns int64) string {
-	return tsTime(ns).Format("2006-01-02 15:04:05.000") + " UTC"
 }
 
 // goroutineOnset estimates when a goroutine group began.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/ingest/binsyms"
-	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // releaseNames are the methods that release a library object, in the
@@ -174,27 +173,6 @@ func receiverRef(f Frame) []typeRef {
 		return nil
 	}
 	return []typeRef{{pkg: pkg, name: recv, file: f.File, ptr: ptr}}
-}
-
-// splitFunc splits a function symbol into its package path, receiver
-// type name (without type arguments; "" for a function), whether the
-// receiver is a pointer, and the function or method name (closures
-// ".func1" keep the name of the function they are in).
-func splitFunc(fn string) (pkg, recv string, ptr bool, name string) {
-	fn = gosym.ElideTypeArgs(fn)
-	pkg = flame.PackageOf(fn)
-	if len(fn) <= len(pkg)+1 {
-		return pkg, "", false, ""
-	}
-	rest := strings.ReplaceAll(fn[len(pkg)+1:], "[...]", "")
-	parts := strings.Split(rest, ".")
-	if strings.HasPrefix(parts[0], "(*") && len(parts) > 1 {
-		return pkg, strings.TrimSuffix(strings.TrimPrefix(parts[0], "(*"), ")"), true, parts[1]
-	}
-	if len(parts) > 1 && !strings.HasPrefix(parts[1], "func") && !strings.HasPrefix(parts[1], "gowrap") {
-		return pkg, parts[0], false, parts[1]
-	}
-	return pkg, "", false, parts[0]
 }
 
 // releaseOf is the release method of a type, from its package's source

@@ -6,9 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -20,51 +17,6 @@ const basisSource = "source"
 // maxSourceCandidates bounds the candidate functions an unknown origin
 // names.
 const maxSourceCandidates = 5
-
-// sourceCall is one call site of the program's own source into another
-// package (a source_calls row).
-type sourceCall struct {
-	file, function string
-	line           int
-	callee, kind   string
-}
-
-// readCalls reads the source_calls table (none: no call is known).
-func (c *sourceCode) readCalls(b *bundle.Bundle, mem memory.Allocator) error {
-	c.callFiles = map[string]int{}
-	err := b.ReadTable(schema.TableSourceCalls, mem, func(rec arrow.Record) error {
-		k := cols{rec}
-		file, fn, line := k.str(schema.ColFile), k.str(schema.ColFunction), k.i64(schema.ColLine)
-		callee, kind := k.str(schema.ColCallee), k.str(schema.ColKind)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			c.addCall(schema.SourceCall{File: file(r), Function: fn(r), Line: line(r), Callee: callee(r), Kind: kind(r)})
-		}
-		return nil
-	})
-	if err := bundle.Tolerate(err); err != nil {
-		return fmt.Errorf("read %s: %w", schema.TableSourceCalls, err)
-	}
-	return nil
-}
-
-// addCalls keeps the rows of a call index.
-func (c *sourceCode) addCalls(rows []schema.SourceCall) {
-	for _, r := range rows {
-		c.addCall(r)
-	}
-}
-
-// addCall keeps one row of a call index.
-func (c *sourceCode) addCall(r schema.SourceCall) {
-	switch r.Kind {
-	case schema.CallKindFile:
-		c.callFiles[r.Callee]++
-	case schema.CallKindTruncated:
-		c.callsPartial = true
-	default:
-		c.calls = append(c.calls, sourceCall{file: r.File, function: r.Function, line: int(r.Line), callee: r.Callee, kind: r.Kind})
-	}
-}
 
 // callerInSource finds, where no stack shows it, the function of the
 // program's own source that made a site's goroutines: the creator

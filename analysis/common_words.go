@@ -3,6 +3,7 @@ package analysis
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/internal/format"
@@ -41,3 +42,14 @@ func SourceText(s bundle.Source) string {
 	}
 	return strings.Join(parts, " · ")
 }
+
+// clockTime formats a time as the evidence texts print it.
+func clockTime(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return t.UTC().Format("15:04:05.000")
+}
+
+// perMinute formats a rate for humans.
+func perMinute(v float64) string { return format.Number(v) + "/min" }

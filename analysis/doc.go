@@ -29,9 +29,12 @@
 //     spans; load_sites.go goroutine sites; load_tracegroups.go trace
 //     goroutines by creator; load_history.go the agent's earlier profiles;
 //     load_source.go the kept source; load_code.go the user's code;
-//     load_races.go race reports; load_inputs.go what the inputs allow.
+//     load_races.go race reports; load_inputs.go what the inputs allow;
+//     load_population.go goroutines by creator for the ancestry tree;
+//     load_config.go the options with their defaults.
 //   - evidence (evidence.go: gatherEvidence): what each source says about
-//     each site. evidence_rules.go leak patterns; evidence_leakprofile.go
+//     each site. evidence_rules.go leak patterns; evidence_fit.go series
+//     fits; evidence_leakprofile.go
 //     the runtime's goroutineleak profile; evidence_heap.go heap trends
 //     (evidence_heappaths.go: where a site's stacks part);
 //     evidence_waitfor.go the wait-for graph; evidence_holders.go possible
@@ -45,7 +48,7 @@
 //     allocates), evidence_params.go (parameter names).
 //   - verdicts (verdict.go: judge): verdict_score.go the one scoring
 //     function; verdict_weights.go the stuck channel's weights;
-//     verdict_fit.go series fits; verdict_heaphold.go heap credited to
+//     verdict_heaphold.go heap credited to
 //     the goroutine groups whose goroutines hold it.
 //   - attribution (attribute.go: attribute): where a reported group comes
 //     from. attribute_callers.go origins on other stacks;
@@ -66,9 +69,10 @@
 // view_members.go (a suspect's members, by query), view_ancestry.go
 // ([Ancestry]), view_transitions.go (state changes from the raw trace).
 // The types of the report and views: api_report.go, api_suspect.go,
-// api_views.go. Shared leaves: common_order.go (a total order, so output
-// never depends on map order), common_words.go (counts in words),
-// common_heap.go (a min-heap of ints).
+// api_views.go. Shared leaves: common_words.go (rates and times in
+// words), common_num.go (rounding), common_heap.go (a min-heap of ints).
+// Output never depends on map order: load_sites.go's siteCmp is the total
+// order every sort that can tie ends in.
 //
 // Leak patterns come from rules (see [Rule]): a built-in set embedded from
 // rules/default.json, extended by a user file named in LEAKSCOPE_RULES or

@@ -29,18 +29,6 @@ func Ancestry(b *bundle.Bundle, mem memory.Allocator) (*AncestryTree, error) {
 	return ancestry(b, mem)
 }
 
-// Chain returns the creator goids of goid, nearest first, as far as the
-// bundle knows them.
-func (t *AncestryTree) Chain(goid int64) []int64 {
-	var out []int64
-	seen := map[int64]bool{goid: true}
-	for g := t.chains[goid]; g != 0 && !seen[g]; g = t.chains[g] {
-		seen[g] = true
-		out = append(out, g)
-	}
-	return out
-}
-
 // Lifetimes returns goroutine and span lifetimes overlapping [from, to]
 // (zero times mean the bundle's range), downsampled to at most limit bars
 // (0 means 2000). Spans never ended and goroutines still alive are kept

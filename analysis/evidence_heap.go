@@ -2,14 +2,13 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/leakscope/leakscope/analysis/flame"
 	"math"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/analysis/flame"
+
 	"github.com/leakscope/leakscope/internal/format"
 )
 
@@ -330,18 +329,6 @@ func samplingPeriod(ts []int64, periods map[int64]int64) int64 {
 	return p
 }
 
-// heapPeriods maps each heap snapshot time to its profile's sampling
-// period, from the manifest's artifacts.
-func heapPeriods(m bundle.Manifest) map[int64]int64 {
-	out := map[int64]int64{}
-	for _, a := range m.Artifacts {
-		if a.Profile == schema.ProfileHeap && a.Period > 0 {
-			out[a.Time.UnixNano()] = a.Period
-		}
-	}
-	return out
-}
-
 // heapObject names what an allocation stack makes: what keeps growing
 // when the site grows. It reads the runtime frames between the allocator
 // and the first frame outside the standard library when the stack has
@@ -452,4 +439,26 @@ func sampleWeight(objSize float64, period int64) float64 {
 		objSize = rate
 	}
 	return objSize / -math.Expm1(-objSize/rate)
+}
+
+// runtimeOnly reports whether every frame is in the runtime: nothing a
+// user can act on.
+func runtimeOnly(funcs []string) bool {
+	for _, fn := range funcs {
+		if !strings.HasPrefix(fn, "runtime.") && !strings.HasPrefix(fn, "internal/runtime/") {
+			return false
+		}
+	}
+	return true
+}
+
+// goroutineCreation reports whether an allocation stack is the runtime
+// making a new goroutine.
+func goroutineCreation(funcs []string) bool {
+	for _, fn := range funcs {
+		if fn == "runtime.malg" || fn == "runtime.newproc1" {
+			return true
+		}
+	}
+	return false
 }

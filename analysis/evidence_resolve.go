@@ -5,22 +5,6 @@ import (
 	"go/token"
 )
 
-// resolver follows values through one kept declaration by name (x, x.f):
-// what each name is assigned, its declared type, the methods called on
-// it, the channels signal.Notify is given, and the values of composite
-// literals' fields. Names are not scoped: two variables of one name in
-// one declaration share what is known of them.
-type resolver struct {
-	assigned map[string][]ast.Expr
-	types    map[string][]ast.Expr
-	methods  map[string]map[string]bool
-	notified map[string]bool
-	fields   map[string][]ast.Expr // field name → values given to it in composite literals
-	// asyncTimers: the program was built before Go 1.23, whose timer
-	// channels still deliver a value after Stop.
-	asyncTimers bool
-}
-
 // resolverOf returns the declaration's resolver, built once.
 func resolverOf(p *parsedFunc) *resolver {
 	if p.res != nil {

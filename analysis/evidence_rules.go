@@ -18,62 +18,6 @@ const RulesEnv = "LEAKSCOPE_RULES"
 //go:embed rules/default.json
 var defaultRulesJSON []byte
 
-// Rule classifies a group of parked goroutines (Kind "goroutine", the
-// default) or a growing heap allocation site (Kind "heap") into a leak
-// pattern, or names the library shape of an incident (Kind "incident").
-// A rule matches when every non-empty condition holds: States (any regexp
-// matches the wait reason), Frames (each regexp matches some frame
-// function of the stack) and NotFrames (no regexp matches any frame),
-// Statement (any of the named facts holds of the statement, read as Go
-// from the source kept in the bundle, that the goroutines wait at or the
-// heap site allocates at: "select", "receive", "range", "send",
-// "in-loop", "timer-case", "ticker-case", "stopped-timer-case",
-// "done-case", "signal-case", "calls:time.AfterFunc", …; see
-// [waitStmt.facts]), Source (any regexp matches that statement as
-// go/printer prints it, comments left out; never the file's text),
-// WaitFor (any of the wait-for findings
-// holds: "cycle", "lock-cycle", "rlock-writer", "no-holder",
-// "unreachable", "all-asleep"; see docs/DESIGN.md). An incident rule
-// matches on Creation (each regexp matches some frame of a member's
-// creation chain) and Members (each regexp matches some frame of some
-// member's stack) and MemberPatterns (each regexp matches the pattern of
-// some member goroutine group: the state its goroutines wait in tells an
-// HTTP connection held by an unread body from an idle one); its Fix may say {origin}, replaced by the user's
-// function that causes the incident. Rules are tried in order; the first
-// match wins.
-type Rule struct {
-	Pattern   string   `json:"pattern"`
-	Kind      string   `json:"kind,omitempty"`
-	States    []string `json:"states,omitempty"`
-	Frames    []string `json:"frames,omitempty"`
-	NotFrames []string `json:"not_frames,omitempty"`
-	Statement []string `json:"statement,omitempty"`
-	Source    []string `json:"source,omitempty"`
-	Creation  []string `json:"creation,omitempty"`
-	Members   []string `json:"members,omitempty"`
-	// MemberPatterns are regexps of member groups' patterns (incident
-	// rules).
-	MemberPatterns []string `json:"member_patterns,omitempty"`
-	// Allocator (heap rules): any regexp matches the function that made
-	// the allocation, the stack's first frame outside the runtime; a
-	// timer's allocation is made by time.NewTimer, not by the function
-	// that calls it beside other allocations.
-	Allocator   []string `json:"allocator,omitempty"`
-	WaitFor     []string `json:"wait_for,omitempty"`
-	Title       string   `json:"title"`
-	Description string   `json:"description"`
-	Fix         string   `json:"fix"`
-	// Benign marks patterns that are not leaks by themselves (running
-	// goroutines, runtime workers): they are reported only on strong
-	// growth.
-	Benign bool `json:"benign,omitempty"`
-
-	states, frames, notFrames, source []*regexp.Regexp
-	creation, members, memberPatterns []*regexp.Regexp
-	allocator                         []*regexp.Regexp
-	compiled                          bool
-}
-
 // RulesFile is the JSON shape of a rules file: {"rules": [...]}.
 type RulesFile struct {
 	Rules []Rule `json:"rules"`
@@ -300,18 +244,6 @@ func anyEqual(a, b []string) bool {
 		}
 	}
 	return false
-}
-
-// normState strips decorations the runtime adds to a wait reason:
-// " (leaked)", " (scan)", " (durable)", ", locked to thread", ", N minutes".
-func normState(s string) string {
-	if i := strings.IndexByte(s, ','); i >= 0 {
-		s = s[:i]
-	}
-	for _, suf := range []string{" (scan)", " (leaked)", " (durable)"} {
-		s = strings.TrimSuffix(s, suf)
-	}
-	return strings.TrimSpace(s)
 }
 
 // matchIncident returns the first incident rule matching the member

@@ -11,22 +11,6 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// parsedFunc is a kept declaration read as Go: its syntax tree and the
-// offset that turns the tree's line numbers into the file's.
-type parsedFunc struct {
-	fset *token.FileSet
-	decl *ast.FuncDecl
-	// shift is added to a line of the parsed text to give the line of the
-	// file ("package p" is prepended as line 1, the declaration starts on
-	// line 2 of the text and on line start of the file).
-	shift int
-	err   error // the text does not parse as a function declaration
-	// asyncTimers is the program's timer semantics (see resolver); res
-	// follows values through the declaration, built on first use.
-	asyncTimers bool
-	res         *resolver
-}
-
 // errNoSource is the parse result of a function the bundle holds no text
 // of.
 var errNoSource = errors.New("no source kept")

@@ -31,32 +31,6 @@ const (
 	stmtOther   = "statement" // the simple statement at a line (an allocation)
 )
 
-// waitCase is one way a wait statement can end.
-type waitCase struct {
-	kind string
-	expr string // the channel expression, as Go prints it
-	line int
-}
-
-// waitStmt is the statement a frame is at, read as Go from the kept
-// source: a select and its cases, a receive, a range over a channel, a
-// send, or (for allocations) the simple statement at the line. kind ""
-// means none was found, and why says why (source absent, changed, does
-// not parse, no such statement at the line).
-type waitStmt struct {
-	kind   string
-	line   int
-	cases  []waitCase
-	inLoop bool // a for loop of the same function encloses it
-	// endless is set for a range over a Ticker's C (which the time
-	// package never closes) whose body has no way out: the goroutine
-	// can never end.
-	endless bool
-	calls   []string // package functions it calls (time.AfterFunc), sorted
-	text    string   // the statement as go/printer prints it (comments left out)
-	why     string
-}
-
 // stmtAt finds the statement frame f is at, for a goroutine waiting in
 // state kind (waitKind's "select", "chan receive", "chan send"; "" for
 // an allocation's line).
@@ -74,13 +48,6 @@ func (c *sourceCode) stmtAt(f Frame, kind string) *waitStmt {
 	}
 	c.stmts[k] = w
 	return w
-}
-
-// stmtKey is a frame's line and the wait kind looked for there.
-type stmtKey struct {
-	file, function string
-	line           int
-	kind           string
 }
 
 // findWait is stmtAt without the memo.

@@ -1,7 +1,5 @@
 package analysis
 
-import "strings"
-
 // waitAt reads the statement a parked goroutine waits at (its location
 // frame's line) from the kept source.
 func (c *sourceCode) waitAt(frames []Frame, kind string) *waitStmt {
@@ -40,18 +38,4 @@ func signalWait(w *waitStmt, frames []Frame, signals bool) bool {
 	}
 	loc, _ := locationFrame(frames)
 	return signals && loc.Function == "main.main"
-}
-
-// goBefore reports whether a Go version ("go1.22.5", "devel go1.24-…")
-// is older than go1.minor; false when it cannot tell.
-func goBefore(version string, minor int) bool {
-	i := strings.Index(version, "go1.")
-	if i < 0 {
-		return false
-	}
-	n, rest := 0, version[i+len("go1."):]
-	for j := 0; j < len(rest) && rest[j] >= '0' && rest[j] <= '9'; j++ {
-		n = 10*n + int(rest[j]-'0')
-	}
-	return n > 0 && n < minor
 }

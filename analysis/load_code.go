@@ -15,11 +15,6 @@ import (
 // live in several modules. See [Options.UserCode].
 const UserCodeEnv = "LEAKSCOPE_USER_CODE"
 
-// Owner says whose code a frame runs: the user's (package main, the main
-// module, and anything under [Options.UserCode]), the standard library's,
-// or a dependency's. The zero value means "not classified yet".
-type Owner uint8
-
 // Owners.
 const (
 	OwnerUnknown Owner = iota

@@ -11,14 +11,6 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// groupKey identifies goroutines parked identically: same wait reason,
-// same stack, same creator function.
-type groupKey struct {
-	state   string
-	stackID int64
-	creator string
-}
-
 // snapStat is one group's membership in one snapshot.
 type snapStat struct {
 	count    int64
@@ -330,4 +322,16 @@ func mix(x int64) uint64 {
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	return z ^ z>>31
+}
+
+// normState strips decorations the runtime adds to a wait reason:
+// " (leaked)", " (scan)", " (durable)", ", locked to thread", ", N minutes".
+func normState(s string) string {
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		s = s[:i]
+	}
+	for _, suf := range []string{" (scan)", " (leaked)", " (durable)"} {
+		s = strings.TrimSuffix(s, suf)
+	}
+	return strings.TrimSpace(s)
 }

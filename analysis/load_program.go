@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -479,4 +482,130 @@ func fetchToolchain(v string) string {
 		}
 	})
 	return tf.dir
+}
+
+// declsHoldFrames reports whether each frame (at least one) lies inside a
+// declaration of its function in the file at path.
+func declsHoldFrames(path string, frames []Frame) bool {
+	if len(frames) == 0 {
+		return false
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return false
+	}
+	spans := map[string][][2]int{}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		k := fd.Name.Name
+		if fd.Recv != nil && len(fd.Recv.List) == 1 {
+			k = baseTypeName(fd.Recv.List[0].Type) + "." + k
+		}
+		spans[k] = append(spans[k], [2]int{fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line})
+	}
+	for _, fr := range frames {
+		if !inDecl(spans, declKey(fr.Function), fr.Line) {
+			return false
+		}
+	}
+	return true
+}
+
+// inDecl reports whether line is inside a declaration named key.
+func inDecl(spans map[string][][2]int, key string, line int) bool {
+	for _, s := range spans[key] {
+		if line >= s[0] && line <= s[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// declKey is the name a function's declaration has in its package's
+// source: T.M for a method (closures belong to it), else F.
+func declKey(fn string) string {
+	_, recv, _, name := splitFunc(fn)
+	if recv != "" {
+		return recv + "." + name
+	}
+	return name
+}
+
+// libSource reads the declarations of library packages (a leaked
+// object's constructor, its type and the methods of that type) from
+// their source at the paths the frames name, where that source is known
+// to be what was built: a module cache directory is named by its
+// module's version and never changes (go.sum checks it), and a Go root
+// is taken only when its VERSION is the target's Go version, or, when
+// that version is unknown (dumps alone), when every frame of the bundle
+// in the file lies inside a declaration of its function there. The user's
+// own code is never read from disk (it comes from the bundle's
+// snapshot).
+type libSource struct {
+	goVersion string
+	pkgs      map[string]*libPkg // by directory; nil: not readable
+	// frames are the bundle's frames by file, for a Go root file when
+	// the target's Go version is unknown (see matchesFrames); matched
+	// memoises that check by file.
+	frames  map[string][]Frame
+	matched map[string]bool
+}
+
+// libPkg is the declarations of one library package.
+type libPkg struct {
+	dir     string
+	funcs   map[string]*ast.FuncDecl // top-level functions by name
+	types   map[string]ast.Expr      // type declarations by name
+	methods map[string][]string      // method names by receiver type name
+	// decls are every function and method by declKey, with its body.
+	decls map[string]*ast.FuncDecl
+	// namedBy maps a name to the declarations whose bodies name it (see
+	// reachers), made on first use.
+	namedBy map[string][]string
+	// vars are the package-level variable declarations.
+	vars []*ast.ValueSpec
+}
+
+// baseTypeName is the name of a type expression's named type, without
+// pointer and type arguments: *T[K] → T; "" for other forms.
+func baseTypeName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// splitFunc splits a function symbol into its package path, receiver
+// type name (without type arguments; "" for a function), whether the
+// receiver is a pointer, and the function or method name (closures
+// ".func1" keep the name of the function they are in).
+func splitFunc(fn string) (pkg, recv string, ptr bool, name string) {
+	fn = gosym.ElideTypeArgs(fn)
+	pkg = flame.PackageOf(fn)
+	if len(fn) <= len(pkg)+1 {
+		return pkg, "", false, ""
+	}
+	rest := strings.ReplaceAll(fn[len(pkg)+1:], "[...]", "")
+	parts := strings.Split(rest, ".")
+	if strings.HasPrefix(parts[0], "(*") && len(parts) > 1 {
+		return pkg, strings.TrimSuffix(strings.TrimPrefix(parts[0], "(*"), ")"), true, parts[1]
+	}
+	if len(parts) > 1 && !strings.HasPrefix(parts[1], "func") && !strings.HasPrefix(parts[1], "gowrap") {
+		return pkg, parts[0], false, parts[1]
+	}
+	return pkg, "", false, parts[0]
 }

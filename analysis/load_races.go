@@ -11,41 +11,6 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-// Race is one report of the race detector ("WARNING: DATA RACE") found in
-// the bundle's dumps and logs: two accesses to the same memory, at least
-// one a write, with no synchronisation between them. Races are not leaks
-// but often explain a hang or a crash, so a report shows them beside its
-// suspects.
-type Race struct {
-	// Source is the raw artifact the report came from; Number counts the
-	// reports of that source from 1.
-	Source   string `json:"source"`
-	Number   int    `json:"number"`
-	Location string `json:"location,omitempty"`
-	// Accesses are the conflicting accesses, the later first.
-	Accesses []RaceAccess `json:"accesses"`
-}
-
-// RaceAccess is one access of a race report.
-type RaceAccess struct {
-	// Access is "write", "read", "atomic write"..., with "previous "
-	// before the earlier access.
-	Access string `json:"access"`
-	// Addr is the address accessed, in hex.
-	Addr string `json:"addr"`
-	Goid int64  `json:"goid"`
-	// Function, File and Line name the first frame of the access's stack
-	// outside the runtime; Stack is the whole stack, leaf first.
-	Function string  `json:"function"`
-	File     string  `json:"file,omitempty"`
-	Line     int     `json:"line,omitempty"`
-	Stack    []Frame `json:"stack"`
-	// State is the goroutine's state when the race was found ("running"
-	// or "finished"); CreatedBy is the frame that created it.
-	State     string `json:"goroutine_state,omitempty"`
-	CreatedBy *Frame `json:"created_by,omitempty"`
-}
-
 // readRaces reads the races table into reports, in source and report
 // order.
 func readRaces(b *bundle.Bundle, mem memory.Allocator, st *stackTable) ([]Race, error) {

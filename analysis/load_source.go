@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"go/ast"
 	"go/scanner"
 	"go/token"
 	"strings"
@@ -190,4 +191,128 @@ func sourceEvidence(q *SourceQuote) (Evidence, bool) {
 		return Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: source changed since build (%s)", q.File, q.Line, q.Detail)}, true
 	}
 	return Evidence{Kind: "source", Detail: fmt.Sprintf("%s:%d: source unavailable (%s)", q.File, q.Line, q.Detail)}, true
+}
+
+// goBefore reports whether a Go version ("go1.22.5", "devel go1.24-…")
+// is older than go1.minor; false when it cannot tell.
+func goBefore(version string, minor int) bool {
+	i := strings.Index(version, "go1.")
+	if i < 0 {
+		return false
+	}
+	n, rest := 0, version[i+len("go1."):]
+	for j := 0; j < len(rest) && rest[j] >= '0' && rest[j] <= '9'; j++ {
+		n = 10*n + int(rest[j]-'0')
+	}
+	return n > 0 && n < minor
+}
+
+// parsedFunc is a kept declaration read as Go: its syntax tree and the
+// offset that turns the tree's line numbers into the file's.
+type parsedFunc struct {
+	fset *token.FileSet
+	decl *ast.FuncDecl
+	// shift is added to a line of the parsed text to give the line of the
+	// file ("package p" is prepended as line 1, the declaration starts on
+	// line 2 of the text and on line start of the file).
+	shift int
+	err   error // the text does not parse as a function declaration
+	// asyncTimers is the program's timer semantics (see resolver); res
+	// follows values through the declaration, built on first use.
+	asyncTimers bool
+	res         *resolver
+}
+
+// waitCase is one way a wait statement can end.
+type waitCase struct {
+	kind string
+	expr string // the channel expression, as Go prints it
+	line int
+}
+
+// waitStmt is the statement a frame is at, read as Go from the kept
+// source: a select and its cases, a receive, a range over a channel, a
+// send, or (for allocations) the simple statement at the line. kind ""
+// means none was found, and why says why (source absent, changed, does
+// not parse, no such statement at the line).
+type waitStmt struct {
+	kind   string
+	line   int
+	cases  []waitCase
+	inLoop bool // a for loop of the same function encloses it
+	// endless is set for a range over a Ticker's C (which the time
+	// package never closes) whose body has no way out: the goroutine
+	// can never end.
+	endless bool
+	calls   []string // package functions it calls (time.AfterFunc), sorted
+	text    string   // the statement as go/printer prints it (comments left out)
+	why     string
+}
+
+// stmtKey is a frame's line and the wait kind looked for there.
+type stmtKey struct {
+	file, function string
+	line           int
+	kind           string
+}
+
+// sourceCall is one call site of the program's own source into another
+// package (a source_calls row).
+type sourceCall struct {
+	file, function string
+	line           int
+	callee, kind   string
+}
+
+// readCalls reads the source_calls table (none: no call is known).
+func (c *sourceCode) readCalls(b *bundle.Bundle, mem memory.Allocator) error {
+	c.callFiles = map[string]int{}
+	err := b.ReadTable(schema.TableSourceCalls, mem, func(rec arrow.Record) error {
+		k := cols{rec}
+		file, fn, line := k.str(schema.ColFile), k.str(schema.ColFunction), k.i64(schema.ColLine)
+		callee, kind := k.str(schema.ColCallee), k.str(schema.ColKind)
+		for r := 0; r < int(rec.NumRows()); r++ {
+			c.addCall(schema.SourceCall{File: file(r), Function: fn(r), Line: line(r), Callee: callee(r), Kind: kind(r)})
+		}
+		return nil
+	})
+	if err := bundle.Tolerate(err); err != nil {
+		return fmt.Errorf("read %s: %w", schema.TableSourceCalls, err)
+	}
+	return nil
+}
+
+// addCalls keeps the rows of a call index.
+func (c *sourceCode) addCalls(rows []schema.SourceCall) {
+	for _, r := range rows {
+		c.addCall(r)
+	}
+}
+
+// addCall keeps one row of a call index.
+func (c *sourceCode) addCall(r schema.SourceCall) {
+	switch r.Kind {
+	case schema.CallKindFile:
+		c.callFiles[r.Callee]++
+	case schema.CallKindTruncated:
+		c.callsPartial = true
+	default:
+		c.calls = append(c.calls, sourceCall{file: r.File, function: r.Function, line: int(r.Line), callee: r.Callee, kind: r.Kind})
+	}
+}
+
+// resolver follows values through one kept declaration by name (x, x.f):
+// what each name is assigned, its declared type, the methods called on
+// it, the channels signal.Notify is given, and the values of composite
+// literals' fields. Names are not scoped: two variables of one name in
+// one declaration share what is known of them.
+type resolver struct {
+	assigned map[string][]ast.Expr
+	types    map[string][]ast.Expr
+	methods  map[string]map[string]bool
+	notified map[string]bool
+	fields   map[string][]ast.Expr // field name → values given to it in composite literals
+	// asyncTimers: the program was built before Go 1.23, whose timer
+	// channels still deliver a value after Stop.
+	asyncTimers bool
 }

@@ -145,3 +145,12 @@ func (in interner) get(s string) string {
 	in[c] = c
 	return c
 }
+
+func containsFn(frames []Frame, fn string) bool {
+	for _, f := range frames {
+		if f.Function == fn {
+			return true
+		}
+	}
+	return false
+}

@@ -3,7 +3,6 @@ package analysis
 import (
 	"math"
 	"sort"
-	"strings"
 )
 
 // verdicts is the third stage's result: what is reported and how sure.
@@ -239,17 +238,6 @@ func attributeHeap(all []*candidate, growing []*heapStack, held map[*heapStack]b
 	return attributed
 }
 
-// runtimeOnly reports whether every frame is in the runtime: nothing a
-// user can act on.
-func runtimeOnly(funcs []string) bool {
-	for _, fn := range funcs {
-		if !strings.HasPrefix(fn, "runtime.") && !strings.HasPrefix(fn, "internal/runtime/") {
-			return false
-		}
-	}
-	return true
-}
-
 // stdOnly reports whether every frame of a stack is in the standard
 // library (the runtime's own goroutine structures, a timer's goroutine in
 // time.goFunc): no code the user owns or depends on to name as a heap
@@ -262,15 +250,4 @@ func stdOnly(frames []Frame) bool {
 		}
 	}
 	return true
-}
-
-// goroutineCreation reports whether an allocation stack is the runtime
-// making a new goroutine.
-func goroutineCreation(funcs []string) bool {
-	for _, fn := range funcs {
-		if fn == "runtime.malg" || fn == "runtime.newproc1" {
-			return true
-		}
-	}
-	return false
 }

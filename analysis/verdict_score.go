@@ -2,34 +2,11 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/leakscope/leakscope/internal/format"
 	"math"
 	"slices"
-)
 
-// siteScore is the verdict on one site.
-type siteScore struct {
-	fit       Fit
-	delta     float64
-	survival  float64 // -1 when unknown
-	conf      float64
-	leak      float64 // confidence from growth, traces and the runtime's leak profile
-	stuck     float64 // confidence that the members are stuck for good
-	traced    float64 // the trace's part of leak
-	grows     float64 // leak without the runtime's marks: the group accumulates
-	logit     float64 // the stuck channel's summed log-odds (orders suspects whose scores tie)
-	idle      bool    // shaped like an idle pool its owner can still feed
-	impact    float64
-	score     float64
-	evidence  []Evidence
-	firstSeen int64
-	growFrom  int64 // first snapshot where the count rose
-	// from is the first snapshot of the named range the rate is reported
-	// over (see namedRange), rate the fit over it: the Fit, GrowthPerMin
-	// and growth evidence every view shows.
-	from int
-	rate Fit
-}
+	"github.com/leakscope/leakscope/internal/format"
+)
 
 // scoreSite is the one scoring function: it weighs everything known
 // about a site into a score from 0 to 100 (docs/DESIGN.md, "Scoring").

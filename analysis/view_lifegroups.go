@@ -3,9 +3,10 @@ package analysis
 import (
 	"cmp"
 	"fmt"
-	"github.com/leakscope/leakscope/internal/format"
 	"slices"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/format"
 )
 
 // Verdicts of a goroutine bar of a timeline ([Bar.Verdict]).
@@ -14,33 +15,6 @@ const (
 	VerdictHealthy = "healthy" // alive at the end, in no suspect
 	VerdictEnded   = "ended"   // ended within the capture
 )
-
-// LifetimeGroup is one named group of a timeline's bars: the goroutines
-// that start in one function (created in one place, when the entry is
-// unknown), or the spans of one kind and name. Its figures count the
-// view's bars.
-type LifetimeGroup struct {
-	Kind string `json:"kind"` // "goroutine", "task", "region"
-	Name string `json:"name"` // start function or span name ("" unknown)
-	// CreatedIn is, for goroutines whose entry is unknown, the function
-	// that ran their go statement, when known.
-	CreatedIn string `json:"created_in,omitempty"`
-	// Label names the group for people: the function or span, or what
-	// is known of it ("entry unknown · created in time.goFunc").
-	Label string `json:"label"`
-	Count int    `json:"count"`
-	// Alive counts bars without an end (alive when the view ends);
-	// AliveAtDump, when the view has an AliveAt (the last dump), those
-	// alive then, as the view's Alive counts them. Members counts bars in
-	// a suspect, and Suspects names the suspects they belong to.
-	Alive       int      `json:"alive"`
-	AliveAtDump *int     `json:"alive_at_dump,omitempty"`
-	Members     int      `json:"members"`
-	Suspects    []string `json:"suspects"`
-	// Summary says the counts in words ("236 goroutines, 12 alive, 12 in
-	// G1"; "6 tasks, 1 open").
-	Summary string `json:"summary"`
-}
 
 // groupBars sets each bar's Group and returns the groups: spans first
 // (tasks, regions), then goroutine groups, each by count, largest first,

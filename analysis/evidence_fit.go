@@ -82,11 +82,6 @@ func (l line) zeroAt(slope float64) (int64, bool) {
 	return l.t0 + int64(minutes*60e9), true
 }
 
-func round(x float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(x*p) / p
-}
-
 func clamp01(x float64) float64 { return math.Max(0, math.Min(1, x)) }
 
 // recentGrowth compares the rise over the last third of a series with
