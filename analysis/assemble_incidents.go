@@ -66,6 +66,7 @@ func incidents(sus []Suspect, rules []Rule, rf *releaseFinder) []Incident {
 	}
 	groups = mergeCycles(sus, groups)
 	groups = mergeCreators(sus, groups)
+	groups = mergeHolders(sus, groups)
 	owners := newHeapOwners(sus, groups)
 	for i, s := range sus {
 		if s.Kind != KindHeap {
@@ -397,6 +398,9 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 		inc.Fix = r.Fix
 	} else if libraryOwned(sus, members) {
 		libraryIncident(&inc, sus, members, rf)
+	}
+	if h := holderOf(sus, members); h != nil {
+		inc.Pattern, inc.Title, inc.Description, inc.Fix = h.Pattern, h.Title, h.Description, h.Fix
 	}
 	inc.Fix = inUserTerms(inc.Fix, inc.Origin)
 	if top.Kind == KindGoroutine && (saysLittle(inc.Origin) || lockWait(top)) {

@@ -49,6 +49,9 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 	} else {
 		sus.Pattern, sus.Title = "blocked-other", "goroutines parked with no way out"
 	}
+	if fix := fittingFix(in, x, sus); fix != "" {
+		sus.Fix = fix
+	}
 	sus.Source = in.src.quote(s.loc)
 	if e, ok := sourceEvidence(sus.Source); ok {
 		sus.Evidence = append(sus.Evidence, e)
