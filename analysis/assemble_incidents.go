@@ -510,6 +510,10 @@ func incidentSummary(inc Incident, top Suspect) string {
 		return fmt.Sprintf("%s created from %s leak, %s%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, FormatRate(inc.GoroutinesPerMin, KindGoroutine), heap, what)
 	case inc.CallsPerMin > 0:
 		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min", where, plural(inc.PerCall, "goroutine"), heap, what, trimFloat(inc.CallsPerMin))
+	case top.Verdict == "leaking":
+		// Growth with no rate (one step): still a leak, as in every
+		// other capture of it (docs/DESIGN.md, "One verdict").
+		return fmt.Sprintf("%s created from %s leak%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, what)
 	}
 	return fmt.Sprintf("%s created from %s are stuck%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, what)
 }

@@ -70,12 +70,7 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		sus.LeakProfile = "confirmed"
 	}
 	sus.Confidence = round(x.sc.conf, 3)
-	switch {
-	case x.sc.stuck >= x.sc.leak && x.sc.stuck > 0:
-		sus.Verdict = "stuck"
-	case x.sc.leak > 0:
-		sus.Verdict = "leaking"
-	}
+	sus.Verdict, sus.Stuck = verdictOf(x.sc)
 	if f := x.facts; f != nil {
 		for i, o := range f.objects {
 			sus.WaitsOn = append(sus.WaitsOn, waitObjectText(o, f.objectAt[i]))
