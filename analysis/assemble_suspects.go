@@ -201,7 +201,7 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 			break
 		}
 	}
-	sus.Onset = heapOnset(in, g)
+	sus.Onset = heapOnset(in, h)
 	paths := ""
 	if len(g.StackIDs) > 1 {
 		paths = fmt.Sprintf(" (%d call paths", len(g.StackIDs))
