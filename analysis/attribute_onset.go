@@ -245,7 +245,9 @@ func notSampledBound(b *bound, f onsetFacts, first int) {
 	absent := f.ts[first-1]
 	b.lo = 0
 	if f.fit.Slope > 0 {
-		b.lo = absent - int64(f.unsampled/f.fit.Slope*60e9)
+		perNs := f.fit.Slope / 60e9
+		b.lo = absent - int64(f.unsampled/perNs)
+		b.at = max(b.lo, f.ts[first]-int64(f.v[first]/perNs))
 	}
 	b.why = fmt.Sprintf("not sampled at %s (a heap profile at MemProfileRate %s leaves out a site holding up to %s but 1 time in %d), present at %s",
 		clock(absent), FormatBytes(float64(f.rate)), FormatBytes(f.unsampled), unsampledOdds, clock(f.ts[first]))
