@@ -72,21 +72,7 @@ func estimateOnset(f onsetFacts) *Onset {
 	bounds := []bound{{hi: seen, basis: OnsetFirstSeen, at: seen, why: "first seen at " + clock(seen)}}
 	l := fitLine(f.ts, f.v)
 	if first > 0 {
-		b := bound{lo: f.ts[first-1], hi: seen, basis: OnsetAppeared, at: seen,
-			why: fmt.Sprintf("absent at %s, present at %s", clock(f.ts[first-1]), clock(seen))}
-		// Refine with the growth rate: count k at first sight, growing at
-		// slope/min, began about k/slope before.
-		if f.fit.Slope > 0 {
-			back := int64(f.v[first] / f.fit.Slope * 60e9)
-			b.at = max(b.lo, seen-back)
-		}
-		if first-1 < f.hist {
-			historyBound(&b, f)
-		}
-		if f.unsampled > 0 {
-			notSampledBound(&b, f, first)
-		}
-		bounds = append(bounds, b)
+		bounds = append(bounds, appearedBound(f, first))
 	} else if f.fit.Points >= 3 && f.fit.R2 >= 0.5 {
 		if at, ok := l.zeroAt(l.slope); ok && at < seen {
 			b := bound{hi: seen, basis: OnsetFit, at: at, why: fmt.Sprintf("the growth line (R²=%.2f) reaches zero at %s", f.fit.R2, clock(at))}
@@ -139,6 +125,28 @@ func estimateOnset(f onsetFacts) *Onset {
 		note = "dropped as earlier than the process start: " + strings.Join(dropped, ", ")
 	}
 	return combine(kept, note)
+}
+
+// appearedBound is the bound of a series absent at the snapshot before
+// its first sighting (index first > 0): between the two, refined by
+// the growth rate (count k at first sight, growing at slope/min, began
+// about k/slope before), read from the agent's history when that
+// snapshot is one, and widened for a heap site not sampled there.
+func appearedBound(f onsetFacts, first int) bound {
+	seen := f.ts[first]
+	b := bound{lo: f.ts[first-1], hi: seen, basis: OnsetAppeared, at: seen,
+		why: fmt.Sprintf("absent at %s, present at %s", clock(f.ts[first-1]), clock(seen))}
+	if f.fit.Slope > 0 {
+		back := int64(f.v[first] / f.fit.Slope * 60e9)
+		b.at = max(b.lo, seen-back)
+	}
+	if first-1 < f.hist {
+		historyBound(&b, f)
+	}
+	if f.unsampled > 0 {
+		notSampledBound(&b, f, first)
+	}
+	return b
 }
 
 // combine intersects the bounds and picks the estimate; note, if any,
