@@ -88,7 +88,10 @@ func (c *sourceCode) heldAcross(f Frame) (lock string, line int, call string) {
 	if p == nil {
 		return "", 0, ""
 	}
-	ce, path := callAt(p, f.Line)
+	ce, path := callAtLine(p, f.Line, func(ce *ast.CallExpr) bool {
+		_, m := lockCall(p, ce)
+		return m == ""
+	})
 	if ce == nil {
 		return "", 0, ""
 	}
@@ -98,30 +101,6 @@ func (c *sourceCode) heldAcross(f Frame) (lock string, line int, call string) {
 		}
 	}
 	return lock, line, printNode(p.fset, ce.Fun)
-}
-
-// callAt finds the outermost call at line outside function literals,
-// with the nodes from the declaration down to it; nil when none.
-func callAt(p *parsedFunc, line int) (*ast.CallExpr, []ast.Node) {
-	var found *ast.CallExpr
-	var path, stack []ast.Node
-	ast.Inspect(p.decl, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		if _, ok := n.(*ast.FuncLit); ok || found != nil {
-			return false
-		}
-		stack = append(stack, n)
-		if ce, ok := n.(*ast.CallExpr); ok && p.line(ce.Pos()) == line {
-			if _, m := lockCall(p, ce); m == "" {
-				found, path = ce, append([]ast.Node(nil), stack...)
-			}
-		}
-		return true
-	})
-	return found, path
 }
 
 // patternHeldWhileBlocked is the pattern of a goroutine that holds a

@@ -77,6 +77,16 @@ func locksHeld(p *parsedFunc, path []ast.Node) map[string]heldLock {
 // does not look into function literals: they may run on another
 // goroutine.
 func lockCallAt(p *parsedFunc, line int) (*ast.CallExpr, []ast.Node) {
+	return callAtLine(p, line, func(ce *ast.CallExpr) bool {
+		_, m := lockCall(p, ce)
+		return m == "Lock" || m == "RLock"
+	})
+}
+
+// callAtLine finds the first call at line, outside function literals,
+// that want accepts, with the nodes from the declaration down to it;
+// nil when there is none.
+func callAtLine(p *parsedFunc, line int, want func(*ast.CallExpr) bool) (*ast.CallExpr, []ast.Node) {
 	var found *ast.CallExpr
 	var path, stack []ast.Node
 	ast.Inspect(p.decl, func(n ast.Node) bool {
@@ -84,17 +94,12 @@ func lockCallAt(p *parsedFunc, line int) (*ast.CallExpr, []ast.Node) {
 			stack = stack[:len(stack)-1]
 			return true
 		}
-		if found != nil {
-			return false
-		}
-		if _, ok := n.(*ast.FuncLit); ok {
+		if _, ok := n.(*ast.FuncLit); ok || found != nil {
 			return false
 		}
 		stack = append(stack, n)
-		if ce, ok := n.(*ast.CallExpr); ok && p.line(ce.Pos()) == line {
-			if _, m := lockCall(p, ce); m == "Lock" || m == "RLock" {
-				found, path = ce, append([]ast.Node(nil), stack...)
-			}
+		if ce, ok := n.(*ast.CallExpr); ok && p.line(ce.Pos()) == line && want(ce) {
+			found, path = ce, append([]ast.Node(nil), stack...)
 		}
 		return true
 	})
