@@ -183,6 +183,8 @@ func basisText(b string) string {
 		return "eBPF go_create events"
 	case "allocation":
 		return "heap allocation stacks"
+	case "served":
+		return "the goroutines' own stacks (a server's loop starts them per connection or request and calls this handler)"
 	}
 	return "the creator goroutine's entry function"
 }
