@@ -163,6 +163,24 @@ type HeapGrowth struct {
 	// changed by.
 	Diff          []HeapDiffEntry `json:"diff,omitempty"`
 	OwnDeltaBytes int64           `json:"own_delta_bytes,omitempty"`
+	// Sight is the slowest growth these heap profiles can name, and
+	// what would show a slower one (nil with fewer than three).
+	Sight *HeapSight `json:"sight,omitempty"`
+}
+
+// HeapSight is what a capture's sampled heap profiles can see: a site
+// must rise by about MinRise bytes (its sampling floor at
+// MemProfileRate over the profiles' span of Seconds) before it is
+// named, so one growing slower than MinPerMin bytes a minute is not.
+// The rise needed grows with MemProfileRate, so a capture MinRise/G
+// minutes long, or a MemProfileRate that much finer, shows a site
+// growing G a minute. Text says so in words.
+type HeapSight struct {
+	MemProfileRate int64   `json:"mem_profile_rate"`
+	Seconds        float64 `json:"seconds"`
+	MinRise        float64 `json:"min_rise_bytes"`
+	MinPerMin      float64 `json:"min_bytes_per_min"`
+	Text           string  `json:"text"`
 }
 
 // HeapGrower is one allocation site whose in-use heap grows.

@@ -99,10 +99,16 @@ type Suspect struct {
 	// (Markdown, HTML, the workbench) prints them.
 	Display *SuspectText `json:"display,omitempty"`
 
-	// Verdict is "stuck" when the members are parked for good (whether
-	// or not they grow), "leaking" when they accumulate, "" for heap
-	// suspects. Confidence is the combined confidence behind Score (0..1).
+	// Verdict is "leaking" when the group accumulates (its count rose
+	// with members surviving, or a trace saw members created and none
+	// end), whether or not its members are stuck; "stuck" when its
+	// members are parked for good and it does not grow; "" for heap
+	// suspects (docs/DESIGN.md, "One verdict"). Stuck says the members
+	// are parked for good, so a growing group whose members never leave
+	// is "leaking" and Stuck. Confidence is the combined confidence
+	// behind Score (0..1).
 	Verdict    string  `json:"verdict,omitempty"`
+	Stuck      bool    `json:"stuck,omitempty"`
 	Confidence float64 `json:"confidence,omitempty"`
 	// WaitsOn names the objects the members wait on, as the frames'
 	// certain argument words show them, each with the frame and parameter

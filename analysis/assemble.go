@@ -37,6 +37,9 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 	}
 	rep.Inputs = in.inputs
 	rep.Heap = heapSection(in, v, byCandidate, heapBySite)
+	if len(v.heap) == 0 && v.sight != nil && rep.Inputs != nil {
+		rep.Inputs.Next = append(rep.Inputs.Next, "a longer capture, or a finer heap sampling rate, for heap growth: "+v.sight.Text)
+	}
 	if in.leaks != nil {
 		rep.LeakProfile = crossCheck(rep.Suspects, in.leaks, in.leakTotal, in.prof.leakTS)
 	}
@@ -124,6 +127,7 @@ func heapSection(in *loaded, v *verdicts, byCandidate map[*candidate]*Suspect, h
 		hg.GrowthBytes = int64(tot[len(tot)-1].Value - tot[0].Value)
 		hg.Diff, hg.OwnDeltaBytes = diffHeap(prof, in.st, prof.heapTS[0], prof.heapTS[len(prof.heapTS)-1], 20)
 	}
+	hg.Sight = v.sight
 	return hg
 }
 

@@ -66,6 +66,7 @@ func incidents(sus []Suspect, rules []Rule, rf *releaseFinder) []Incident {
 	}
 	groups = mergeCycles(sus, groups)
 	groups = mergeCreators(sus, groups)
+	groups = mergeHolders(sus, groups)
 	owners := newHeapOwners(sus, groups)
 	for i, s := range sus {
 		if s.Kind != KindHeap {
@@ -393,6 +394,9 @@ func makeIncident(sus []Suspect, members []int, rules []Rule, rf *releaseFinder)
 	} else if libraryOwned(sus, members) {
 		libraryIncident(&inc, sus, members, rf)
 	}
+	if h := holderOf(sus, members); h != nil {
+		inc.Pattern, inc.Title, inc.Description, inc.Fix = h.Pattern, h.Title, h.Description, h.Fix
+	}
 	inc.Fix = inUserTerms(inc.Fix, inc.Origin)
 	if top.Kind == KindGoroutine && (saysLittle(inc.Origin) || lockWait(top)) {
 		inc.ParkedIn = parkedIn(top.Stack, inc.Origin)
@@ -501,6 +505,10 @@ func incidentSummary(inc Incident, top Suspect) string {
 		return fmt.Sprintf("%s created from %s leak, %s%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, FormatRate(inc.GoroutinesPerMin, KindGoroutine), heap, what)
 	case inc.CallsPerMin > 0:
 		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min", where, format.Count(inc.PerCall, "goroutine"), heap, what, format.Figure(inc.CallsPerMin))
+	case top.Verdict == "leaking":
+		// Growth with no rate (one step): still a leak, as in every
+		// other capture of it (docs/DESIGN.md, "One verdict").
+		return fmt.Sprintf("%s created from %s leak%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, what)
 	}
 	return fmt.Sprintf("%s created from %s are stuck%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, what)
 }

@@ -49,6 +49,9 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 	} else {
 		sus.Pattern, sus.Title = "blocked-other", "goroutines parked with no way out"
 	}
+	if fix := fittingFix(in, x, sus); fix != "" {
+		sus.Fix = fix
+	}
 	sus.Source = in.src.quote(s.loc)
 	if e, ok := sourceEvidence(sus.Source); ok {
 		sus.Evidence = append(sus.Evidence, e)
@@ -67,12 +70,7 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		sus.LeakProfile = "confirmed"
 	}
 	sus.Confidence = round(x.sc.conf, 3)
-	switch {
-	case x.sc.stuck >= x.sc.leak && x.sc.stuck > 0:
-		sus.Verdict = "stuck"
-	case x.sc.leak > 0:
-		sus.Verdict = "leaking"
-	}
+	sus.Verdict, sus.Stuck = verdictOf(x.sc)
 	if f := x.facts; f != nil {
 		for i, o := range f.objects {
 			sus.WaitsOn = append(sus.WaitsOn, waitObjectText(o, f.objectAt[i]))
@@ -203,7 +201,7 @@ func heapSuspect(in *loaded, h *heapSite, rules []Rule) *Suspect {
 			break
 		}
 	}
-	sus.Onset = heapOnset(in, g)
+	sus.Onset = heapOnset(in, h)
 	paths := ""
 	if len(g.StackIDs) > 1 {
 		paths = fmt.Sprintf(" (%d call paths", len(g.StackIDs))

@@ -50,6 +50,9 @@ func attribute(in *loaded, s *site) attribution {
 		}
 	}
 	a.origin, a.chain = findOrigin(in, s)
+	if o := servedOrigin(in, s); o != nil {
+		a.origin = o // the creation chain stays, as context
+	}
 	if a.origin == nil && s.creator != "" {
 		roots, gone := creatorRoots(in, s)
 		a.unknown = unknownCallerText(s.creator, roots, gone) + sourceCandidatesText(in, s)
@@ -380,6 +383,8 @@ func originText(o *Origin, chain []CreationHop) string {
 		basis = "the program's own source as indexed when the bundle was made: the only function of it that calls into the library code the creator function is reached from (no stack of the bundle shows the call)"
 	case basisGopc:
 		basis = "eBPF go_create events (the go statement's function only)"
+	case basisServed:
+		basis = "the user's outermost frame on the goroutines' own stacks: a library's serving loop, still running in the last dump, starts one per connection or request and calls it there, so the creation chain leads only to whoever started the server"
 	default:
 		basis = "the creator goroutine's entry function (no creation stack inside it is known)"
 	}

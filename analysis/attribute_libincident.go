@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"strings"
+
+	"github.com/leakscope/leakscope/analysis/flame"
 )
 
 // PatternLibraryObject is the incident pattern of goroutines that run
@@ -25,23 +27,71 @@ func newReleaseFinder(in *loaded) *releaseFinder {
 	return rf
 }
 
-// libraryOwned reports whether every goroutine member of an incident
-// (and at least one) runs library code only: its fix is then the
-// library's release of the object that started them, never a change to
-// code the user does not own.
+// libraryOwned reports whether an incident's goroutines belong to a
+// library object: at least one member runs library code only, and every
+// other goroutine member is the user's code parked in a method of the
+// package those run (a worker in the object's Get). Its fix is then the
+// library's release of the object, never a change to code the user does
+// not own.
 func libraryOwned(sus []Suspect, members []int) bool {
-	n := 0
+	own, parked := libraryMembers(sus, members)
+	if len(own) == 0 {
+		return false
+	}
+	pkgs := map[string]bool{}
+	for _, s := range own {
+		pkgs[libraryEntry(s.Stack)] = true
+	}
+	for _, s := range parked {
+		if m := parkedMethod(s.Stack); m.Function == "" || !pkgs[flame.PackageOf(m.Function)] {
+			return false
+		}
+	}
+	return true
+}
+
+// libraryMembers splits an incident's goroutine members into those that
+// run library code only and those with a frame of the user's code;
+// a member without a stack counts as the user's.
+func libraryMembers(sus []Suspect, members []int) (own, parked []Suspect) {
 	for _, i := range members {
 		s := sus[i]
 		if s.Kind != KindGoroutine {
 			continue
 		}
 		if _, at := userFrame(s.Stack); at >= 0 || len(s.Stack) == 0 {
-			return false
+			parked = append(parked, s)
+		} else {
+			own = append(own, s)
 		}
-		n++
 	}
-	return n > 0
+	return own, parked
+}
+
+// libraryEntry is the package of the outermost library frame of a
+// goroutine that runs library code only (the runtime's aside).
+func libraryEntry(stack []Frame) string {
+	for i := len(stack) - 1; i >= 0; i-- {
+		if !isRuntime(stack[i].Function) {
+			return flame.PackageOf(stack[i].Function)
+		}
+	}
+	return ""
+}
+
+// parkedMethod is the library method the user's innermost frame called
+// and the goroutine is parked in (the frame just leaf-side of it), or
+// the zero Frame when that frame is no method of a library type.
+func parkedMethod(stack []Frame) Frame {
+	_, at := userFrame(stack)
+	if at < 1 {
+		return Frame{}
+	}
+	f := stack[at-1]
+	if isRuntime(f.Function) || len(receiverRef(f)) == 0 {
+		return Frame{}
+	}
+	return f
 }
 
 // libraryIncident names a library-owned incident by the object it
@@ -66,6 +116,9 @@ func libraryIncident(inc *Incident, sus []Suspect, members []int, rf *releaseFin
 	inc.Title = fmt.Sprintf("%s created per call and never released", r.qualified())
 	inc.Description = fmt.Sprintf("The leaked goroutines run library code only: they belong to a `%s` that the user's code creates on every call and never releases, and they run until its `%s` is called. Every call leaves one behind, with what it holds.", r.qualified(), r.Method)
 	inc.Fix = releaseFix(r, inc.Origin)
+	if _, parked := libraryMembers(sus, members); len(parked) > 0 {
+		inc.Description = strings.Replace(inc.Description, "The leaked goroutines run library code only: they belong", "The leaked goroutines belong", 1) + parkedText(parked, r)
+	}
 	basis := "the library's source (its declarations at the frames' paths)"
 	if r.Basis == releaseSymbols {
 		basis = "the functions the bundle knows of the binary (no library source readable)"
@@ -75,4 +128,17 @@ func libraryIncident(inc *Incident, sus []Suspect, members []int, rf *releaseFin
 		d += fmt.Sprintf(" made by `%s`", strings.ReplaceAll(shortName(r.Constructor), "[...]", ""))
 	}
 	inc.Evidence = append(inc.Evidence, Evidence{Kind: "release", Detail: d + fmt.Sprintf(", released by `%s`, per %s", r.Method, basis)})
+}
+
+// parkedText says which of the user's goroutines wait in the object's
+// methods, each with its pattern: the symptom inside the incident.
+func parkedText(parked []Suspect, r *libRelease) string {
+	var parts []string
+	for _, s := range parked {
+		u, _ := userFrame(s.Stack)
+		m := parkedMethod(s.Stack)
+		_, _, _, name := splitFunc(m.Function)
+		parts = append(parts, fmt.Sprintf("`%s` waits in its `%s` (%s)", shortName(u.Function), name, s.Pattern))
+	}
+	return fmt.Sprintf(" The user's goroutines parked in it wait for work the object will never get: %s; they return once `%s` is called.", strings.Join(parts, "; "), r.Method)
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -25,18 +26,7 @@ func estimateOnset(f onsetFacts) *Onset {
 	bounds := []bound{{hi: seen, basis: OnsetFirstSeen, at: seen, why: "first seen at " + clock(seen)}}
 	l := fitLine(f.ts, f.v)
 	if first > 0 {
-		b := bound{lo: f.ts[first-1], hi: seen, basis: OnsetAppeared, at: seen,
-			why: fmt.Sprintf("absent at %s, present at %s", clock(f.ts[first-1]), clock(seen))}
-		// Refine with the growth rate: count k at first sight, growing at
-		// slope/min, began about k/slope before.
-		if f.fit.Slope > 0 {
-			back := int64(f.v[first] / f.fit.Slope * 60e9)
-			b.at = max(b.lo, seen-back)
-		}
-		if first-1 < f.hist {
-			historyBound(&b, f)
-		}
-		bounds = append(bounds, b)
+		bounds = append(bounds, appearedBound(f, first))
 	} else if f.fit.Points >= 3 && f.fit.R2 >= 0.5 {
 		if at, ok := l.zeroAt(l.slope); ok && at < seen {
 			b := bound{hi: seen, basis: OnsetFit, at: at, why: fmt.Sprintf("the growth line (R²=%.2f) reaches zero at %s", f.fit.R2, clock(at))}
@@ -89,6 +79,28 @@ func estimateOnset(f onsetFacts) *Onset {
 		note = "dropped as earlier than the process start: " + strings.Join(dropped, ", ")
 	}
 	return combine(kept, note)
+}
+
+// appearedBound is the bound of a series absent at the snapshot before
+// its first sighting (index first > 0): between the two, refined by
+// the growth rate (count k at first sight, growing at slope/min, began
+// about k/slope before), read from the agent's history when that
+// snapshot is one, and widened for a heap site not sampled there.
+func appearedBound(f onsetFacts, first int) bound {
+	seen := f.ts[first]
+	b := bound{lo: f.ts[first-1], hi: seen, basis: OnsetAppeared, at: seen,
+		why: fmt.Sprintf("absent at %s, present at %s", clock(f.ts[first-1]), clock(seen))}
+	if f.fit.Slope > 0 {
+		back := int64(f.v[first] / f.fit.Slope * 60e9)
+		b.at = max(b.lo, seen-back)
+	}
+	if first-1 < f.hist {
+		historyBound(&b, f)
+	}
+	if f.unsampled > 0 {
+		notSampledBound(&b, f, first)
+	}
+	return b
 }
 
 // combine intersects the bounds and picks the estimate; note, if any,
@@ -153,16 +165,52 @@ func goroutineOnset(in *loaded, x *candidate) *Onset {
 	return estimateOnset(f)
 }
 
-// heapOnset estimates when a heap site began to grow.
-func heapOnset(in *loaded, g HeapGrower) *Onset {
+// heapOnset estimates when a heap site began to grow. A sampled heap
+// profile that does not list the site says it was not sampled, not that
+// it was absent (see notSampledBound).
+func heapOnset(in *loaded, h *heapSite) *Onset {
+	g := h.grower
 	ts := make([]int64, len(g.Series))
 	v := make([]float64, len(g.Series))
 	for i, p := range g.Series {
 		ts[i], v[i] = p.TS.UnixNano(), p.Value
 	}
-	f := onsetFacts{ts: ts, v: v, fit: g.Fit, hist: in.hist.heapPoints(ts), until: in.hist.until, histProfile: "heap"}
+	f := onsetFacts{ts: ts, v: v, fit: g.Fit, hist: in.hist.heapPoints(ts), until: in.hist.until, histProfile: "heap",
+		unsampled: unsampledBytes(h.weight), rate: samplingPeriod(ts, in.periods)}
 	f.start, f.startFrom = processStart(in)
 	return estimateOnset(f)
+}
+
+// unsampledOdds is how rarely a site holding unsampledBytes is left out
+// of a heap profile: 1 time in 100.
+const unsampledOdds = 100
+
+// unsampledBytes is the most a site whose samples each stand for weight
+// bytes can hold and still be left out of a heap profile but 1 time in
+// unsampledOdds: a site holding B bytes in small objects has about
+// B/weight samples expected, and none with probability exp(−B/weight).
+func unsampledBytes(weight float64) float64 {
+	return weight * math.Log(unsampledOdds)
+}
+
+// notSampledBound widens an "appeared" bound of a heap site: the
+// snapshot that does not list it saw it not sampled, holding less than
+// f.unsampled then, so at the growth the fit gives it may have begun
+// f.unsampled/slope before that snapshot (no lower bound without a
+// rising fit).
+func notSampledBound(b *bound, f onsetFacts, first int) {
+	absent := f.ts[first-1]
+	b.lo = 0
+	if f.fit.Slope > 0 {
+		perNs := f.fit.Slope / 60e9
+		b.lo = absent - int64(f.unsampled/perNs)
+		b.at = max(b.lo, f.ts[first]-int64(f.v[first]/perNs))
+	}
+	b.why = fmt.Sprintf("not sampled at %s (a heap profile at MemProfileRate %s leaves out a site holding up to %s but 1 time in %d), present at %s",
+		clock(absent), format.Bytes(float64(f.rate)), format.Bytes(f.unsampled), unsampledOdds, clock(f.ts[first]))
+	if b.lo != 0 {
+		b.why += fmt.Sprintf("; growing %s, it may have begun %s before", FormatRate(f.fit.Slope, KindHeap), format.Duration(time.Duration(absent-b.lo)))
+	}
 }
 
 // processStart is the target's start from the manifest, and where the

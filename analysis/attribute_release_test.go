@@ -23,7 +23,8 @@ const callsBound = 0.25
 // of a library leakscope has no rule for, one per call (a *sql.DB, a
 // client-go workqueue, an OpenTelemetry TracerProvider) or the
 // http.Transport of a new client per call, with dumps, heap profiles and
-// a trace window, and their healthy twins with the fix applied. The
+// a trace window (a workqueue's own loops with the user's worker parked
+// in its Get among them), and their healthy twins with the fix applied. The
 // first incident must name the user's frame and the library's own
 // release method (found in the library's source), its call rate must be
 // within callsBound of the rate the program counted of itself, its
@@ -31,7 +32,7 @@ const callsBound = 0.25
 // call near the program's own measure (see checkHeapPerCall); the twin
 // must have no suspect.
 func TestLibraryObjectIncidents(t *testing.T) {
-	liveTest(t, "runs eight library samples for 10 s each")
+	liveTest(t, "runs ten library samples for 10 s each")
 	root, err := samples.Root()
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +49,8 @@ func TestLibraryObjectIncidents(t *testing.T) {
 		{"libs", "otel-provider-per-request", "otel-provider-shut-down", 1, true}, // processQueue
 		{"libs", "http-transport-per-call", "http-transport-shared", 2, false},    // readLoop, writeLoop
 		{"kube", "workqueue-per-reconcile", "workqueue-shut-down", 1, true},       // the delaying queue's waitingLoop
+		// waitingLoop, updateUnfinishedWorkLoop and the user's worker in Get
+		{"kube", "workqueue-worker-per-reconcile", "workqueue-worker-shut-down", 3, true},
 	}
 	sem := make(chan struct{}, 2)
 	for _, c := range cases {

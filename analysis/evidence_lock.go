@@ -28,7 +28,26 @@ func (c *sourceCode) heldBySelf(f Frame) string {
 		return ""
 	}
 	x, method := lockCall(p, call)
-	held, heldLine := "", 0
+	h, ok := locksHeld(p, path)[x]
+	if !ok || h.method == "RLock" && method == "RLock" {
+		return ""
+	}
+	return fmt.Sprintf("%s.%s() at line %d, still held at %s.%s() at line %d", x, h.method, h.line, x, method, f.Line)
+}
+
+// heldLock is a lock a function holds at a statement: the method that
+// took it (Lock or RLock) and its line.
+type heldLock struct {
+	method string
+	line   int
+}
+
+// locksHeld lists, by the expression locked as Go prints it, the locks
+// held at the last node of path: X.Lock() or X.RLock() in an earlier
+// statement of a block that encloses it, not undone by X.Unlock() or
+// X.RUnlock() in between (deferred releases run only at return).
+func locksHeld(p *parsedFunc, path []ast.Node) map[string]heldLock {
+	held := map[string]heldLock{}
 	for i := 0; i < len(path)-1; i++ {
 		for _, st := range blockStmts(path[i]) {
 			if st == path[i+1] {
@@ -42,20 +61,15 @@ func (c *sourceCode) heldBySelf(f Frame) string {
 			if !ok {
 				continue
 			}
-			if y, m := lockCall(p, ce); y == x {
-				switch m {
-				case "Lock", "RLock":
-					held, heldLine = m, p.line(ce.Pos())
-				case "Unlock", "RUnlock":
-					held = ""
-				}
+			switch y, m := lockCall(p, ce); m {
+			case "Lock", "RLock":
+				held[y] = heldLock{m, p.line(ce.Pos())}
+			case "Unlock", "RUnlock":
+				delete(held, y)
 			}
 		}
 	}
-	if held == "" || held == "RLock" && method == "RLock" {
-		return ""
-	}
-	return fmt.Sprintf("%s.%s() at line %d, still held at %s.%s() at line %d", x, held, heldLine, x, method, f.Line)
+	return held
 }
 
 // lockCallAt finds the X.Lock() or X.RLock() call at line, with the
@@ -63,6 +77,16 @@ func (c *sourceCode) heldBySelf(f Frame) string {
 // does not look into function literals: they may run on another
 // goroutine.
 func lockCallAt(p *parsedFunc, line int) (*ast.CallExpr, []ast.Node) {
+	return callAtLine(p, line, func(ce *ast.CallExpr) bool {
+		_, m := lockCall(p, ce)
+		return m == "Lock" || m == "RLock"
+	})
+}
+
+// callAtLine finds the first call at line, outside function literals,
+// that want accepts, with the nodes from the declaration down to it;
+// nil when there is none.
+func callAtLine(p *parsedFunc, line int, want func(*ast.CallExpr) bool) (*ast.CallExpr, []ast.Node) {
 	var found *ast.CallExpr
 	var path, stack []ast.Node
 	ast.Inspect(p.decl, func(n ast.Node) bool {
@@ -70,17 +94,12 @@ func lockCallAt(p *parsedFunc, line int) (*ast.CallExpr, []ast.Node) {
 			stack = stack[:len(stack)-1]
 			return true
 		}
-		if found != nil {
-			return false
-		}
-		if _, ok := n.(*ast.FuncLit); ok {
+		if _, ok := n.(*ast.FuncLit); ok || found != nil {
 			return false
 		}
 		stack = append(stack, n)
-		if ce, ok := n.(*ast.CallExpr); ok && p.line(ce.Pos()) == line {
-			if _, m := lockCall(p, ce); m == "Lock" || m == "RLock" {
-				found, path = ce, append([]ast.Node(nil), stack...)
-			}
+		if ce, ok := n.(*ast.CallExpr); ok && p.line(ce.Pos()) == line && want(ce) {
+			found, path = ce, append([]ast.Node(nil), stack...)
 		}
 		return true
 	})

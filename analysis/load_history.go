@@ -210,6 +210,12 @@ type onsetFacts struct {
 	hist        int
 	until       int64
 	histProfile string // "goroutine" or "heap"
+	// unsampled, for a heap site, is the most it can hold and still be
+	// left out of a sampled heap profile, but 1 time in 100 (0: a series
+	// whose absence is absence, as a dump's); rate the profiles'
+	// MemProfileRate.
+	unsampled float64
+	rate      int64
 }
 
 // bound is one interval the onset lies in, with what it rests on.

@@ -85,6 +85,7 @@ type recorded struct {
 	calls       [2]int64
 	heap        [2]int64 // the live heap the sample measured with calls
 	first, last time.Time
+	work        []byte // the sample's /work after the last dump
 }
 
 // heapPerCall is the sample's own live heap rise per call between the
@@ -160,6 +161,7 @@ func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, tr
 		}
 		time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))
 	}
+	rec.work, _ = get("/work")
 	rec.dir = bundleOf(t, dir, p, got)
 	return rec
 }

@@ -19,6 +19,8 @@ type verdicts struct {
 	// sites that do not grow too.
 	sites []*heapSite
 	all   []*heapSite
+	// sight is the slowest heap growth the heap profiles can name.
+	sight *HeapSight
 }
 
 // judge scores every candidate, attributes heap growth to the goroutine
@@ -81,6 +83,7 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 			v.heap = append(v.heap, hs)
 		}
 	}
+	v.sight = heapSight(in.prof.heapTS, in.periods)
 	return v
 }
 

@@ -222,3 +222,27 @@ func heapScore(f Fit, r Range) (conf, score float64) {
 	}
 	return conf, round(100*conf*(0.4+0.6*impact), 1)
 }
+
+// stuckAt is the stuck confidence from which a group's members count as
+// parked for good.
+const stuckAt = 0.5
+
+// verdictOf is a goroutine group's one verdict (docs/DESIGN.md, "One
+// verdict"): "leaking" when it accumulates (any growth evidence: a rise
+// with members surviving, or a trace window's goroutines created and
+// never ended), however stuck its members are; "stuck" when its members
+// are parked for good and it does not grow; "" when neither. stuck says
+// the members are parked for good. Every capture that sees the group
+// grow says "leaking", whichever evidence weighs more in it.
+func verdictOf(sc siteScore) (verdict string, stuck bool) {
+	stuck = sc.stuck >= stuckAt
+	switch {
+	case sc.grows > 0:
+		return "leaking", stuck
+	case sc.stuck >= sc.leak && sc.stuck > 0:
+		return "stuck", stuck
+	case sc.leak > 0:
+		return "leaking", stuck
+	}
+	return "", stuck
+}

@@ -50,6 +50,27 @@ func TestOneFigureEverywhere(t *testing.T) {
 	}
 }
 
+// listedAnalysed is capture id's entry in the captures list once its
+// analysis is no longer pending: the list does not wait for analyses, so
+// the entry read before the reports may have none yet.
+func listedAnalysed(t *testing.T, h http.Handler, id string) captureSummary {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var list []captureSummary
+		do(t, h, "GET", "/api/captures", nil, &list)
+		for _, c := range list {
+			if c.ID == id && (!c.AnalysisPending || time.Now().After(deadline)) {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("capture %s left the list", id)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // checkCapture compares every suspect of one capture across the views and
 // returns how many it checked.
 func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int {
@@ -59,6 +80,7 @@ func checkCapture(t *testing.T, h http.Handler, s *Store, c captureSummary) int 
 	if len(v.cli.Suspects) != len(v.web.Suspects) {
 		t.Fatalf("CLI report has %d suspects, the workbench %d", len(v.cli.Suspects), len(v.web.Suspects))
 	}
+	c = listedAnalysed(t, h, c.ID)
 	if len(v.web.Suspects) > 0 && !strings.HasSuffix(c.TopSuspect, "("+v.web.Suspects[0].Display.Count+")") {
 		t.Errorf("captures list: top suspect %q, report count %s", c.TopSuspect, v.web.Suspects[0].Display.Count)
 	}

@@ -277,6 +277,9 @@ func heapSection(d *document, rep *analysis.Report, level int) {
 	d.h(level, "Heap growth")
 	d.p(fmt.Sprintf("%d heap snapshots; in-use heap changed by %s between the first and the last, %s of it on allocation sites attributed to goroutine suspects.",
 		len(hg.Snapshots), format.Bytes(float64(hg.GrowthBytes)), format.Bytes(float64(hg.AttributedBytes))))
+	if hg.Sight != nil {
+		d.p("What these profiles can see: " + hg.Sight.Text + ".")
+	}
 	var rows [][]string
 	for i, g := range hg.Growers {
 		if i == 10 {

@@ -183,6 +183,14 @@ func basisText(b string) string {
 		return "eBPF go_create events"
 	case "allocation":
 		return "heap allocation stacks"
+	case "served":
+		return "the goroutines' own stacks (a server's loop starts them per connection or request and calls this handler)"
+	case "stacks":
+		return "other stacks through the creator function (allocation stacks, goroutines caught inside it)"
+	case "source":
+		return "the program's own source (the one function whose calls reach the creator)"
+	case "creator":
+		return "the creator goroutine's entry function"
 	}
-	return "the creator goroutine's entry function"
+	return "basis " + b
 }

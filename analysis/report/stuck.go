@@ -13,7 +13,11 @@ import (
 func stuckFacts(s analysis.Suspect) []string {
 	var facts []string
 	if s.Verdict != "" {
-		facts = append(facts, fmt.Sprintf("**Verdict:** %s (confidence %.2f)", lit(s.Verdict), s.Confidence))
+		v := lit(s.Verdict)
+		if s.Verdict == "leaking" && s.Stuck {
+			v += ", its members stuck for good"
+		}
+		facts = append(facts, fmt.Sprintf("**Verdict:** %s (confidence %.2f)", v, s.Confidence))
 	}
 	if len(s.WaitsOn) > 0 {
 		facts = append(facts, "**Waits on:** "+codeJoin(s.WaitsOn, ", "))
