@@ -113,6 +113,30 @@ func (wb *workbench) node(t *testing.T, id string) string {
 	return c.Node
 }
 
+// trigger fetches what the workbench says started capture id: its
+// manifest's trigger, and the report's sentence of it.
+func (wb *workbench) trigger(t *testing.T, id string) (*bundle.Trigger, string) {
+	t.Helper()
+	var c struct{ Manifest bundle.Manifest }
+	var rep struct {
+		Bundle struct {
+			TriggerText string `json:"trigger_text"`
+		}
+	}
+	for path, v := range map[string]any{"": &c, "/report?format=json": &rep} {
+		resp, err := http.Get(wb.srv.URL + "/api/captures/" + id + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(v)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("capture %s%s: %v", id, path, err)
+		}
+	}
+	return c.Manifest.Trigger, rep.Bundle.TriggerText
+}
+
 // startAgent runs an agent until the test ends.
 func startAgent(t *testing.T, cfg Config) *Agent {
 	t.Helper()
@@ -313,7 +337,7 @@ func TestAlertTriggersCapture(t *testing.T) {
 		}
 		// It names the alert that triggered it: name, labels, start and
 		// the Alertmanager it came from.
-		for _, want := range []string{`"GoroutineGrowthFast"`, `"instance"="` + u.Host + `"`, `"2026-01-01T00:00:00Z"`, `"http://alertmanager.example:9093"`, "`node-7`"} {
+		for _, want := range []string{`"GoroutineGrowthFast"`, `"instance"="` + u.Host + `"`, `"2026-01-01 00:00:00.000 UTC"`, `"http://alertmanager.example:9093"`, "captured on node node-7"} {
 			if !bytes.Contains(data, []byte(want)) {
 				t.Errorf("%s does not name the triggering alert's %s", f, want)
 			}
@@ -329,6 +353,15 @@ func TestAlertTriggersCapture(t *testing.T) {
 	// The bundle, and so the workbench, names the agent's node.
 	if node := wb.node(t, e.UploadID); node != "node-7" {
 		t.Errorf("workbench says node %q, the agent runs as node-7", node)
+	}
+	// The bundle carries the alert, and the workbench's report says it.
+	tr, text := wb.trigger(t, e.UploadID)
+	if tr == nil || tr.Source != bundle.TriggerAlert || tr.Alert == nil || tr.Alert.Name != "GoroutineGrowthFast" || tr.Alert.Labels["instance"] != u.Host ||
+		!tr.Alert.StartsAt.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || tr.Alert.Alertmanager != "http://alertmanager.example:9093" || tr.Node != "node-7" {
+		t.Errorf("bundle's trigger %+v (alert %+v)", tr, tr.Alert)
+	}
+	if want := "Alertmanager alert GoroutineGrowthFast (instance=" + u.Host + ", job=svc), firing since 2026-01-01 00:00:00.000 UTC; captured on node node-7"; !strings.HasPrefix(text, want) {
+		t.Errorf("report's trigger %q, want it to start %q", text, want)
 	}
 	// After the capture: cooldown.
 	if _, later := post(note); later[0].Result != "cooldown" {
@@ -359,6 +392,11 @@ func TestRuleTriggersAndRetries(t *testing.T) {
 	sus := wb.report(t, uploadedEntry(st).UploadID)
 	if len(sus) == 0 || sus[0].Location != leak.Function {
 		t.Errorf("workbench report suspects %+v, want %s first", sus, leak.Function)
+	}
+	// The bundle says the agent's rule started it, in the rule's words.
+	if tr, text := wb.trigger(t, uploadedEntry(st).UploadID); tr == nil || tr.Source != bundle.TriggerRule || tr.Alert != nil ||
+		!strings.HasPrefix(tr.Reason, "growth rule: goroutines growing") || !strings.HasPrefix(text, "the node agent's growth rule (goroutines growing") {
+		t.Errorf("bundle's trigger %+v, report's %q", tr, text)
 	}
 	if wb.posts.Load() < 2 {
 		t.Errorf("%d upload attempts, want a failed one and a good one", wb.posts.Load())

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/internal/format"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -167,7 +168,7 @@ func (c storeCollector) collectOne(ch chan<- prometheus.Metric, id string, perSe
 	}
 	defer release()
 	m := cp.b.Manifest
-	svc := format.Text(m.Target.Service())
+	svc := format.Text(bundle.OrUnknown(m.Target.Service()))
 	perService[svc]++
 	key := [3]string{m.CaptureID, m.Node, svc}
 	if perService[svc] > c.captures || seen[key] {
@@ -205,7 +206,7 @@ func sortedKeys(m map[string]int) []string {
 // one, the rest summed under suspect="other".
 func collectCapture(ch chan<- prometheus.Metric, c *capture, top int) {
 	m := c.b.Manifest
-	labels := texts(m.CaptureID, m.Node, m.Target.Service())
+	labels := texts(m.CaptureID, bundle.OrUnknown(m.NodeName()), bundle.OrUnknown(m.Target.Service()))
 	rep, err := c.ListedReport()
 	pending := errors.Is(err, errPending)
 	gauge(ch, descAnalysisPending, b2f(pending), labels...)
