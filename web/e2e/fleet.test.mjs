@@ -57,7 +57,8 @@ test('fleet: one service, each leak with its nodes and captures', async () => {
   await page.waitForSelector('#fleet-leaks tbody tr');
   const v = await getJSON('/api/fleet?service=' + encodeURIComponent(service));
   assert.ok(v.leaks.length > 0, 'the service has leaks');
-  assert.equal(await page.textContent('#fleet-summary'), `2 captures on 2 nodes: ${v.nodes.join(', ')}`);
+  assert.equal(await page.textContent('#fleet-summary'), v.summary);
+  assert.equal(v.summary, `2 captures on 2 nodes: ${v.nodes.join(', ')}`);
   const rows = await page.$$eval('#fleet-leaks tbody tr', (trs) => trs.map((tr) => ({
     location: tr.dataset.location,
     nodes: tr.querySelector('.nodes b').textContent,
@@ -68,7 +69,8 @@ test('fleet: one service, each leak with its nodes and captures', async () => {
   for (const [i, l] of v.leaks.entries()) {
     assert.equal(rows[i].location, l.location);
     assert.equal(rows[i].nodes, `${l.nodes.length} of ${v.nodes.length}`);
-    assert.equal(rows[i].nodeNames, l.nodes.join(', '));
+    assert.equal(rows[i].nodeNames, l.display.nodes);
+    assert.equal(l.display.nodes, l.nodes.join(', '));
     assert.equal(rows[i].captures, String(l.captures));
   }
   // The same capture uploaded from both nodes: its top leak is on both.
