@@ -137,6 +137,21 @@ func (wb *workbench) trigger(t *testing.T, id string) (*bundle.Trigger, string) 
 	return c.Manifest.Trigger, rep.Bundle.TriggerText
 }
 
+// checkAlertTrigger checks that capture id carries the alert
+// TestAlertTriggersCapture posted for instance, and that the workbench's
+// report says it.
+func (wb *workbench) checkAlertTrigger(t *testing.T, id, instance string) {
+	t.Helper()
+	tr, text := wb.trigger(t, id)
+	if tr == nil || tr.Source != bundle.TriggerAlert || tr.Alert == nil || tr.Alert.Name != "GoroutineGrowthFast" || tr.Alert.Labels["instance"] != instance ||
+		!tr.Alert.StartsAt.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || tr.Alert.Alertmanager != "http://alertmanager.example:9093" || tr.Node != "node-7" {
+		t.Fatalf("bundle's trigger %+v", tr)
+	}
+	if want := "Alertmanager alert GoroutineGrowthFast (instance=" + instance + ", job=svc), firing since 2026-01-01 00:00:00.000 UTC; captured on node node-7"; !strings.HasPrefix(text, want) {
+		t.Errorf("report's trigger %q, want it to start %q", text, want)
+	}
+}
+
 // startAgent runs an agent until the test ends.
 func startAgent(t *testing.T, cfg Config) *Agent {
 	t.Helper()
@@ -354,15 +369,7 @@ func TestAlertTriggersCapture(t *testing.T) {
 	if node := wb.node(t, e.UploadID); node != "node-7" {
 		t.Errorf("workbench says node %q, the agent runs as node-7", node)
 	}
-	// The bundle carries the alert, and the workbench's report says it.
-	tr, text := wb.trigger(t, e.UploadID)
-	if tr == nil || tr.Source != bundle.TriggerAlert || tr.Alert == nil || tr.Alert.Name != "GoroutineGrowthFast" || tr.Alert.Labels["instance"] != u.Host ||
-		!tr.Alert.StartsAt.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || tr.Alert.Alertmanager != "http://alertmanager.example:9093" || tr.Node != "node-7" {
-		t.Errorf("bundle's trigger %+v (alert %+v)", tr, tr.Alert)
-	}
-	if want := "Alertmanager alert GoroutineGrowthFast (instance=" + u.Host + ", job=svc), firing since 2026-01-01 00:00:00.000 UTC; captured on node node-7"; !strings.HasPrefix(text, want) {
-		t.Errorf("report's trigger %q, want it to start %q", text, want)
-	}
+	wb.checkAlertTrigger(t, e.UploadID, u.Host)
 	// After the capture: cooldown.
 	if _, later := post(note); later[0].Result != "cooldown" {
 		t.Errorf("alert after the capture: %+v", later[0])

@@ -28,7 +28,7 @@ func (t Target) Service() string {
 // version when the go command stamped one, and the VCS revision (its
 // first 12 hex digits, "+modified" for a tree with changes), as in
 // "v1.4.2 3f2a9c0e71bd"; else the Go build id's first 12 characters,
-// "build id X"; else "" (unknown).
+// "id X"; else "" (unknown). Views write it after the word "build".
 func (t Target) Build() string {
 	var parts []string
 	if v := t.ModuleVersion; v != "" && v != "(devel)" {
@@ -39,12 +39,12 @@ func (t Target) Build() string {
 		if t.VCSModified {
 			r += "+modified"
 		}
-		if len(parts) == 0 || !strings.Contains(parts[0], r[:min(12, len(r))]) {
+		if len(parts) == 0 || !strings.Contains(parts[0], t.VCSRevision[:min(12, len(t.VCSRevision))]) {
 			parts = append(parts, r)
 		}
 	}
 	if len(parts) == 0 && t.BuildID != "" {
-		return "build id " + t.BuildID[:min(12, len(t.BuildID))]
+		return "id " + t.BuildID[:min(12, len(t.BuildID))]
 	}
 	return strings.Join(parts, " ")
 }

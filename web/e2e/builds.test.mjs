@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
+import { openPage, jsonGetter } from './poll.mjs';
 
 const base = process.env.LEAKSCOPE_URL;
 const leakyRev = process.env.LEAKSCOPE_LEAKY_REV;
@@ -15,24 +16,11 @@ const shots = process.env.LEAKSCOPE_SCREENSHOTS || new URL('./screenshots/', imp
 if (!base || !leakyRev || !healthyRev) throw new Error('LEAKSCOPE_URL and the revisions must be set (run through go test ./web/e2e/)');
 mkdirSync(shots, { recursive: true });
 
-let browser, page;
-const errors = [];
-const getJSON = async (path) => {
-  const res = await fetch(base + path);
-  assert.equal(res.status, 200, path);
-  return res.json();
-};
+let browser, page, errors;
+const getJSON = jsonGetter(base);
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
-  page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(String(e)));
-  await page.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+  ({ browser, page, errors } = await openPage(chromium, base, { width: 1500, height: 900 }));
   // Every capture analysed, so that each counts with or without the leak.
   let caps = [];
   for (const deadline = Date.now() + 180000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
