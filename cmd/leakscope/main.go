@@ -45,10 +45,33 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	err := withGrace(ctx, stopGrace, func() error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// signalled is the cause of main's context once SIGINT or SIGTERM came.
+type signalled struct{ sig syscall.Signal }
+
+func (s signalled) Error() string { return "received " + s.sig.String() }
+
+// signalContext returns a context cancelled, with a signalled cause, by
+// the first SIGINT or SIGTERM; stop releases the signals.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := <-ch; ok {
+			cancel(signalled{s.(syscall.Signal)})
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(ch)
+		cancel(nil)
+	}
 }
 
 // stopGrace is how long a command has, after SIGINT or SIGTERM, to stop
@@ -62,6 +85,13 @@ const stopGrace = 800 * time.Millisecond
 // errStopped is the error of a command that did not stop within
 // stopGrace of a signal.
 var errStopped = errors.New("interrupted: stopped where it stood (what it had written is kept, as after a kill)")
+
+// stoppedError is errStopped with the cause of the context's end (a
+// signalled one for a signal).
+type stoppedError struct{ cause error }
+
+func (stoppedError) Error() string     { return errStopped.Error() }
+func (stoppedError) Is(err error) bool { return err == errStopped }
 
 // withGrace runs fn and returns its error; once ctx is done, it waits at
 // most grace more for fn before returning errStopped (fn is left running:
@@ -80,18 +110,27 @@ func withGrace(ctx context.Context, grace time.Duration, fn func() error) error 
 	case err := <-done:
 		return err
 	case <-t.C:
-		return errStopped
+		return stoppedError{context.Cause(ctx)}
 	}
 }
 
+// exitCode is the process's exit status for a command's err: 0, 1 for a
+// failure, 2 for bad usage, and 128 plus the signal's number for a
+// command the signal stopped where it stood, as a shell reports a process
+// the signal killed.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	printLine(stderr, "leakscope:", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	var st stoppedError
+	var sig signalled
+	switch {
+	case errors.As(err, &ue):
 		return 2
+	case errors.As(err, &st) && errors.As(st.cause, &sig):
+		return 128 + int(sig.sig)
 	}
 	return 1
 }
@@ -211,7 +250,8 @@ Commands:
 
 Run "leakscope help COMMAND" (or "leakscope COMMAND --help") for a command's flags.
 A BUNDLE is a bundle directory (NAME.lsb) or an archive of one (NAME.tar.zst).
-Exit status: 0 success, 1 failure (reason on stderr), 2 bad usage.
+Exit status: 0 success, 1 failure (reason on stderr), 2 bad usage,
+130 (SIGINT) or 143 (SIGTERM) when stopped where it stood by the signal.
 `)
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,5 +26,24 @@ func TestWithGrace(t *testing.T) {
 	}
 	if err := withGrace(context.Background(), time.Nanosecond, func() error { time.Sleep(time.Millisecond); return nil }); err != nil {
 		t.Errorf("no signal: %v, want the command's nil", err)
+	}
+}
+
+// TestSignalExitStatus: a command a signal stopped where it stood exits
+// 128 plus the signal's number; without a signal as its cause, 1.
+func TestSignalExitStatus(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(signalled{syscall.SIGINT})
+	block := make(chan struct{})
+	defer close(block)
+	err := withGrace(ctx, time.Millisecond, func() error { <-block; return nil })
+	if code := exitCode(err, io.Discard); code != 130 {
+		t.Errorf("stopped by SIGINT: exit %d (%v), want 130", code, err)
+	}
+	plain, cancelPlain := context.WithCancel(context.Background())
+	cancelPlain()
+	err = withGrace(plain, time.Millisecond, func() error { <-block; return nil })
+	if code := exitCode(err, io.Discard); code != 1 || !errors.Is(err, errStopped) {
+		t.Errorf("stopped without a signal: exit %d (%v), want 1 and errStopped", code, err)
 	}
 }
