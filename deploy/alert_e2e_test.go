@@ -57,7 +57,10 @@ func TestAlertToPostmortem(t *testing.T) {
 	// …and its report names the leak.
 	r.checkReport(id)
 	r.checkSpool(id)
-	r.checkTrigger(id)
+	// When Alertmanager says the alert began firing, read now: the
+	// checks of the trigger run once LeakSuspectFound is done, which
+	// needs the capture to be recent.
+	fired := r.amStartsAt("GoroutineGrowthFast")
 
 	// The workbench's suspect fires LeakSuspectFound, which resolves once
 	// no capture within the (shortened) window shows it.
@@ -67,6 +70,7 @@ func TestAlertToPostmortem(t *testing.T) {
 		firing, state := leakAlert()
 		return !firing, state
 	})
+	r.checkTrigger(id, fired)
 	r.checkRestartCooldown()
 }
 

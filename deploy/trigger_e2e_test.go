@@ -20,13 +20,12 @@ import (
 
 // checkTrigger checks that the alert that started capture id travels
 // with it: the workbench's JSON report holds the alert as Alertmanager
-// holds it (name, labels, startsAt), its Markdown and HTML reports and
+// holds it (name, labels, startsAt: fired), its Markdown and HTML reports and
 // postmortem open with it, a Parquet export of the stored capture has it
 // in captures.parquet, and headless Chromium reads it in the overview's
 // header and the fleet's captures table (web/e2e/trigger.test.mjs).
-func (r *alertRig) checkTrigger(id string) {
+func (r *alertRig) checkTrigger(id string, fired time.Time) {
 	t := r.t
-	fired := r.amStartsAt("GoroutineGrowthFast")
 	var rep struct {
 		Bundle struct {
 			TriggerText string `json:"trigger_text"`
