@@ -8,6 +8,7 @@ import (
 
 	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/ingest/binsyms"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // releaseNames are the methods that release a library object, in the
@@ -180,7 +181,7 @@ func receiverRef(f Frame) []typeRef {
 // receiver is a pointer, and the function or method name (closures
 // ".func1" keep the name of the function they are in).
 func splitFunc(fn string) (pkg, recv string, ptr bool, name string) {
-	fn = flame.WithoutTypeArgs(fn)
+	fn = gosym.ElideTypeArgs(fn)
 	pkg = flame.PackageOf(fn)
 	if len(fn) <= len(pkg)+1 {
 		return pkg, "", false, ""

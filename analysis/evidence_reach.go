@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/leakscope/leakscope/analysis/internal/gosrc"
@@ -235,7 +237,7 @@ func (w *waitGraph) wakeUnplaced(kw *keyWaiters, y *waitGor, c gosrc.Class, how 
 	for _, r := range w.rootsOf(y, c) {
 		mine[r.typ] = append(mine[r.typ], r.v)
 	}
-	for _, t := range sortedKeys(kw.roots) {
+	for _, t := range slices.Sorted(maps.Keys(kw.roots)) {
 		byWord := kw.roots[t]
 		vs, ok := mine[t]
 		if !ok {

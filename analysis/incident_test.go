@@ -35,8 +35,9 @@ func TestInformerPerReconcileIncident(t *testing.T) {
 	// Beside CPU hogs the sample starts fewer informers in 10 s, and the
 	// goroutines of those it started may not all have reached where they
 	// park: scraping goes on (up to 60 s) until the dumps show the
-	// informer's goroutine groups growing.
-	ready := func(p progress) bool { return grownGroups(t, p.dumps, 20) >= 8 }
+	// informer's goroutine groups growing and its own live heap risen by
+	// 4 MiB (eight of the default heap samples' 512 KiB).
+	ready := func(p progress) bool { return grownGroups(t, p.dumps, 20) >= 8 && p.heapRise >= 4<<20 }
 	rep := analyzeRecording(t, recordUntil(t, filepath.Join(root, "kube", "informer-per-reconcile"), 10*time.Second, 60*time.Second, 2*time.Second, true, ready, "-rate", "20"))
 	if len(rep.Incidents) == 0 {
 		t.Fatalf("no incident; suspects %d", len(rep.Suspects))

@@ -27,6 +27,7 @@ import (
 	"github.com/leakscope/leakscope/analysis/internal/gosrc"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // programSource is what the bundle and this machine hold of the program
@@ -108,7 +109,7 @@ func (ps *programSource) frameDirs(frames []Frame) (bodies, roots []string) {
 			ps.libs.Modules[mod] = ver
 		}
 		if ps.root[1] != "" && strings.HasPrefix(p, ps.root[1]+"/src/") || isModCache(p) {
-			if d := filepath.Dir(p); !dirs[d] && !gosrcMachinery(flame.PackageOf(flame.WithoutTypeArgs(f.Function))+".") {
+			if d := filepath.Dir(p); !dirs[d] && !gosrcMachinery(flame.PackageOf(gosym.ElideTypeArgs(f.Function))+".") {
 				dirs[d] = true
 				bodies = append(bodies, d)
 			}
@@ -288,7 +289,7 @@ func versionInPath(root string) string { return versionPath.FindString(filepath.
 // file is ROOT/src/PKG/x.go for a function of package PKG), "" for
 // another frame.
 func goRootOf(f Frame) string {
-	pkg := flame.PackageOf(flame.WithoutTypeArgs(f.Function))
+	pkg := flame.PackageOf(gosym.ElideTypeArgs(f.Function))
 	if !stdRoot(pkg) {
 		return ""
 	}

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -60,6 +62,6 @@ func readSamples(b *bundle.Bundle, mem memory.Allocator) (*profileData, error) {
 	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read samples: %w", err)
 	}
-	p.heapTS, p.gorTS, p.leakTS = sortedKeys(heapTS), sortedKeys(gorTS), sortedKeys(leakTS)
+	p.heapTS, p.gorTS, p.leakTS = slices.Sorted(maps.Keys(heapTS)), slices.Sorted(maps.Keys(gorTS)), slices.Sorted(maps.Keys(leakTS))
 	return p, nil
 }

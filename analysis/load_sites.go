@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -186,7 +188,7 @@ func sitesFromProfile(series stackSeries, times []int64, st *stackTable) []*site
 	}
 	byKey := map[siteKey]*site{}
 	var out []*site
-	for _, stack := range sortedKeys(series) {
+	for _, stack := range slices.Sorted(maps.Keys(series)) {
 		m := series[stack]
 		frames := st.framesOf(stack)
 		state := stateFromFrames(frames)

@@ -2,8 +2,9 @@ package web
 
 import (
 	"errors"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis"
@@ -151,7 +152,7 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range listed {
 		c.collectOne(ch, l.id, perService, omitted, seen)
 	}
-	for _, svc := range sortedKeys(perService) {
+	for _, svc := range slices.Sorted(maps.Keys(perService)) {
 		gauge(ch, descServiceCaptures, float64(perService[svc]), svc)
 		o := omitted[svc]
 		gauge(ch, descServiceOmitted, float64(o[0]), svc)
@@ -191,15 +192,6 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, lv ...str
 	if m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, lv...); err == nil {
 		ch <- m
 	}
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // collectCapture sends one capture's series: its top suspects one by

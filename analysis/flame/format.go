@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/leakscope/leakscope/internal/format"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // FormatValue renders v in its unit for people: bytes in B/KiB/MiB/GiB,
@@ -17,7 +18,7 @@ func FormatValue(v int64, unit string) string { return format.Value(v, unit) }
 // slashes inside type arguments ("lib.Map[github.com/me/app.T].Get") are
 // not the function's. A name without a package gives itself.
 func PackageOf(function string) string {
-	fn := WithoutTypeArgs(function)
+	fn := gosym.ElideTypeArgs(function)
 	slash := strings.LastIndexByte(fn, '/')
 	dot := strings.IndexByte(fn[slash+1:], '.')
 	if dot < 0 {
@@ -33,7 +34,7 @@ func PackageOf(function string) string {
 // character no import path holds ("main.evil</script>" is package main's,
 // and stays whole).
 func ShortName(function string) string {
-	fn := WithoutTypeArgs(function)
+	fn := gosym.ElideTypeArgs(function)
 	end := strings.IndexFunc(fn, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~/+%!", r))
 	})
@@ -44,32 +45,4 @@ func ShortName(function string) string {
 		return fn[i+1:]
 	}
 	return fn
-}
-
-// WithoutTypeArgs writes the type arguments of an instantiated generic
-// function name as "[...]", as goroutine dumps do: profiles and traces
-// spell them out ("pkg.(*T[go.shape.struct { F other/pkg.X }]).M").
-func WithoutTypeArgs(fn string) string {
-	if strings.IndexByte(fn, '[') < 0 {
-		return fn
-	}
-	var b strings.Builder
-	depth := 0
-	for _, r := range fn {
-		switch {
-		case r == '[':
-			if depth == 0 {
-				b.WriteString("[...")
-			}
-			depth++
-		case r == ']' && depth > 0:
-			depth--
-			if depth == 0 {
-				b.WriteByte(']')
-			}
-		case depth == 0:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

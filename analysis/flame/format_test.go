@@ -20,16 +20,3 @@ func TestPackagePath(t *testing.T) {
 		}
 	}
 }
-
-func TestWithoutTypeArgs(t *testing.T) {
-	for fn, want := range map[string]string{
-		"main.main": "main.main",
-		"sigs.k8s.io/controller-runtime/pkg/source.(*channel[go.shape.interface { GetName() string },sigs.k8s.io/controller-runtime/pkg/reconcile.TypedRequest[k8s.io/apimachinery/pkg/types.NamespacedName]]).Start": "sigs.k8s.io/controller-runtime/pkg/source.(*channel[...]).Start",
-		"k8s.io/utils/buffer.NewTypedRingGrowing[go.shape.interface {}]": "k8s.io/utils/buffer.NewTypedRingGrowing[...]",
-		"github.com/a/b.F[...]": "github.com/a/b.F[...]",
-	} {
-		if got := WithoutTypeArgs(fn); got != want {
-			t.Errorf("WithoutTypeArgs(%s) = %s, want %s", fn, got, want)
-		}
-	}
-}

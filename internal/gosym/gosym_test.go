@@ -16,3 +16,16 @@ func TestStripTypeArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestElideTypeArgs(t *testing.T) {
+	for in, want := range map[string]string{
+		"main.main": "main.main",
+		"sigs.k8s.io/controller-runtime/pkg/source.(*channel[go.shape.interface { GetName() string },sigs.k8s.io/controller-runtime/pkg/reconcile.TypedRequest[k8s.io/apimachinery/pkg/types.NamespacedName]]).Start": "sigs.k8s.io/controller-runtime/pkg/source.(*channel[...]).Start",
+		"k8s.io/utils/buffer.NewTypedRingGrowing[go.shape.interface {}]": "k8s.io/utils/buffer.NewTypedRingGrowing[...]",
+		"github.com/a/b.F[...]": "github.com/a/b.F[...]",
+	} {
+		if got := ElideTypeArgs(in); got != want {
+			t.Errorf("ElideTypeArgs(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package versions
 
 import (
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -55,7 +56,7 @@ func checkPprof(t *testing.T, c *captured) {
 	if cpu == 0 {
 		t.Error("no CPU profile")
 	}
-	ts := sortedKeys(snaps[schema.ProfileGoroutine])
+	ts := slices.Sorted(maps.Keys(snaps[schema.ProfileGoroutine]))
 	if len(ts) < 2 || leakCount[ts[len(ts)-1]] <= leakCount[ts[0]] {
 		t.Errorf("goroutine profile: %s goroutines per snapshot %v, want growth", leakFn, leakCount)
 	}
@@ -243,7 +244,7 @@ func checkLeakProfile(t *testing.T, c *captured, toolchain string) {
 		}
 		return
 	}
-	ts := sortedKeys(byTS)
+	ts := slices.Sorted(maps.Keys(byTS))
 	if len(ts) < minSnapshots || byTS[ts[len(ts)-1]] == 0 {
 		t.Fatalf("goroutineleak profile counts %v, want %d snapshots ending with leaks", byTS, minSnapshots)
 	}
@@ -302,15 +303,6 @@ func checkReport(t *testing.T, c *captured) {
 			t.Errorf("healthy %s scored %.0f, as high as the leak", idleFn, s.Score)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[int64]V) []int64 {
-	ks := make([]int64, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // isRoot reports whether eBPF can be expected to attach.

@@ -313,8 +313,10 @@ func (fl *flow) builtin(c *ast.CallExpr, fun ast.Expr) []node {
 	args := c.Args
 	switch name {
 	case "make":
-		for _, a := range args[1:] {
-			fl.ref(a)
+		for i, a := range args {
+			if i > 0 {
+				fl.ref(a)
+			}
 		}
 		kind := "slice"
 		switch under(fl.info.TypeOf(c)).(type) {

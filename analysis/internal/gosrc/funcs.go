@@ -77,7 +77,7 @@ func indexFuncs(p *Program) *funcIndex {
 			continue
 		}
 		for _, af := range k.files {
-			file := p.fset.File(af.Pos()).Name()
+			file := p.fset.File(af.FileStart).Name()
 			for _, d := range af.Decls {
 				fd, ok := d.(*ast.FuncDecl)
 				if !ok || fd.Body == nil {

@@ -53,9 +53,10 @@ func (l *Libraries) isStd(ip string) bool {
 }
 
 // dirOf is the directory holding package ip as imported from srcDir, ""
-// when none is known.
+// when none is known. An import path is the program's text, so outside
+// input: one that is not a valid path ("a/../../x") names no directory.
 func (l *Libraries) dirOf(ip, srcDir string) string {
-	if l == nil {
+	if l == nil || module.CheckImportPath(ip) != nil {
 		return ""
 	}
 	for _, root := range []string{l.GoRoot, l.APIRoot} {

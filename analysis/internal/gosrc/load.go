@@ -9,7 +9,9 @@ import (
 	"go/token"
 	"go/types"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -123,7 +125,7 @@ func Load(cfg Config) *Program {
 	for _, d := range cfg.Roots {
 		roots[filepath.Clean(d)] = true
 	}
-	for _, ip := range sortedKeys(p.own) {
+	for _, ip := range slices.Sorted(maps.Keys(p.own)) {
 		if len(roots) > 0 && !roots[p.own[ip]] {
 			continue // read only when imported
 		}
@@ -346,14 +348,4 @@ func (p *Program) check(k *pkg) {
 	if k.types == nil {
 		k.types = types.NewPackage(k.path, guessName(k.path))
 	}
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
