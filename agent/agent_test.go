@@ -113,6 +113,45 @@ func (wb *workbench) node(t *testing.T, id string) string {
 	return c.Node
 }
 
+// trigger fetches what the workbench says started capture id: its
+// manifest's trigger, and the report's sentence of it.
+func (wb *workbench) trigger(t *testing.T, id string) (*bundle.Trigger, string) {
+	t.Helper()
+	var c struct{ Manifest bundle.Manifest }
+	var rep struct {
+		Bundle struct {
+			TriggerText string `json:"trigger_text"`
+		}
+	}
+	for path, v := range map[string]any{"": &c, "/report?format=json": &rep} {
+		resp, err := http.Get(wb.srv.URL + "/api/captures/" + id + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(v)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("capture %s%s: %v", id, path, err)
+		}
+	}
+	return c.Manifest.Trigger, rep.Bundle.TriggerText
+}
+
+// checkAlertTrigger checks that capture id carries the alert
+// TestAlertTriggersCapture posted for instance, and that the workbench's
+// report says it.
+func (wb *workbench) checkAlertTrigger(t *testing.T, id, instance string) {
+	t.Helper()
+	tr, text := wb.trigger(t, id)
+	if tr == nil || tr.Source != bundle.TriggerAlert || tr.Alert == nil || tr.Alert.Name != "GoroutineGrowthFast" || tr.Alert.Labels["instance"] != instance ||
+		!tr.Alert.StartsAt.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || tr.Alert.Alertmanager != "http://alertmanager.example:9093" || tr.Node != "node-7" {
+		t.Fatalf("bundle's trigger %+v", tr)
+	}
+	if want := "Alertmanager alert GoroutineGrowthFast (instance=" + instance + ", job=svc), firing since 2026-01-01 00:00:00.000 UTC; captured on node node-7"; !strings.HasPrefix(text, want) {
+		t.Errorf("report's trigger %q, want it to start %q", text, want)
+	}
+}
+
 // startAgent runs an agent until the test ends.
 func startAgent(t *testing.T, cfg Config) *Agent {
 	t.Helper()
@@ -313,7 +352,7 @@ func TestAlertTriggersCapture(t *testing.T) {
 		}
 		// It names the alert that triggered it: name, labels, start and
 		// the Alertmanager it came from.
-		for _, want := range []string{`"GoroutineGrowthFast"`, `"instance"="` + u.Host + `"`, `"2026-01-01T00:00:00Z"`, `"http://alertmanager.example:9093"`, "`node-7`"} {
+		for _, want := range []string{`"GoroutineGrowthFast"`, `"instance"="` + u.Host + `"`, `"2026-01-01 00:00:00.000 UTC"`, `"http://alertmanager.example:9093"`, "captured on node node-7"} {
 			if !bytes.Contains(data, []byte(want)) {
 				t.Errorf("%s does not name the triggering alert's %s", f, want)
 			}
@@ -330,6 +369,7 @@ func TestAlertTriggersCapture(t *testing.T) {
 	if node := wb.node(t, e.UploadID); node != "node-7" {
 		t.Errorf("workbench says node %q, the agent runs as node-7", node)
 	}
+	wb.checkAlertTrigger(t, e.UploadID, u.Host)
 	// After the capture: cooldown.
 	if _, later := post(note); later[0].Result != "cooldown" {
 		t.Errorf("alert after the capture: %+v", later[0])
@@ -359,6 +399,11 @@ func TestRuleTriggersAndRetries(t *testing.T) {
 	sus := wb.report(t, uploadedEntry(st).UploadID)
 	if len(sus) == 0 || sus[0].Location != leak.Function {
 		t.Errorf("workbench report suspects %+v, want %s first", sus, leak.Function)
+	}
+	// The bundle says the agent's rule started it, in the rule's words.
+	if tr, text := wb.trigger(t, uploadedEntry(st).UploadID); tr == nil || tr.Source != bundle.TriggerRule || tr.Alert != nil ||
+		!strings.HasPrefix(tr.Reason, "growth rule: goroutines growing") || !strings.HasPrefix(text, "the node agent's growth rule (goroutines growing") {
+		t.Errorf("bundle's trigger %+v, report's %q", tr, text)
 	}
 	if wb.posts.Load() < 2 {
 		t.Errorf("%d upload attempts, want a failed one and a good one", wb.posts.Load())

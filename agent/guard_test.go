@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"io"
 	"io/fs"
 	"net/http"
@@ -416,7 +417,7 @@ func TestResolvedAlertRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.State, e.Alert = StateUploaded, &AlertInfo{Name: "GoroutineGrowthFast", Labels: map[string]string{"alertname": "GoroutineGrowthFast"}, Fingerprint: "f00d"}
+	e.State, e.Alert = StateUploaded, &AlertInfo{Alert: bundle.Alert{Name: "GoroutineGrowthFast", Labels: map[string]string{"alertname": "GoroutineGrowthFast"}, Fingerprint: "f00d"}}
 	if err := a.spool.Save(e); err != nil {
 		t.Fatal(err)
 	}

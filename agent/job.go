@@ -44,6 +44,7 @@ func (a *Agent) captureJob(ctx context.Context, t *target, why string, alert *Al
 	o.PID, o.URL, o.Out, o.Node, o.CaptureID = t.proc.PID, t.url, a.spool.BundlePath(e), a.cfg.Node, captureID
 	o.History = a.history.Files(t.proc.key(), time.Now())
 	o.FirstDump = a.firstAnswer(e, t.proc.PID, e.Created)
+	o.Trigger = entryTrigger(e, a.cfg.Node)
 	if o.Tool == "" {
 		o.Tool = "leakscope-agent " + a.cfg.Version
 	}
@@ -108,6 +109,10 @@ func (a *Agent) writeReports(e *Entry) error {
 		// No one writes the bundle any more, however recent its last flush.
 		b.Manifest.MarkWriterGone()
 	}
+	if b.Manifest.Trigger == nil {
+		// A bundle its capture wrote no trigger into (an older agent's).
+		b.Manifest.Trigger = entryTrigger(e, a.cfg.Node)
+	}
 	mem := memory.DefaultAllocator
 	opts := a.cfg.Analysis
 	opts.Now = time.Now()
@@ -127,7 +132,7 @@ func (a *Agent) writeReports(e *Entry) error {
 		if err := report.Markdown(&doc, rep, report.Options{Postmortem: f.postmortem, Bundle: b, Mem: mem}); err != nil {
 			return fmt.Errorf("write %s: %w", f.name, err)
 		}
-		if err := os.WriteFile(a.spool.Path(e, f.name), withTrigger(doc.Bytes(), triggerSection(e, a.cfg.Node)), 0o640); err != nil {
+		if err := os.WriteFile(a.spool.Path(e, f.name), doc.Bytes(), 0o640); err != nil {
 			return fmt.Errorf("write %s: %w", f.name, err)
 		}
 	}

@@ -159,14 +159,7 @@ func isEmpty(b *bundle.Bundle) (bool, error) {
 
 // AlertInfo is what the spool keeps of a triggering alert.
 type AlertInfo struct {
-	Name     string            `json:"name"`
-	Labels   map[string]string `json:"labels"`
-	StartsAt time.Time         `json:"starts_at,omitzero"`
-	// GeneratorURL links the alert's rule in Prometheus; Alertmanager is
-	// the notification's externalURL.
-	GeneratorURL string `json:"generator_url,omitempty"`
-	Alertmanager string `json:"alertmanager,omitempty"`
-	Fingerprint  string `json:"fingerprint,omitempty"`
+	bundle.Alert
 	// ResolvedAt is when Alertmanager said the alert resolved (its
 	// endsAt), zero while it has not.
 	ResolvedAt time.Time `json:"resolved_at,omitzero"`

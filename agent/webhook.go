@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
 // Notification is Alertmanager's webhook payload (version 4).
@@ -152,8 +154,8 @@ func (a *Agent) onAlert(al Alert, alertmanager string, scan *scanOnce) alertAnsw
 	}
 	a.m.alerts.WithLabelValues("matched").Inc()
 	ans.PID = t.proc.PID
-	info := &AlertInfo{Name: al.Labels["alertname"], Labels: al.Labels, StartsAt: al.StartsAt,
-		GeneratorURL: al.GeneratorURL, Alertmanager: alertmanager, Fingerprint: al.Fingerprint}
+	info := &AlertInfo{Alert: bundle.Alert{Name: al.Labels["alertname"], Labels: al.Labels, StartsAt: al.StartsAt,
+		GeneratorURL: al.GeneratorURL, Alertmanager: alertmanager, Fingerprint: al.Fingerprint}}
 	ans.Result, ans.CaptureID = a.trigger(t, "alert", fmt.Sprintf("alert %s (matched by %s)", ans.Alert, label), info)
 	ans.Workbench = a.captureLink(ans.CaptureID)
 	return ans

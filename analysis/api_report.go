@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
@@ -108,6 +109,15 @@ type BundleSummary struct {
 	GoroutineRows      int64 `json:"goroutine_rows"`
 	// PeakGoroutines is the largest goroutine count of any snapshot.
 	PeakGoroutines int64 `json:"peak_goroutines"`
+	// Service and Build name the program and its build
+	// ([bundle.Target.Service], [bundle.Target.Build]); "" when unknown.
+	Service string `json:"service,omitempty"`
+	Build   string `json:"build,omitempty"`
+	// Trigger is what started the capture (the manifest's), and
+	// TriggerText its sentence ([TriggerText]); absent for a capture
+	// started by hand or files ingested.
+	Trigger     *bundle.Trigger `json:"trigger,omitempty"`
+	TriggerText string          `json:"trigger_text,omitempty"`
 }
 
 // TimelineEvent is one dated entry of the leak-cause timeline.

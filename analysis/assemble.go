@@ -215,7 +215,8 @@ func summarise(b *bundle.Bundle, d *dumpData, p *profileData) BundleSummary {
 	m := b.Manifest
 	s := BundleSummary{CaptureID: m.CaptureID, Node: m.Node, PID: m.Target.PID, URL: m.Target.URL, Exe: m.Target.Exe,
 		GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath, Start: m.Start, End: m.End, Sources: []string{},
-		GoroutineSnapshots: len(d.snapshots), HeapSnapshots: len(p.heapTS), GoroutineRows: d.rows}
+		GoroutineSnapshots: len(d.snapshots), HeapSnapshots: len(p.heapTS), GoroutineRows: d.rows,
+		Service: m.Target.Service(), Build: m.Target.Build(), Trigger: m.Trigger, TriggerText: TriggerText(m.Trigger)}
 	for _, src := range m.Sources {
 		t := src.Kind + " (" + src.Status
 		if src.Detail != "" {

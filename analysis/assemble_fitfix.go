@@ -3,7 +3,8 @@ package analysis
 import (
 	"fmt"
 	"go/ast"
-	"strings"
+
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // fittingFix is the fix that fits what the evidence found of a goroutine
@@ -61,20 +62,10 @@ func heldAcrossFix(src *sourceCode, stack []Frame) string {
 }
 
 // literal reports whether a function symbol is a function literal's
-// ("main.(*issuer).Token.func1"): its lines are inside its enclosing
+// ("main.(*issuer).Token.func1", "….func1.2") or a go statement's
+// wrapper ("….gowrap1"): its lines are inside its enclosing
 // declaration, whose statements are not its own.
-func literal(fn string) bool {
-	last := fn[strings.LastIndexByte(fn, '.')+1:]
-	if last != "" && strings.Trim(last, "0123456789") == "" {
-		return strings.Contains(fn, ".func") // a literal inside a literal: Token.func1.2
-	}
-	for _, p := range []string{"func", "gowrap"} {
-		if n, ok := strings.CutPrefix(last, p); ok && n != "" && strings.Trim(n, "0123456789") == "" {
-			return true
-		}
-	}
-	return false
-}
+func literal(fn string) bool { return gosym.ClosureDepth(fn) > 0 || isGoWrapper(fn) }
 
 // heldAcross reads, from the kept source, the lock the function of
 // frame f holds across the call at the frame's line: X.Lock() or

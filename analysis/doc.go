@@ -61,7 +61,8 @@
 //   - assembly (assemble.go: assemble): the report. assemble_suspects.go
 //     suspects; assemble_incidents.go root causes; assemble_heapcall.go
 //     heap per call; assemble_source.go source coverage;
-//     assemble_timeline.go the leak-cause timeline. Assembly decides
+//     assemble_timeline.go the leak-cause timeline; assemble_trigger.go
+//     the sentence naming what started the capture. Assembly decides
 //     nothing: every number comes from the stages before it.
 //
 // The views served beside the report: view_lifetimes.go and

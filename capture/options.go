@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
 // Default capture settings.
@@ -69,6 +71,10 @@ type Options struct {
 	// capture is triggered, so its answer can link the capture before
 	// the bundle exists.
 	CaptureID string
+
+	// Trigger is what started the capture (the node agent's alert or
+	// rule), written to the manifest; nil for a capture started by hand.
+	Trigger *bundle.Trigger
 
 	// History are earlier goroutine and heap profiles of the target (the
 	// node agent's rolling watch), ingested first as snapshots marked

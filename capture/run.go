@@ -287,6 +287,7 @@ func (c *capturer) manifest() bundle.Manifest {
 		m.Node = DefaultNode()
 	}
 	m.Start = time.Now()
+	m.Trigger = o.Trigger
 	if o.PID > 0 {
 		t, err := TargetInfo(o.PID)
 		if err != nil {

@@ -61,7 +61,17 @@ func readBuildInfo(t *bundle.Target, exe string) error {
 		return err
 	}
 	t.GoVersion = bi.GoVersion
-	t.ModulePath = bi.Main.Path
+	t.ModulePath, t.ModuleVersion = bi.Main.Path, bi.Main.Version
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			t.VCSRevision = s.Value
+		case "vcs.time":
+			t.VCSTime, _ = time.Parse(time.RFC3339, s.Value)
+		case "vcs.modified":
+			t.VCSModified = s.Value == "true"
+		}
+	}
 	for _, d := range bi.Deps {
 		m := bundle.Module{Path: d.Path, Version: d.Version}
 		if d.Replace != nil {

@@ -57,6 +57,10 @@ func TestAlertToPostmortem(t *testing.T) {
 	// …and its report names the leak.
 	r.checkReport(id)
 	r.checkSpool(id)
+	// When Alertmanager says the alert began firing, read now: the
+	// checks of the trigger run once LeakSuspectFound is done, which
+	// needs the capture to be recent.
+	fired := r.amStartsAt("GoroutineGrowthFast")
 
 	// The workbench's suspect fires LeakSuspectFound, which resolves once
 	// no capture within the (shortened) window shows it.
@@ -66,6 +70,7 @@ func TestAlertToPostmortem(t *testing.T) {
 		firing, state := leakAlert()
 		return !firing, state
 	})
+	r.checkTrigger(id, fired)
 	r.checkRestartCooldown()
 }
 
@@ -245,9 +250,14 @@ type agentSpool struct {
 func (r *alertRig) checkSpool(id string) {
 	t := r.t
 	var st agentSpool
-	if err := getJSON(r.agentURL+"status", &st); err != nil {
-		t.Fatal(err)
-	}
+	// The workbench holds the capture before the agent has read its
+	// answer and saved the upload's id.
+	waitUntil(t, r.ctx, "the agent to record the upload", func() (bool, string) {
+		if err := getJSON(r.agentURL+"status", &st); err != nil {
+			return false, err.Error()
+		}
+		return len(st.Spool) == 1 && st.Spool[0].UploadID != "", fmt.Sprintf("agent spool %+v", st.Spool)
+	})
 	if len(st.Spool) != 1 || !strings.Contains(st.Spool[0].Trigger, "alert GoroutineGrowthFast") || st.Spool[0].UploadID != id {
 		t.Fatalf("agent spool %+v", st.Spool)
 	}
@@ -257,7 +267,7 @@ func (r *alertRig) checkSpool(id string) {
 	}
 	// The postmortem names the alert: its name, instance, start and the
 	// Alertmanager that sent it.
-	for _, want := range []string{"## Trigger", `"GoroutineGrowthFast"`, `"instance"="` + r.target + `"`, "firing since", "alertmanager "} {
+	for _, want := range []string{"**Trigger:** Alertmanager alert GoroutineGrowthFast", `"GoroutineGrowthFast"`, `"instance"="` + r.target + `"`, "firing since", "alertmanager "} {
 		if !strings.Contains(string(pm), want) {
 			t.Errorf("postmortem does not name the alert (%s):\n%s", want, pm)
 		}

@@ -2,12 +2,14 @@ package export
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -200,6 +202,50 @@ func TestHiveEscape(t *testing.T) {
 	} {
 		if got := hiveEscape(in); got != want {
 			t.Errorf("hiveEscape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestParquetTrigger exports a capture an alert started: captures.parquet
+// holds the alert's name, labels and firing time, and the report's
+// sentence of it; a capture started by hand has nulls there.
+func TestParquetTrigger(t *testing.T) {
+	b := sampleBundle(t, "timeout-send.lsb")
+	fired := time.Date(2026, 12, 6, 9, 41, 7, 0, time.UTC)
+	b.Manifest.Trigger = &bundle.Trigger{Source: bundle.TriggerAlert, Node: "vm", At: fired.Add(20 * time.Second),
+		Alert: &bundle.Alert{Name: "GoroutineGrowthFast", StartsAt: fired, Labels: map[string]string{"alertname": "GoroutineGrowthFast", "job": "svc"}}}
+	for _, tc := range []struct {
+		trigger *bundle.Trigger
+		want    string
+	}{{b.Manifest.Trigger, `alert GoroutineGrowthFast ["alertname=GoroutineGrowthFast","job=svc"] 2026-12-06 09:41:07Z`}, {nil, "(null) (null) (null)"}} {
+		b.Manifest.Trigger = tc.trigger
+		c, err := Parquet(b, t.TempDir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range c.Tables {
+			if tb.Name != TableCaptures {
+				continue
+			}
+			caps := readParquet(t, tb.Path)
+			col := func(name string) arrow.Array {
+				idx := caps.Schema().FieldIndices(name)
+				if len(idx) != 1 {
+					t.Fatalf("captures.parquet has no column %s", name)
+				}
+				return caps.Column(idx[0]).Data().Chunk(0)
+			}
+			got := fmt.Sprintf("%s %s %s", col("alert").ValueStr(0), col("alert_labels").ValueStr(0), col("alert_fired_at").ValueStr(0))
+			if tc.trigger != nil {
+				got = col("trigger").ValueStr(0) + " " + got
+			}
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("captures.parquet trigger columns %q, want %q", got, tc.want)
+			}
+			text := col("trigger_text").ValueStr(0)
+			if tc.trigger != nil && !strings.HasPrefix(text, "Alertmanager alert GoroutineGrowthFast (job=svc), firing since 2026-12-06 09:41:07.000 UTC") {
+				t.Errorf("trigger_text %q", text)
+			}
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package export
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +19,7 @@ import (
 // capture id come from the hive path (node=…/capture=…).
 var serviceFields = []arrow.Field{
 	{Name: "capture_id", Type: arrow.BinaryTypes.String},
-	{Name: "service", Type: arrow.BinaryTypes.String},
+	{Name: "service", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "exe", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "module", Type: arrow.BinaryTypes.String, Nullable: true},
 }
@@ -72,6 +74,19 @@ var CapturesSchema = arrow.NewSchema(append(append([]arrow.Field{}, serviceField
 	arrow.Field{Name: "goroutine_snapshots", Type: arrow.PrimitiveTypes.Int64},
 	arrow.Field{Name: "peak_goroutines", Type: arrow.PrimitiveTypes.Int64},
 	arrow.Field{Name: "tool", Type: arrow.BinaryTypes.String},
+	// The build (bundle.Target.Build) and its parts from the build info.
+	arrow.Field{Name: "build", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "module_version", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "vcs_revision", Type: arrow.BinaryTypes.String, Nullable: true},
+	// What started the capture (the manifest's trigger): its source
+	// (alert, rule), the sentence every view shows, and for an alert its
+	// name, labels (sorted key=value) and when it began firing.
+	arrow.Field{Name: "trigger", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "trigger_text", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "trigger_at", Type: schema.Timestamp, Nullable: true},
+	arrow.Field{Name: "alert", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "alert_labels", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+	arrow.Field{Name: "alert_fired_at", Type: schema.Timestamp, Nullable: true},
 ), nil)
 
 // rowBuilder appends values column by column in schema order.
@@ -152,7 +167,7 @@ func (r *rowBuilder) strs(ss []string) {
 
 func (r *rowBuilder) service(m bundle.Manifest) {
 	r.str(m.CaptureID)
-	r.str(m.Target.Service())
+	r.optStr(m.Target.Service())
 	r.optStr(m.Target.Exe)
 	r.optStr(m.Target.ModulePath)
 }
@@ -223,5 +238,38 @@ func capturesRecord(m bundle.Manifest, rep *analysis.Report, mem memory.Allocato
 	r.i64(int64(rep.Bundle.GoroutineSnapshots))
 	r.i64(rep.Bundle.PeakGoroutines)
 	r.str(strings.TrimSpace(m.Tool))
+	r.optStr(m.Target.Build())
+	r.optStr(m.Target.ModuleVersion)
+	r.optStr(m.Target.VCSRevision)
+	triggerColumns(&r, m.Trigger, rep.Bundle.TriggerText)
 	return b.NewRecord()
+}
+
+// triggerColumns appends the trigger's columns of the captures table,
+// null where the capture has no trigger or no alert.
+func triggerColumns(r *rowBuilder, t *bundle.Trigger, text string) {
+	var al bundle.Alert
+	var src string
+	var at time.Time
+	if t != nil {
+		src, at = t.Source, t.At
+		if t.Alert != nil {
+			al = *t.Alert
+		}
+	}
+	r.optStr(src)
+	r.optStr(text)
+	r.time(at)
+	r.optStr(al.Name)
+	labels := r.next().(*array.ListBuilder)
+	if al.Labels == nil {
+		labels.AppendNull()
+	} else {
+		labels.Append(true)
+		vb := labels.ValueBuilder().(*array.StringBuilder)
+		for _, k := range slices.Sorted(maps.Keys(al.Labels)) {
+			vb.Append(validUTF8(k + "=" + al.Labels[k]))
+		}
+	}
+	r.time(al.StartsAt)
 }

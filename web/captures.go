@@ -260,7 +260,7 @@ func uploadHandler(s *Store, maxBytes int64, readIdle time.Duration, m *serverMe
 		count("stored")
 		if c, release, err := s.Acquire(id); err == nil {
 			t := c.b.Manifest
-			if ctr, err := m.stored.GetMetricWithLabelValues(format.Text(t.Node), format.Text(t.Target.Service())); err == nil {
+			if ctr, err := m.stored.GetMetricWithLabelValues(format.Text(bundle.OrUnknown(t.NodeName())), format.Text(bundle.OrUnknown(t.Target.Service()))); err == nil {
 				ctr.Inc()
 			}
 			done := c.startAnalysis()

@@ -15,7 +15,11 @@ func fleetHandler(s *Store) http.HandlerFunc {
 		caps := fleetCaptures(s)
 		name := r.URL.Query().Get("service")
 		if name == "" {
-			writeJSON(w, http.StatusOK, map[string]any{"services": fleet.Services(caps)})
+			unknown := fleet.Unidentified(caps)
+			if unknown == nil {
+				unknown = []fleet.CaptureRef{}
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"services": fleet.Services(caps), "unidentified": unknown})
 			return
 		}
 		view := fleet.Summarize(name, caps)
@@ -27,12 +31,17 @@ func fleetHandler(s *Store) http.HandlerFunc {
 	}
 }
 
-// fleetCaptures collects every capture with its (cached) report; a
-// capture whose analysis failed, or is still running after listWait,
-// comes without one.
+// fleetCaptures collects every capture but the shipped samples (they
+// are not the user's fleet) with its (cached) report; a capture whose
+// analysis failed, or is still running after listWait, comes without one.
 func fleetCaptures(s *Store) []fleet.Capture {
 	var out []fleet.Capture
-	all := s.List()
+	var all []*capture
+	for _, c := range s.List() {
+		if !isSample(c.id) {
+			all = append(all, c)
+		}
+	}
 	awaitListed(all, listWait)
 	for _, listed := range all {
 		c, release, err := s.Acquire(listed.id)

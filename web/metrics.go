@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/internal/format"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -168,7 +169,7 @@ func (c storeCollector) collectOne(ch chan<- prometheus.Metric, id string, perSe
 	}
 	defer release()
 	m := cp.b.Manifest
-	svc := format.Text(m.Target.Service())
+	svc := format.Text(bundle.OrUnknown(m.Target.Service()))
 	perService[svc]++
 	key := [3]string{m.CaptureID, m.Node, svc}
 	if perService[svc] > c.captures || seen[key] {
@@ -197,7 +198,7 @@ func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, lv ...str
 // one, the rest summed under suspect="other".
 func collectCapture(ch chan<- prometheus.Metric, c *capture, top int) {
 	m := c.b.Manifest
-	labels := texts(m.CaptureID, m.Node, m.Target.Service())
+	labels := texts(m.CaptureID, bundle.OrUnknown(m.NodeName()), bundle.OrUnknown(m.Target.Service()))
 	rep, err := c.ListedReport()
 	pending := errors.Is(err, errPending)
 	gauge(ch, descAnalysisPending, b2f(pending), labels...)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/leakscope/leakscope/analysis"
+	"github.com/leakscope/leakscope/cmd/leakscope/bundles"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -238,4 +239,36 @@ func editManifest(t *testing.T, dir string, edit func(map[string]any)) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestFleetLeavesOutSamples: the sample captures a new workbench ships
+// with are not the user's fleet; a capture naming no program is listed
+// apart, compared with nothing.
+func TestFleetLeavesOutSamples(t *testing.T) {
+	fx := getFixture(t)
+	s, err := openStoreT(t, t.TempDir(), bundles.FS, bundle.Limits{MaxBytes: 64 << 20, MaxFiles: 200}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewRouter(s, Options{Loopback: true})
+	var a, b struct{ ID string }
+	do(t, h, http.MethodPost, "/api/captures", fx.archive, &a)
+	do(t, h, http.MethodPost, "/api/captures", editManifest(t, fx.dir, func(m map[string]any) {
+		m["node"], m["capture_id"] = "", "anonymous"
+		m["target"] = map[string]any{}
+	}), &b)
+	var list struct {
+		Services []struct {
+			Service  string
+			Captures int
+		}
+		Unidentified []struct{ ID string }
+	}
+	do(t, h, http.MethodGet, "/api/fleet", nil, &list)
+	if len(list.Services) != 1 || list.Services[0].Captures != 1 {
+		t.Errorf("services %+v; want the one upload's, without the %d samples", list.Services, len(s.List())-2)
+	}
+	if len(list.Unidentified) != 1 || list.Unidentified[0].ID != b.ID {
+		t.Errorf("unidentified %+v, want %s", list.Unidentified, b.ID)
+	}
 }

@@ -105,7 +105,7 @@ func TestMetricsBounded(t *testing.T) {
 	if _, k := value(fams, "leakscope_suspect_score", map[string]string{"suspect": "other"}); k == 0 {
 		t.Error("no summed series for the suspects past the top")
 	}
-	svc := map[string]string{"service": c.b.Manifest.Target.Service()}
+	svc := map[string]string{"service": bundle.OrUnknown(c.b.Manifest.Target.Service())}
 	if got, _ := value(fams, "leakscope_service_captures", svc); got != 4 {
 		t.Errorf("leakscope_service_captures %g, want 4", got)
 	}

@@ -186,6 +186,14 @@ func (s *Store) Used() (used, quota int64) {
 	return s.used, s.quota
 }
 
+// samplePrefix starts the id of every capture [Store.Seed] installs;
+// uploads get random hex ids, so no upload's id has it.
+const samplePrefix = "sample-"
+
+// isSample reports whether capture id is a shipped sample [Store.Seed]
+// installed, not one of the user's captures.
+func isSample(id string) bool { return strings.HasPrefix(id, samplePrefix) }
+
 // Seed installs every top-level NAME.lsb directory of fsys as capture
 // "sample-NAME" (lower-cased), skipping ids already present.
 func (s *Store) Seed(fsys fs.FS) error {
@@ -198,7 +206,7 @@ func (s *Store) Seed(fsys fs.FS) error {
 		if !ok || !e.IsDir() {
 			continue
 		}
-		id := sanitizeID("sample-" + base)
+		id := sanitizeID(samplePrefix + base)
 		s.mu.RLock()
 		_, exists := s.caps[id]
 		s.mu.RUnlock()

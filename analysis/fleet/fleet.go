@@ -1,12 +1,17 @@
-// Package fleet compares the captures of one service across nodes: which
-// leaks appear in how many captures on how many nodes, and since when. It
-// reads the reports [analysis.Analyze] wrote and computes nothing the
-// report already holds: every count, growth and score is a suspect's own.
+// Package fleet compares the captures of one service across nodes and
+// builds: which leaks appear in how many captures on how many nodes, in
+// which builds, and since when. It reads the reports [analysis.Analyze]
+// wrote and computes nothing the report already holds: every count,
+// growth, score and onset is a suspect's own.
+//
+// Identity has one rule each: a capture's service is
+// [bundle.Target.Service], its node [bundle.Manifest.NodeName], its build
+// [bundle.Target.Build]. A capture whose service is unknown is compared
+// with nothing ([Unidentified]); an unknown node or build is counted and
+// shown as unknown, never as an empty name.
 package fleet
 
 import (
-	"github.com/leakscope/leakscope/internal/format"
-	"slices"
 	"sort"
 	"time"
 
@@ -23,88 +28,59 @@ type Capture struct {
 
 // Service is the fleet view of one service.
 type Service struct {
-	Service  string       `json:"service"`
-	Nodes    []string     `json:"nodes"`
-	Captures []CaptureRef `json:"captures"` // newest first
-	Leaks    []Leak       `json:"leaks"`    // on most nodes first
+	Service string `json:"service"`
+	// Nodes are the named nodes of its captures; UnknownNodes counts its
+	// captures that name no node. Summary says both in words ("3
+	// captures on 2 nodes: a, b").
+	Nodes        []string     `json:"nodes"`
+	UnknownNodes int          `json:"unknown_node_captures,omitempty"`
+	Summary      string       `json:"summary"`
+	Builds       []BuildRef   `json:"builds"`   // newest capture first
+	Captures     []CaptureRef `json:"captures"` // newest first
+	Leaks        []Leak       `json:"leaks"`    // on most nodes first
 }
 
 // CaptureRef is one capture of the service. Start is when the capture
 // began ([analysis.CaptureStart]: after the node agent's history).
 type CaptureRef struct {
 	ID       string    `json:"id"`
-	Node     string    `json:"node"`
+	Node     string    `json:"node,omitempty"`
+	Build    string    `json:"build,omitempty"`
 	Start    time.Time `json:"start,omitzero"`
 	End      time.Time `json:"end,omitzero"`
 	Suspects int       `json:"suspects"`
+	// Analysed is false when the capture has no report (its analysis
+	// failed or still runs): it shows no leak, and is not counted as a
+	// capture without one.
+	Analysed bool `json:"analysed"`
 	// Incident is the capture's first incident in the report's words
 	// (its summary), when it has one.
 	Incident string `json:"incident,omitempty"`
+	// Trigger is what started the capture, in the report's words
+	// (analysis.TriggerText); "" for a capture started by hand.
+	Trigger string `json:"trigger,omitempty"`
 }
 
-// Leak is one leak (the same kind, pattern, location and creator) as seen
-// across the service's captures.
-type Leak struct {
-	Kind     string `json:"kind"`
-	Pattern  string `json:"pattern"`
-	Title    string `json:"title"`
-	Location string `json:"location"`
-	Creator  string `json:"creator,omitempty"`
-	// Nodes are the nodes with a capture showing it; Captures how many
-	// captures do.
-	Nodes    []string `json:"nodes"`
-	Captures int      `json:"captures"`
-	// FirstSeen is the earliest first_seen of its suspects; LastSeen the
-	// end of the latest capture showing it.
-	FirstSeen time.Time `json:"first_seen,omitzero"`
-	LastSeen  time.Time `json:"last_seen,omitzero"`
-	// Since is when the leak began: the earliest onset of its suspects
-	// (the report's estimate, Suspect.Onset.At), else FirstSeen.
-	Since time.Time `json:"since,omitzero"`
-	// MaxScore, MaxCount and MaxGrowthPerMin are the largest of its
-	// suspects' score, count and growth_per_min.
-	MaxScore        float64 `json:"max_score"`
-	MaxCount        int64   `json:"max_count"`
-	MaxGrowthPerMin float64 `json:"max_growth_per_min"`
-	// Display holds those three as every view prints them, with units.
-	Display LeakText `json:"display"`
-	// Seen lists each capture's suspect, newest capture first.
-	Seen []Sighting `json:"seen"`
+// BuildRef is one build of the service and how many of its captures
+// were analysed.
+type BuildRef struct {
+	Build    string `json:"build,omitempty"`
+	Version  string `json:"module_version,omitempty"`
+	Revision string `json:"vcs_revision,omitempty"`
+	Captures int    `json:"captures"`
 }
 
-// LeakText is a [Leak]'s largest figures as text: "97.6",
-// "4.5 MiB" or "308 goroutines", "+814/min" or "+11.3 MiB/min".
-type LeakText struct {
-	MaxScore        string `json:"max_score"`
-	MaxCount        string `json:"max_count"`
-	MaxGrowthPerMin string `json:"max_growth_per_min"`
-}
-
-func (l *Leak) display() {
-	c := analysis.Suspect{Kind: l.Kind, Count: l.MaxCount}
-	l.Display = LeakText{MaxScore: format.Score(l.MaxScore), MaxCount: analysis.CountText(c), MaxGrowthPerMin: analysis.FormatRate(l.MaxGrowthPerMin, l.Kind)}
-}
-
-// Sighting is the suspect one capture reported for a leak.
-type Sighting struct {
-	Capture      string    `json:"capture"`
-	Node         string    `json:"node"`
-	Suspect      string    `json:"suspect"`
-	Count        int64     `json:"count"`
-	GrowthPerMin float64   `json:"growth_per_min"`
-	Score        float64   `json:"score"`
-	FirstSeen    time.Time `json:"first_seen,omitzero"`
-	// Onset is the report's onset estimate for the suspect (zero: none).
-	Onset time.Time `json:"onset,omitzero"`
-}
-
-// Services lists the services the captures are of, each with its
-// capture count, most captures first.
+// Services lists the named services the captures are of, each with its
+// capture count, most captures first. Captures of no known service are
+// left out (see [Unidentified]).
 func Services(caps []Capture) []ServiceRef {
 	by := map[string]*ServiceRef{}
 	nodes := map[string]map[string]bool{}
 	for _, c := range caps {
 		name := c.Manifest.Target.Service()
+		if name == "" {
+			continue
+		}
 		r := by[name]
 		if r == nil {
 			r = &ServiceRef{Service: name}
@@ -112,7 +88,11 @@ func Services(caps []Capture) []ServiceRef {
 			nodes[name] = map[string]bool{}
 		}
 		r.Captures++
-		nodes[name][c.Manifest.Node] = true
+		if n := c.Manifest.NodeName(); n != "" {
+			nodes[name][n] = true
+		} else {
+			r.UnknownNodes++
+		}
 		if c.Manifest.End.After(r.LastCapture) {
 			r.LastCapture = c.Manifest.End
 		}
@@ -131,105 +111,95 @@ func Services(caps []Capture) []ServiceRef {
 	return out
 }
 
-// ServiceRef is one row of [Services].
+// ServiceRef is one row of [Services]. Nodes counts the named nodes;
+// UnknownNodes the captures that name none.
 type ServiceRef struct {
-	Service     string    `json:"service"`
-	Captures    int       `json:"captures"`
-	Nodes       int       `json:"nodes"`
-	LastCapture time.Time `json:"last_capture,omitzero"`
+	Service      string    `json:"service"`
+	Captures     int       `json:"captures"`
+	Nodes        int       `json:"nodes"`
+	UnknownNodes int       `json:"unknown_node_captures,omitempty"`
+	LastCapture  time.Time `json:"last_capture,omitzero"`
 }
 
-// key identifies a leak across captures.
-type key struct{ kind, pattern, location, creator string }
+// Unidentified lists the captures whose service is unknown (files
+// ingested without build info or an executable name), newest first: no
+// fleet row compares them with other captures.
+func Unidentified(caps []Capture) []CaptureRef {
+	var out []CaptureRef
+	for _, c := range caps {
+		if c.Manifest.Target.Service() == "" {
+			out = append(out, captureRef(c))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.After(out[j].Start) })
+	return out
+}
 
 // Summarize returns the fleet view of service from the captures of it
 // among caps (others are ignored). Captures whose report is nil (analysis
-// failed) count as captures but show no leaks.
+// failed) count as captures but show no leaks, and are counted neither
+// with nor without any leak.
 func Summarize(service string, caps []Capture) Service {
-	out := Service{Service: service, Nodes: []string{}, Captures: []CaptureRef{}, Leaks: []Leak{}}
-	mine := make([]Capture, 0, len(caps))
+	out := Service{Service: service, Nodes: []string{}, Builds: []BuildRef{}, Captures: []CaptureRef{}, Leaks: []Leak{}}
+	var mine []Capture
 	for _, c := range caps {
-		if c.Manifest.Target.Service() == service {
+		if service != "" && c.Manifest.Target.Service() == service {
 			mine = append(mine, c)
 		}
 	}
 	sort.SliceStable(mine, func(i, j int) bool { return mine[i].Manifest.Start.After(mine[j].Manifest.Start) })
 	nodes := map[string]bool{}
-	leaks := map[key]*Leak{}
-	var order []key
 	for _, c := range mine {
-		m := c.Manifest
-		nodes[m.Node] = true
-		ref := CaptureRef{ID: c.ID, Node: m.Node, Start: analysis.CaptureStart(m), End: m.End}
-		if c.Report != nil {
-			ref.Suspects = len(c.Report.Suspects)
-			if len(c.Report.Incidents) > 0 {
-				ref.Incident = c.Report.Incidents[0].Summary
-			}
-			for _, s := range c.Report.Suspects {
-				k := key{s.Kind, s.Pattern, s.Location, s.Creator}
-				l := leaks[k]
-				if l == nil {
-					l = &Leak{Kind: s.Kind, Pattern: s.Pattern, Title: s.Title, Location: s.Location, Creator: s.Creator}
-					leaks[k] = l
-					order = append(order, k)
-				}
-				l.add(c, s)
-			}
+		if n := c.Manifest.NodeName(); n != "" {
+			nodes[n] = true
+		} else {
+			out.UnknownNodes++
 		}
-		out.Captures = append(out.Captures, ref)
+		out.Captures = append(out.Captures, captureRef(c))
 	}
 	for n := range nodes {
 		out.Nodes = append(out.Nodes, n)
 	}
 	sort.Strings(out.Nodes)
-	for _, k := range order {
-		leaks[k].display()
-		out.Leaks = append(out.Leaks, *leaks[k])
-	}
-	sort.SliceStable(out.Leaks, func(i, j int) bool {
-		a, b := out.Leaks[i], out.Leaks[j]
-		if len(a.Nodes) != len(b.Nodes) {
-			return len(a.Nodes) > len(b.Nodes)
-		}
-		if a.Captures != b.Captures {
-			return a.Captures > b.Captures
-		}
-		return a.MaxScore > b.MaxScore
-	})
+	out.Summary = summaryText(len(mine), out.Nodes, out.UnknownNodes)
+	out.Builds = builds(mine)
+	out.Leaks = leaks(mine, out.Builds)
 	return out
 }
 
-// add records one capture's suspect of the leak.
-func (l *Leak) add(c Capture, s analysis.Suspect) {
+// captureRef is c as the fleet lists it.
+func captureRef(c Capture) CaptureRef {
 	m := c.Manifest
-	if !slices.Contains(l.Nodes, m.Node) {
-		l.Nodes = append(l.Nodes, m.Node)
-		sort.Strings(l.Nodes)
+	ref := CaptureRef{ID: c.ID, Node: m.NodeName(), Build: m.Target.Build(), Start: analysis.CaptureStart(m), End: m.End}
+	if c.Report == nil {
+		return ref
 	}
-	if len(l.Seen) == 0 || l.Seen[len(l.Seen)-1].Capture != c.ID {
-		l.Captures++
+	ref.Analysed = true
+	ref.Suspects = len(c.Report.Suspects)
+	ref.Trigger = c.Report.Bundle.TriggerText
+	if len(c.Report.Incidents) > 0 {
+		ref.Incident = c.Report.Incidents[0].Summary
 	}
-	var onset time.Time
-	if s.Onset != nil {
-		onset = s.Onset.At
+	return ref
+}
+
+// builds lists the builds of the captures, the one of the newest capture
+// first; an unknown build is one entry ("").
+func builds(caps []Capture) []BuildRef {
+	out := []BuildRef{}
+	at := map[string]int{}
+	for _, c := range caps {
+		t := c.Manifest.Target
+		b := t.Build()
+		i, ok := at[b]
+		if !ok {
+			i = len(out)
+			at[b] = i
+			out = append(out, BuildRef{Build: b, Version: t.ModuleVersion, Revision: t.VCSRevision})
+		}
+		if c.Report != nil {
+			out[i].Captures++
+		}
 	}
-	l.Seen = append(l.Seen, Sighting{Capture: c.ID, Node: m.Node, Suspect: s.ID, Count: s.Count,
-		GrowthPerMin: s.GrowthPerMin, Score: s.Score, FirstSeen: s.FirstSeen, Onset: onset})
-	if !s.FirstSeen.IsZero() && (l.FirstSeen.IsZero() || s.FirstSeen.Before(l.FirstSeen)) {
-		l.FirstSeen = s.FirstSeen
-	}
-	since := onset
-	if since.IsZero() {
-		since = s.FirstSeen
-	}
-	if !since.IsZero() && (l.Since.IsZero() || since.Before(l.Since)) {
-		l.Since = since
-	}
-	if m.End.After(l.LastSeen) {
-		l.LastSeen = m.End
-	}
-	l.MaxScore = max(l.MaxScore, s.Score)
-	l.MaxCount = max(l.MaxCount, s.Count)
-	l.MaxGrowthPerMin = max(l.MaxGrowthPerMin, s.GrowthPerMin)
+	return out
 }

@@ -19,6 +19,7 @@ func buildReport(rep *analysis.Report, opts Options) *document {
 		d.title = "Leak report: " + lit(targetName(rep))
 	}
 	d.h(1, d.title)
+	triggerLines(d, rep)
 	if len(rep.Incidents) > 0 {
 		// The first line is the top incident and its fix.
 		d.p(incidentLine(rep.Incidents[0]))
@@ -59,6 +60,7 @@ func buildPostmortem(rep *analysis.Report, opts Options) *document {
 	}
 	d.h(1, d.title)
 	d.p(postmortemStatus(rep))
+	triggerLines(d, rep)
 
 	d.h(2, "Summary")
 	postmortemSummary(d, rep)

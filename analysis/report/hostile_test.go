@@ -24,6 +24,7 @@ const (
 	evilFn      = "main.evil\x00<script>alert(1)</script>`x``y`|z"
 	evilFile    = "/src/<img src=x onerror=alert(2)>\x01.go"
 	evilCreator = "main.`spawn`\x7f"
+	evilAlert   = "Leak<script>alert(4)</script>`|"
 )
 
 // hostileBundle is a growing goroutine leak whose function, file and
@@ -35,6 +36,8 @@ func hostileBundle(t *testing.T, mem memory.Allocator) *bundle.Bundle {
 	m := bundle.NewManifest("hostile`<b>", "test")
 	m.Start, m.End = t0, t0.Add(4*time.Minute)
 	m.Target.ModulePath = "example.com/<svc>"
+	m.Trigger = &bundle.Trigger{Source: bundle.TriggerAlert, Node: "node<b>", At: t0.Add(-time.Minute), Alert: &bundle.Alert{
+		Name: evilAlert, StartsAt: t0.Add(-2 * time.Minute), Labels: map[string]string{"alertname": evilAlert, "instance": "<img src=x onerror=alert(3)>\x00"}}}
 	m.Source(bundle.SourceDump)
 	w := bundletest.New(t, dir, m, mem)
 	leak := w.Stack(bundle.StackFrame{Function: "runtime.gopark", File: "proc.go", Line: 1}, bundle.StackFrame{Function: evilFn, File: evilFile, Line: 40})
@@ -92,6 +95,11 @@ func TestHostileNames(t *testing.T) {
 			if !strings.Contains(out, want) && !strings.Contains(out, strings.ReplaceAll(want, "&#34;", "&quot;")) {
 				t.Errorf("postmortem=%v %s does not show %q", pm, name, want)
 			}
+		}
+		// The trigger heads the document: its sentence in the first lines.
+		head := strings.Join(strings.SplitN(m.String(), "\n", 6)[:5], "\n")
+		if !strings.Contains(head, "**Trigger:** Alertmanager alert Leak") || !strings.Contains(m.String(), `label         "instance"="<img`) {
+			t.Errorf("postmortem=%v markdown does not open with the trigger:\n%s", pm, head)
 		}
 		if strings.Contains(m.String(), "\x00") {
 			t.Errorf("markdown holds a NUL")

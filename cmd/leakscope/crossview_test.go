@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -47,6 +49,9 @@ func TestCrossView(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The seeded samples are not the user's fleet: a copy uploaded
+			// under another capture id is.
+			uploadCopy(t, base, dir)
 			var svc fleet.Service
 			getJSON(t, base+"/api/fleet?service="+url.QueryEscape(b.Manifest.Target.Service()), &svc)
 			checkAlive(t, base+"/api/captures/"+id, web)
@@ -310,15 +315,35 @@ func checkMetric(t *testing.T, metrics, capture string, s analysis.Suspect) {
 	}
 }
 
+// uploadCopy uploads a copy of the bundle dir under another capture id,
+// as a user's capture of the same program.
+func uploadCopy(t *testing.T, base, dir string) {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), filepath.Base(dir))
+	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := bundle.ReadManifest(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.CaptureID += "-copy"
+	data, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(cp, bundle.ManifestFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, "upload", cp, "--to", base)
+}
+
 // checkFleet compares the fleet view's leak of the suspect, when this
 // capture is the only one showing it.
 func checkFleet(t *testing.T, svc fleet.Service, s analysis.Suspect) {
 	t.Helper()
 	for _, l := range svc.Leaks {
-		if l.Kind != s.Kind || l.Pattern != s.Pattern || l.Location != s.Location || l.Creator != s.Creator || l.Captures != 1 {
+		if l.Kind != s.Kind || l.Pattern != s.Pattern || l.Location != s.Location || l.Creator != s.Creator || l.Captures != 1 || l.Worst.Suspect != s.ID {
 			continue
 		}
-		if l.Display.MaxCount != s.Display.Count || l.Display.MaxScore != s.Display.Score || l.Display.MaxGrowthPerMin != analysis.FormatRate(s.GrowthPerMin, s.Kind) {
+		if l.Display.Count != s.Display.Count || l.Display.Score != s.Display.Score || l.Display.Growth != analysis.FormatRate(s.GrowthPerMin, s.Kind) {
 			t.Errorf("%s: fleet shows %+v, the report %s, %s, score %s", s.ID, l.Display, s.Display.Count, s.Display.Rate, s.Display.Score)
 		}
 		return

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -37,19 +38,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	m := b.Manifest
-	printf(stdout, "bundle   %s (capture %s, format %d, schema %s)\n", pos[0], m.CaptureID, m.FormatVersion, m.SchemaVersion)
-	if t := m.Target; t.PID != 0 || t.Exe != "" || t.URL != "" {
-		printf(stdout, "target   pid %d %s %s %s\n", t.PID, t.Exe, t.GoVersion, t.URL)
-		if !t.ProcessStart.IsZero() {
-			printf(stdout, "started  %s (process start, from /proc)\n", t.ProcessStart.UTC().Format(time.RFC3339))
-		}
-	}
-	if m.Node != "" {
-		printf(stdout, "node     %s\n", m.Node)
-	}
-	if !m.Start.IsZero() {
-		printf(stdout, "time     %s .. %s (%s)\n", m.Start.UTC().Format(time.RFC3339), m.End.UTC().Format(time.RFC3339), m.End.Sub(m.Start).Round(time.Second))
-	}
+	printHead(stdout, pos[0], m)
 	for _, s := range m.Sources {
 		line := fmt.Sprintf("source   %-6s %s", s.Kind, s.Status)
 		if s.Detail != "" {
@@ -85,4 +74,28 @@ func truncNote(s string) string {
 		return ""
 	}
 	return " truncated: " + strings.SplitN(s, "\n", 2)[0]
+}
+
+// printHead prints what a bundle is of: capture, target, build, node,
+// what triggered it and its time range.
+func printHead(stdout io.Writer, name string, m bundle.Manifest) {
+	printf(stdout, "bundle   %s (capture %s, format %d, schema %s)\n", name, m.CaptureID, m.FormatVersion, m.SchemaVersion)
+	if t := m.Target; t.PID != 0 || t.Exe != "" || t.URL != "" {
+		printf(stdout, "target   pid %d %s %s %s\n", t.PID, t.Exe, t.GoVersion, t.URL)
+		if !t.ProcessStart.IsZero() {
+			printf(stdout, "started  %s (process start, from /proc)\n", t.ProcessStart.UTC().Format(time.RFC3339))
+		}
+	}
+	if m.Node != "" {
+		printf(stdout, "node     %s\n", m.Node)
+	}
+	if !m.Start.IsZero() {
+		printf(stdout, "time     %s .. %s (%s)\n", m.Start.UTC().Format(time.RFC3339), m.End.UTC().Format(time.RFC3339), m.End.Sub(m.Start).Round(time.Second))
+	}
+	if b := m.Target.Build(); b != "" {
+		printf(stdout, "build    %s\n", b)
+	}
+	if m.Trigger != nil {
+		printf(stdout, "trigger  %s\n", format.Text(analysis.TriggerText(m.Trigger)))
+	}
 }

@@ -46,7 +46,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 func main() {
 	ctx, stop := signalContext()
-	err := withGrace(ctx, stopGrace, func() error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
+	err := withGrace(ctx, stopGraceFrom(os.Getenv("LEAKSCOPE_STOP_GRACE")), func() error { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) })
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
 }
@@ -81,6 +81,16 @@ func signalContext() (context.Context, func()) {
 // the workbench's store), so stopping where it stands loses only the work
 // in flight.
 const stopGrace = 800 * time.Millisecond
+
+// stopGraceFrom is stopGrace, or the duration env gives
+// (LEAKSCOPE_STOP_GRACE, e.g. "30s") for a machine too slow to close a
+// bundle within it, such as one emulating another architecture.
+func stopGraceFrom(env string) time.Duration {
+	if d, err := time.ParseDuration(env); err == nil && d > 0 {
+		return d
+	}
+	return stopGrace
+}
 
 // errStopped is the error of a command that did not stop within
 // stopGrace of a signal.

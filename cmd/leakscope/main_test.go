@@ -47,3 +47,13 @@ func TestSignalExitStatus(t *testing.T) {
 		t.Errorf("stopped without a signal: exit %d (%v), want 1 and errStopped", code, err)
 	}
 }
+
+// TestStopGraceFrom: LEAKSCOPE_STOP_GRACE sets the grace; anything but a
+// positive duration leaves the default.
+func TestStopGraceFrom(t *testing.T) {
+	for env, want := range map[string]time.Duration{"": stopGrace, "30s": 30 * time.Second, "-1s": stopGrace, "soon": stopGrace} {
+		if got := stopGraceFrom(env); got != want {
+			t.Errorf("stopGraceFrom(%q) = %v, want %v", env, got, want)
+		}
+	}
+}

@@ -66,6 +66,9 @@ type Manifest struct {
 	// first dump): the workbench shows it as preliminary and replaces it
 	// with the bundle of the same CaptureID that is not.
 	Preliminary bool `json:"preliminary,omitempty"`
+	// Trigger is what started the capture (an alert, the node agent's
+	// rule); nil for a capture started by hand or files ingested.
+	Trigger *Trigger `json:"trigger,omitempty"`
 }
 
 // Target identifies the captured process.
@@ -76,6 +79,15 @@ type Target struct {
 	GoVersion  string `json:"go_version,omitempty"`
 	BuildID    string `json:"build_id,omitempty"`
 	ModulePath string `json:"module_path,omitempty"`
+	// ModuleVersion is the main module's version in the build info (a
+	// tag or pseudo-version the go command stamped, "(devel)" without
+	// one); VCSRevision, VCSTime and VCSModified are its vcs.revision,
+	// vcs.time and vcs.modified settings. Together they name the build
+	// ([Target.Build]).
+	ModuleVersion string    `json:"module_version,omitempty"`
+	VCSRevision   string    `json:"vcs_revision,omitempty"`
+	VCSTime       time.Time `json:"vcs_time,omitzero"`
+	VCSModified   bool      `json:"vcs_modified,omitempty"`
 	// ProcessStart is when the process started (from /proc/PID/stat and
 	// the boot time, to the kernel's 10 ms clock tick); zero when unknown.
 	ProcessStart time.Time `json:"process_start,omitzero"`

@@ -36,3 +36,25 @@ func replaceTypeArgs(s, with string) string {
 	}
 	return b.String()
 }
+
+// ClosureDepth is how many literals a symbol's function is nested in:
+// main.F.func1 is 1, main.F.func1.2 is 2, main.F 0.
+func ClosureDepth(fn string) int {
+	segs := strings.Split(StripTypeArgs(fn), ".")
+	n := 0
+	for i := len(segs) - 1; i > 0; i-- {
+		s := segs[i]
+		switch {
+		case strings.Trim(s, "0123456789") == "" && s != "":
+			if segs[i-1] == "init" {
+				return n // main.init.0: a numbered init, not a literal
+			}
+			n++
+		case strings.HasPrefix(s, "func") && strings.Trim(s[4:], "0123456789") == "" && len(s) > 4:
+			return n + 1
+		default:
+			return n
+		}
+	}
+	return n
+}

@@ -7,7 +7,11 @@
 // reads every view as a person reads it — text, badges, the drawn charts —
 // for the demo's capture, an agent capture with history, a single dump
 // and a capture opened cold, and compares what it reads with the API's
-// JSON; TestFleetView (fleet.test.mjs) the fleet across nodes.
+// JSON; TestFleetView (fleet.test.mjs) the fleet across nodes;
+// TestFleetBuilds (builds.test.mjs) the fleet across two builds of one
+// service, built from a git repository of its own, one leaking.
+// trigger.test.mjs is run by deploy's TestAlertToPostmortem: the alert
+// that started an agent's capture, in the overview and the fleet.
 // Screenshots of the views are written to web/e2e/screenshots/.
 //
 // Run: go test ./web/e2e/ (skipped with -short, or when node or chromium

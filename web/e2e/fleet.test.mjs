@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
+import { openPage, jsonGetter } from './poll.mjs';
 
 const base = process.env.LEAKSCOPE_URL;
 const service = process.env.LEAKSCOPE_SERVICE;
@@ -13,24 +14,11 @@ const shots = process.env.LEAKSCOPE_SCREENSHOTS || new URL('./screenshots/', imp
 if (!base || !service) throw new Error('LEAKSCOPE_URL and LEAKSCOPE_SERVICE must be set (run through go test ./web/e2e/)');
 mkdirSync(shots, { recursive: true });
 
-let browser, page;
-const errors = [];
-const getJSON = async (path) => {
-  const res = await fetch(base + path);
-  assert.equal(res.status, 200, path);
-  return res.json();
-};
+let browser, page, errors;
+const getJSON = jsonGetter(base);
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(String(e)));
-  await page.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+  ({ browser, page, errors } = await openPage(chromium, base));
 });
 
 after(async () => { if (browser) await browser.close(); });
@@ -57,7 +45,8 @@ test('fleet: one service, each leak with its nodes and captures', async () => {
   await page.waitForSelector('#fleet-leaks tbody tr');
   const v = await getJSON('/api/fleet?service=' + encodeURIComponent(service));
   assert.ok(v.leaks.length > 0, 'the service has leaks');
-  assert.equal(await page.textContent('#fleet-summary'), `2 captures on 2 nodes: ${v.nodes.join(', ')}`);
+  assert.equal(await page.textContent('#fleet-summary'), v.summary);
+  assert.equal(v.summary, `2 captures on 2 nodes: ${v.nodes.join(', ')}`);
   const rows = await page.$$eval('#fleet-leaks tbody tr', (trs) => trs.map((tr) => ({
     location: tr.dataset.location,
     nodes: tr.querySelector('.nodes b').textContent,
@@ -68,7 +57,8 @@ test('fleet: one service, each leak with its nodes and captures', async () => {
   for (const [i, l] of v.leaks.entries()) {
     assert.equal(rows[i].location, l.location);
     assert.equal(rows[i].nodes, `${l.nodes.length} of ${v.nodes.length}`);
-    assert.equal(rows[i].nodeNames, l.nodes.join(', '));
+    assert.equal(rows[i].nodeNames, l.display.nodes);
+    assert.equal(l.display.nodes, l.nodes.join(', '));
     assert.equal(rows[i].captures, String(l.captures));
   }
   // The same capture uploaded from both nodes: its top leak is on both.

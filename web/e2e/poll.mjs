@@ -12,3 +12,30 @@ export async function evaluateUntil(page, fn, arg, done, ms = 10000) {
   }
   return got;
 }
+
+// openPage launches headless Chromium (CHROMIUM, else /usr/bin/chromium)
+// with one page that may load only from base, and collects the page's
+// console errors into the returned errors array.
+export async function openPage(chromium, base, viewport = { width: 1400, height: 900 }) {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage({ viewport });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+  return { browser, page, errors };
+}
+
+// jsonGetter returns a function that GETs base + path, requires 200 and
+// returns the parsed JSON.
+export function jsonGetter(base) {
+  return async (path) => {
+    const res = await fetch(base + path);
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
+    return res.json();
+  };
+}

@@ -207,7 +207,7 @@ func (p *Program) FuncAt(fn, file string, line int) (*Func, string) {
 		return nil, fmt.Sprintf("no function holds line %d of %s: source changed since the build", line, file)
 	}
 	best := chain[len(chain)-1]
-	if d := closureDepth(fn); d < len(chain) {
+	if d := gosym.ClosureDepth(fn); d < len(chain) {
 		best = chain[d]
 	}
 	if !namesDecl(fn, best) {
@@ -223,28 +223,6 @@ func depth(f *Func) int {
 	for ; f != nil; f = f.parent {
 		if f.lit != nil {
 			n++
-		}
-	}
-	return n
-}
-
-// closureDepth is how many literals a symbol's function is nested in:
-// main.F.func1 is 1, main.F.func1.2 is 2, main.F 0.
-func closureDepth(fn string) int {
-	segs := strings.Split(gosym.StripTypeArgs(fn), ".")
-	n := 0
-	for i := len(segs) - 1; i > 0; i-- {
-		s := segs[i]
-		switch {
-		case strings.Trim(s, "0123456789") == "" && s != "":
-			if segs[i-1] == "init" {
-				return n // main.init.0: a numbered init, not a literal
-			}
-			n++
-		case strings.HasPrefix(s, "func") && strings.Trim(s[4:], "0123456789") == "" && len(s) > 4:
-			return n + 1
-		default:
-			return n
 		}
 	}
 	return n

@@ -208,20 +208,6 @@ func TestHeldLocks(t *testing.T) {
 	}
 }
 
-// TestClosureDepth checks how deep in literals a symbol names its
-// function.
-func TestClosureDepth(t *testing.T) {
-	for sym, want := range map[string]int{
-		"main.F": 0, "main.F.func1": 1, "main.F.func1.2": 2, "main.(*T).m.func3.1.1": 3,
-		"main.init.0": 0, "main.init.0.func1": 1, "pkg.glob..func2": 1, "pkg.Outer.Inner.func1": 1,
-		"pkg.Map[...].Get.func1": 1,
-	} {
-		if got := closureDepth(sym); got != want {
-			t.Errorf("%s: %d, want %d", sym, got, want)
-		}
-	}
-}
-
 const shapesSrc = `package main
 
 import (

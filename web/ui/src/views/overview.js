@@ -44,7 +44,9 @@ function summaryPanel(ctx, rep, detail) {
   const name = basename(b.exe) || b.url || b.capture_id || ctx.id;
   return h('section', { class: 'panel summary' },
     h('h1', {}, name, b.node ? h('span', { class: 'sub' }, ` on ${b.node}`) : null),
-    h('p', { class: 'sub' }, 'capture ', h('span', { class: 'mono', id: 'capture-id' }, b.capture_id || ctx.id)),
+    h('p', { class: 'sub' }, 'capture ', h('span', { class: 'mono', id: 'capture-id' }, b.capture_id || ctx.id),
+      b.build ? [' · build ', h('span', { class: 'mono', id: 'capture-build' }, b.build)] : null),
+    b.trigger_text ? h('p', { class: 'trigger', id: 'capture-trigger', 'data-source': b.trigger.source }, h('b', {}, 'Trigger: '), b.trigger_text) : null,
     h('div', { class: 'facts' },
       fact('process', [b.pid ? `pid ${b.pid}` : '', b.url || ''].filter(Boolean).join(' · ') || '–'),
       fact('Go', b.go_version || '–'),

@@ -1,0 +1,3 @@
+module example.com/buildsvc
+
+go 1.22
