@@ -45,9 +45,10 @@
 //     statement at a frame), evidence_resolve.go (values by name),
 //     evidence_timer.go (timer cases), evidence_lock.go (locks held by
 //     the waiter, loops with no way out), evidence_alloc.go (what a line
-//     allocates), evidence_params.go (parameter names).
+//     allocates), evidence_params.go (parameter names);
+//     evidence_weights.go the stuck channel's log-odds weights.
 //   - verdicts (verdict.go: judge): verdict_score.go the one scoring
-//     function; verdict_weights.go the stuck channel's weights;
+//     function; verdict_weights.go the stuck channel's evidence weighed;
 //     verdict_heaphold.go heap credited to
 //     the goroutine groups whose goroutines hold it.
 //   - attribution (attribute.go: attribute): where a reported group comes

@@ -198,31 +198,6 @@ func endlessLeak(sf *stuckFacts) float64 {
 	return 0.6 * math.Sqrt(clamp01(float64(sf.endless)/10))
 }
 
-// heapScore weighs a growing heap site the same way: confidence from the
-// fit, impact from the growth rate in bytes per minute. A rise below the
-// site's floor (sampling error and measured noise, see heapFloor) is no
-// evidence at all.
-//
-// Heap series are not discounted for a flat end: heap profiles sample one
-// allocation per MemProfileRate bytes, so a steady leak shows up in steps.
-// A series that rose once and stayed level (a warm-up, a one-off
-// allocation) is weak evidence and its impact is the rise, not a rate.
-func heapScore(f Fit, r Range) (conf, score float64) {
-	if f.Points < 3 || f.Slope <= 0 || r.Rise <= 0 || r.Rise < r.Floor {
-		return 0, 0
-	}
-	conf = clamp01(f.R2) * f.Monotone
-	if f.R2 < 0.5 || f.Monotone < 0.6 {
-		conf *= 0.5
-	}
-	impact := clamp01(math.Log10(1+f.Slope/1024) / 5)
-	if r.Trend == TrendStep {
-		conf *= 0.4
-		impact = clamp01(math.Log10(1+r.Rise/1024) / 5)
-	}
-	return conf, round(100*conf*(0.4+0.6*impact), 1)
-}
-
 // stuckAt is the stuck confidence from which a group's members count as
 // parked for good.
 const stuckAt = 0.5
