@@ -11,7 +11,7 @@
 //
 // # The pipeline
 //
-// [Analyze] (entry.go) runs a pipeline read top-down (analyze.go): load →
+// [Analyze] (entry.go) runs a pipeline read top-down (analyze): load →
 // evidence → verdicts → attribution → assembly. Each stage is entered by
 // one short function in the file named after it, and its helpers live in
 // files with the stage's prefix. A file uses names only from its own stage
@@ -31,48 +31,46 @@
 //     load_source.go the kept source; load_code.go the user's code;
 //     load_races.go race reports; load_inputs.go what the inputs allow;
 //     load_population.go goroutines by creator for the ancestry tree;
-//     load_config.go the options with their defaults.
-//   - evidence (evidence.go: gatherEvidence): what each source says about
-//     each site. evidence_rules.go leak patterns; evidence_fit.go series
-//     fits; evidence_leakprofile.go
-//     the runtime's goroutineleak profile; evidence_heap.go heap trends
-//     (evidence_heappaths.go: where a site's stacks part);
-//     evidence_waitfor.go the wait-for graph; evidence_holders.go possible
+//     load.go also the options with their defaults.
+//   - evidence (evidence.go: gatherEvidence, with series fits and the
+//     stuck channel's log-odds weights): what each source says about
+//     each site. evidence_rules.go leak patterns; evidence_heap.go heap
+//     trends and where a site's stacks part; evidence_waitfor.go and
+//     evidence_edges.go the wait-for graph; evidence_holders.go possible
 //     holders; evidence_progress.go the runtime's counters (Cond tickets,
 //     wait minutes); evidence_stuck.go the graph summed up by site;
-//     evidence_asleep.go the runtime's all-asleep crash; the kept source
-//     read as Go: evidence_source.go (parsing), evidence_stmt.go (the
-//     statement at a frame), evidence_resolve.go (values by name),
-//     evidence_timer.go (timer cases), evidence_lock.go (locks held by
-//     the waiter, loops with no way out), evidence_alloc.go (what a line
-//     allocates), evidence_params.go (parameter names);
-//     evidence_weights.go the stuck channel's log-odds weights.
+//     evidence_reach.go and evidence_wake.go who can still wake a wait;
+//     the kept source read as Go: evidence_source.go (parsing, what a
+//     line allocates), evidence_stmt.go (the statement at a frame, timer
+//     cases, locks held by the waiter, loops with no way out),
+//     evidence_resolve.go (values and parameters by name).
 //   - verdicts (verdict.go: judge): verdict_score.go the one scoring
-//     function; verdict_weights.go the stuck channel's evidence weighed;
-//     verdict_heaphold.go heap credited to
-//     the goroutine groups whose goroutines hold it.
+//     function and the stuck channel's evidence weighed; verdict_index.go
+//     the best-ranked candidate by function; verdict_heaphold.go heap credited to the
+//     goroutine groups whose goroutines hold it, and what the heap
+//     profiles can see.
 //   - attribution (attribute.go: attribute): where a reported group comes
-//     from. attribute_callers.go origins on other stacks;
-//     attribute_srccalls.go origins from the program's own call index;
-//     attribute_onset.go when it began; attribute_release.go,
-//     attribute_releaseuser.go, attribute_libsource.go (with
-//     attribute_libmatch.go, a Go root checked against the frames) and
-//     attribute_libincident.go the library object leaked per call and its
-//     release.
-//   - assembly (assemble.go: assemble): the report. assemble_suspects.go
-//     suspects; assemble_incidents.go root causes; assemble_heapcall.go
-//     heap per call; assemble_source.go source coverage;
-//     assemble_timeline.go the leak-cause timeline; assemble_trigger.go
-//     the sentence naming what started the capture. Assembly decides
-//     nothing: every number comes from the stages before it.
+//     from. attribute_callers.go origins on other stacks, from the
+//     server that starts them and from the program's own call index;
+//     attribute_onset.go when it began; attribute_release.go the release
+//     a library object needs (in the user's code too);
+//     attribute_libsource.go library source (a Go root checked against
+//     the frames) and the library object leaked per call.
+//   - assembly (assemble.go: assemble, with source coverage): the report.
+//     assemble_suspects.go suspects and heap per call;
+//     assemble_incidents.go root causes and their text;
+//     assemble_fitfix.go the fix that fits a site; assemble_timeline.go
+//     the leak-cause timeline and the sentence naming what started the
+//     capture. Assembly decides nothing: every number comes from the
+//     stages before it.
 //
-// The views served beside the report: view_lifetimes.go and
-// view_lifegroups.go ([Lifetimes]), view_lanes.go (state lanes),
-// view_members.go (a suspect's members, by query), view_ancestry.go
-// ([Ancestry]), view_transitions.go (state changes from the raw trace).
-// The types of the report and views: api_report.go, api_suspect.go,
-// api_views.go. Shared leaves: common_words.go (rates and times in
-// words), common_num.go (rounding), common_heap.go (a min-heap of ints).
+// The views served beside the report: view_lifetimes.go ([Lifetimes],
+// its groups and the state changes from the raw trace), view_lanes.go
+// (state lanes), view_ancestry.go ([Ancestry] and a suspect's members,
+// by query). The types of the report and views: api_report.go,
+// api_suspect.go, api_views.go. Shared leaves: common.go (rates and
+// times in words, rounding, a min-heap of ints); budget.go the deadline
+// and heap budget every stage checks.
 // Output never depends on map order: load_sites.go's siteCmp is the total
 // order every sort that can tie ends in.
 //

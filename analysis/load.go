@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -192,4 +193,15 @@ func timeWarnings(m bundle.Manifest) []string {
 		out = append(out, fmt.Sprintf("the times of %d snapshots come from their files' modification times, which a copy or a checkout changes; give real times with ingest --at", len(mtime)))
 	}
 	return out
+}
+
+// config is [Options] with the defaults filled in.
+type config struct {
+	rules    []Rule
+	minScore float64
+	maxGoids int
+	now      time.Time
+	userCode []string
+	timeout  time.Duration
+	maxHeap  int64
 }

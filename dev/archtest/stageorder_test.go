@@ -20,7 +20,7 @@ import (
 // stages are the stages of the analysis pipeline in the order it runs
 // them (analysis/doc.go); a file belongs to the stage its name starts
 // with. The shared files come first: the report's types (api_), leaves
-// (common_) and the budget every stage checks. The entry points that run
+// (common.go) and the budget every stage checks. The entry points that run
 // the pipeline come last.
 var stages = []string{"shared", "load", "evidence", "verdict", "attribute", "assemble", "view", "entry"}
 
@@ -30,7 +30,7 @@ func stageOfFile(name string) string {
 	switch name {
 	case "budget.go", "doc.go":
 		return "shared"
-	case "entry.go", "analyze.go":
+	case "entry.go":
 		return "entry"
 	}
 	base := strings.TrimSuffix(name, ".go")
