@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/internal/format"
 )
@@ -43,7 +44,7 @@ func assemble(in *loaded, v *verdicts, cfg config) *Report {
 		rep.Inputs.Next = append(rep.Inputs.Next, "a longer capture, or a finer heap sampling rate, for heap growth: "+v.sight.Text)
 	}
 	if in.leaks != nil {
-		rep.LeakProfile = crossCheck(rep.Suspects, in.leaks, in.leakTotal, in.prof.leakTS)
+		rep.LeakProfile = crossCheck(rep.Suspects, in.leaks, in.leakTotal, in.prof.LeakTS)
 	}
 	rep.Spans = summariseSpans(in.spans, in.ix, in.tg)
 	linkOutliving(rep)
@@ -107,7 +108,7 @@ func numberSuspects(rep *Report, sus []*Suspect, sites []*heapSite, bySite map[*
 func heapSection(in *loaded, v *verdicts, byCandidate map[*candidate]*Suspect, heapBySite map[*heapSite]*Suspect) HeapGrowth {
 	var hg HeapGrowth
 	prof := in.prof
-	for _, t := range prof.heapTS {
+	for _, t := range prof.HeapTS {
 		hg.Snapshots = append(hg.Snapshots, tsTime(t))
 	}
 	hg.Growers = []HeapGrower{}
@@ -127,7 +128,7 @@ func heapSection(in *loaded, v *verdicts, byCandidate map[*candidate]*Suspect, h
 	tot := heapTotals(prof)
 	if len(tot) >= 2 {
 		hg.GrowthBytes = int64(tot[len(tot)-1].Value - tot[0].Value)
-		hg.Diff, hg.OwnDeltaBytes = diffHeap(prof, in.st, prof.heapTS[0], prof.heapTS[len(prof.heapTS)-1], 20)
+		hg.Diff, hg.OwnDeltaBytes = diffHeap(prof, in.st, prof.HeapTS[0], prof.HeapTS[len(prof.HeapTS)-1], 20)
 	}
 	hg.Sight = v.sight
 	return hg
@@ -151,7 +152,7 @@ func linkOutliving(rep *Report) {
 // there are fewer than two snapshots.
 func goroutineSeries(in *loaded) []Point {
 	d, prof := in.d, in.prof
-	if len(d.snapshots) < 2 && len(prof.gorTS) < 2 {
+	if len(d.snapshots) < 2 && len(prof.GorTS) < 2 {
 		if m := in.metrics["goroutines"]; len(m) > 0 {
 			return m
 		}
@@ -159,12 +160,12 @@ func goroutineSeries(in *loaded) []Point {
 	totals, times := d.totals, d.snapshots
 	if d.rows == 0 {
 		totals = map[int64]int64{}
-		for _, m := range prof.goroutine {
+		for _, m := range prof.Goroutine {
 			for t, v := range m {
 				totals[t] += v[0]
 			}
 		}
-		times = prof.gorTS
+		times = prof.GorTS
 	}
 	out := historyTotals(in)
 	for _, t := range times {
@@ -213,11 +214,11 @@ func crossCheck(sus []Suspect, leaks map[Frame]int64, total int64, snaps []int64
 }
 
 // summarise fills the bundle summary.
-func summarise(b *bundle.Bundle, d *dumpData, p *profileData) BundleSummary {
+func summarise(b *bundle.Bundle, d *dumpData, p *tables.ProfileData) BundleSummary {
 	m := b.Manifest
 	s := BundleSummary{CaptureID: m.CaptureID, Node: m.Node, PID: m.Target.PID, URL: m.Target.URL, Exe: m.Target.Exe,
 		GoVersion: m.Target.GoVersion, Module: m.Target.ModulePath, Start: m.Start, End: m.End, Sources: []string{},
-		GoroutineSnapshots: len(d.snapshots), HeapSnapshots: len(p.heapTS), GoroutineRows: d.rows,
+		GoroutineSnapshots: len(d.snapshots), HeapSnapshots: len(p.HeapTS), GoroutineRows: d.rows,
 		Service: m.Target.Service(), Build: m.Target.Build(), Trigger: m.Trigger, TriggerText: TriggerText(m.Trigger)}
 	for _, src := range m.Sources {
 		t := src.Kind + " (" + src.Status

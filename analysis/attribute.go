@@ -71,11 +71,11 @@ func creationSpan(in *loaded, s *site) (string, int, int) {
 	spanCount := map[string]int{}
 	for _, g := range s.goids {
 		t := in.tg[g]
-		if t == nil || t.created == 0 || t.parent == 0 {
+		if t == nil || t.Created == 0 || t.Parent == 0 {
 			continue
 		}
-		if sp := in.ix.openAt(t.parent, t.created); sp != nil {
-			spanCount[sp.kind+" "+sp.name]++
+		if sp := in.ix.openAt(t.Parent, t.Created); sp != nil {
+			spanCount[sp.Kind+" "+sp.Name]++
 		}
 	}
 	best := topKey(toInt64(spanCount))

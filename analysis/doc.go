@@ -18,16 +18,17 @@
 // and earlier ones (dev/archtest's TestStageOrder, whose allowlist of
 // older exceptions only shrinks).
 //
-//   - load (load.go: load): the tables → one population.
-//     load_stacks.go frames and stacks; load_columns.go column lookup by
-//     name; load_groups.go dump rows folded into groups; load_detail.go
-//     the latest snapshot goroutine by goroutine (state, wait, words,
-//     since when); load_args.go argument words; load_dumping.go the
-//     goroutine taking the dump; load_samples.go profile samples;
-//     load_metrics.go runtime metrics; load_trace.go trace and eBPF
-//     goroutines; load_coverage.go eBPF probe windows; load_spans.go
-//     spans; load_sites.go goroutine sites; load_tracegroups.go trace
-//     goroutines by creator; load_history.go the agent's earlier profiles;
+//   - load (load.go: load): the tables → one population. The rows are
+//     read by analysis/internal/tables (columns by name, profile
+//     samples, trace and eBPF goroutines with the probes' windows,
+//     spans); the load stage folds them. load_stacks.go frames and
+//     stacks; load_groups.go dump rows folded into groups;
+//     load_detail.go the latest snapshot goroutine by goroutine (state,
+//     wait, words, since when); load_args.go argument words;
+//     load_dumping.go the goroutine taking the dump; load_metrics.go
+//     runtime metrics; load_spans.go spans open on a goroutine;
+//     load_sites.go goroutine sites; load_tracegroups.go trace goroutines
+//     by creator; load_history.go the agent's earlier profiles;
 //     load_source.go the kept source; load_code.go the user's code;
 //     load_races.go race reports; load_inputs.go what the inputs allow;
 //     load_population.go goroutines by creator for the ancestry tree;

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leakscope/leakscope/analysis/flame"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 
 	"github.com/leakscope/leakscope/internal/format"
 )
@@ -40,8 +41,8 @@ func (h *heapStack) last() int64 { return int64(h.bytes[len(h.bytes)-1]) }
 // own allocations in the target ([ownStack]: profile and trace writers,
 // their compressors, the pprof handlers), as the flame graph and the
 // heap diff leave them out.
-func heapStacks(p *profileData, st *stackTable) []*heapStack {
-	ts := p.heapTS
+func heapStacks(p *tables.ProfileData, st *stackTable) []*heapStack {
+	ts := p.HeapTS
 	if len(ts) < 2 {
 		return nil
 	}
@@ -50,7 +51,7 @@ func heapStacks(p *profileData, st *stackTable) []*heapStack {
 		idx[t] = i
 	}
 	var out []*heapStack
-	for stack, m := range p.heap {
+	for stack, m := range p.Heap {
 		frames := st.framesOf(stack)
 		funcs := functions(frames)
 		if ownStack(frames) {
@@ -126,8 +127,8 @@ func heapLineKey(f Frame) string { return fmt.Sprintf("%s\x00%s:%d", f.Function,
 // heapSites sums the stacks of each allocating line (per owner) into one
 // series, fits it once and scores it against the floor its sampling rate
 // and noise allow. It returns every site, largest rise first.
-func heapSites(p *profileData, stacks []*heapStack, owner map[*heapStack]*candidate, periods map[int64]int64, src *sourceCode) []*heapSite {
-	ts := p.heapTS
+func heapSites(p *tables.ProfileData, stacks []*heapStack, owner map[*heapStack]*candidate, periods map[int64]int64, src *sourceCode) []*heapSite {
+	ts := p.HeapTS
 	if len(ts) < 2 {
 		return nil
 	}
@@ -372,23 +373,23 @@ func heapObject(frames []Frame, src *sourceCode, loc Frame) string {
 }
 
 // heapTotals sums inuse bytes per heap snapshot.
-func heapTotals(p *profileData) []Point {
+func heapTotals(p *tables.ProfileData) []Point {
 	sum := map[int64]float64{}
-	for _, m := range p.heap {
+	for _, m := range p.Heap {
 		for t, v := range m {
 			sum[t] += float64(v[0])
 		}
 	}
-	out := make([]Point, 0, len(p.heapTS))
-	for _, t := range p.heapTS {
+	out := make([]Point, 0, len(p.HeapTS))
+	for _, t := range p.HeapTS {
 		out = append(out, Point{TS: time.Unix(0, t).UTC(), Value: sum[t]})
 	}
 	return out
 }
 
 // diffHeap compares two heap snapshots by stack, largest growth first.
-func diffHeap(p *profileData, st *stackTable, base, target int64, limit int) (out []HeapDiffEntry, own int64) {
-	for stack, m := range p.heap {
+func diffHeap(p *tables.ProfileData, st *stackTable, base, target int64, limit int) (out []HeapDiffEntry, own int64) {
+	for stack, m := range p.Heap {
 		a, b := m[base], m[target]
 		if a == b {
 			continue

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -16,14 +17,14 @@ type loaded struct {
 	b       *bundle.Bundle
 	st      *stackTable
 	d       *dumpData
-	prof    *profileData
+	prof    *tables.ProfileData
 	metrics map[string][]Point
 	// metricWindows are the trace windows the metric series were
 	// sampled in (by the metrics table's sources).
 	metricWindows []Window
 	pop           *population
-	tg            map[int64]*traceG
-	spans         []*spanRec
+	tg            map[int64]*tables.TraceG
+	spans         []*tables.SpanRec
 	ix            *spanIndex
 	tgroups       map[traceKey]*traceGroup
 
@@ -101,10 +102,10 @@ func (in *loaded) readTables(mem memory.Allocator, userCode []string, source ext
 			}
 			return nil
 		},
-		func() (err error) { in.prof, err = readSamples(b, mem); return err },
+		func() (err error) { in.prof, err = tables.ReadSamples(b, mem); return err },
 		func() (err error) { in.metrics, in.metricWindows, err = readMetrics(b, mem); return err },
 		func() (err error) { in.pop, in.tg, err = loadPopulation(b, mem, in.st, in.d); return err },
-		func() (err error) { in.spans, err = readSpans(b, mem); return err },
+		func() (err error) { in.spans, err = tables.ReadSpans(b, mem); return err },
 		func() (err error) { in.races, err = readRaces(b, mem, in.st); return err },
 		func() (err error) { in.src, err = readSourceCode(b, mem, source); return err },
 	}
@@ -121,7 +122,7 @@ func (in *loaded) readTables(mem memory.Allocator, userCode []string, source ext
 		return err
 	}
 	in.prog = newProgramSource(append(files, source.files...), in.st, b.Manifest.Target.GoVersion)
-	in.periods = heapPeriods(b.Manifest)
+	in.periods = tables.HeapPeriods(b.Manifest)
 	in.ix = newSpanIndex(in.spans, b.Manifest.End.UnixNano())
 	in.tgroups = traceGroups(in.tg, in.st)
 	in.windows = traceWindows(b.Manifest, in.tg)
@@ -135,11 +136,11 @@ func (in *loaded) buildSites() {
 	case in.d.rows > 0:
 		in.sites, in.ts = buildSites(in.d, in.st), in.d.snapshots
 		in.addHistory()
-	case len(in.prof.gorTS) > 0:
-		in.sites, in.ts = sitesFromProfile(in.prof.goroutine, in.prof.gorTS, in.st), in.prof.gorTS
+	case len(in.prof.GorTS) > 0:
+		in.sites, in.ts = sitesFromProfile(in.prof.Goroutine, in.prof.GorTS, in.st), in.prof.GorTS
 		in.warnings = append(in.warnings, "no goroutine dumps: groups come from goroutine profile counts, without wait times or creators")
-	case len(in.prof.leakTS) > 0:
-		in.sites, in.ts = sitesFromProfile(in.prof.leak, in.prof.leakTS, in.st), in.prof.leakTS
+	case len(in.prof.LeakTS) > 0:
+		in.sites, in.ts = sitesFromProfile(in.prof.Leak, in.prof.LeakTS, in.st), in.prof.LeakTS
 		in.warnings = append(in.warnings, "only the goroutineleak profile: groups are the goroutines it marked leaked, without wait times, creators or the goroutines it did not mark")
 	case len(in.tgroups) > 0:
 		in.sites, in.ts = sitesFromTrace(in.tgroups, in.st)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/internal/format"
@@ -139,11 +140,11 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 	dr := newDetailReader(d, st, sites)
 	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
 		dr.last = lastRow{}
-		c := cols{rec}
-		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
-		stateCol, waitCol := c.str(schema.ColState), c.i64(schema.ColWaitMinutes)
-		stackCol, cgCol, cfCol := c.i64(schema.ColStackID), c.i64(schema.ColCreatorGoid), c.str(schema.ColCreatorFunction)
-		args := c.strLists(schema.ColFrameArgs)
+		c := tables.Cols{Rec: rec}
+		tsCol, goidCol := c.I64(schema.ColSnapshotTS), c.I64(schema.ColGoid)
+		stateCol, waitCol := c.Str(schema.ColState), c.I64(schema.ColWaitMinutes)
+		stackCol, cgCol, cfCol := c.I64(schema.ColStackID), c.I64(schema.ColCreatorGoid), c.Str(schema.ColCreatorFunction)
+		args := c.StrLists(schema.ColFrameArgs)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			dr.row(detailRow{ts: tsCol(r), goid: goidCol(r), stack: stackCol(r), raw: stateCol(r), wait: waitCol(r),
 				creatorGoid: cgCol(r), creator: cfCol(r), args: args, r: r})
@@ -172,7 +173,7 @@ type detailReader struct {
 	siteOf map[*rawGroup]*site
 	infos  map[int64]*stackInfo
 	tracks map[int64]*track
-	in     interner
+	in     tables.Interner
 	cur    int64
 	// last caches what the row before looked up, as rows come in runs
 	// of one snapshot and one stack; reset for every batch.
@@ -205,7 +206,7 @@ type detailRow struct {
 func newDetailReader(d *dumpData, st *stackTable, sites []*site) *detailReader {
 	n := len(d.snapshots)
 	dr := &detailReader{d: d, st: st, prevOf: map[int64]int64{}, siteOf: map[*rawGroup]*site{},
-		infos: map[int64]*stackInfo{}, tracks: map[int64]*track{}, in: interner{}}
+		infos: map[int64]*stackInfo{}, tracks: map[int64]*track{}, in: tables.Interner{}}
 	dr.sd = &snapDetail{ts: d.snapshots[n-1], byGoid: map[int64]*gor{}}
 	for i := 1; i < n; i++ {
 		dr.prevOf[d.snapshots[i]] = d.snapshots[i-1]
@@ -238,7 +239,7 @@ func (dr *detailReader) row(x detailRow) {
 		pruneTracks(dr.tracks, prev)
 		dr.cur = ts
 	}
-	state := dr.in.get(normState(x.raw))
+	state := dr.in.Get(normState(x.raw))
 	si := dr.stackInfo(stack)
 	t := dr.tracks[goid]
 	ticket := si.ticketOf(x.args, x.r)

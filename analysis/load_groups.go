@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -136,14 +137,14 @@ type dumpRow struct {
 // countPass reads every row into its group: counts per snapshot, the
 // longest wait, creators, labels and the goid samples.
 func (d *dumpData) countPass(b *bundle.Bundle, mem memory.Allocator, all bool) error {
-	in := interner{}
+	in := tables.Interner{}
 	return b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
-		c := cols{rec}
-		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
-		stateCol, waitCol := c.str(schema.ColState), c.i64(schema.ColWaitMinutes)
-		stackCol, cgCol := c.i64(schema.ColStackID), c.i64(schema.ColCreatorGoid)
-		cfCol, csCol := c.str(schema.ColCreatorFunction), c.i64(schema.ColCreatorStackID)
-		labCol := c.str(schema.ColLabels)
+		c := tables.Cols{Rec: rec}
+		tsCol, goidCol := c.I64(schema.ColSnapshotTS), c.I64(schema.ColGoid)
+		stateCol, waitCol := c.Str(schema.ColState), c.I64(schema.ColWaitMinutes)
+		stackCol, cgCol := c.I64(schema.ColStackID), c.I64(schema.ColCreatorGoid)
+		cfCol, csCol := c.Str(schema.ColCreatorFunction), c.I64(schema.ColCreatorStackID)
+		labCol := c.Str(schema.ColLabels)
 		var last *rawGroup
 		for r := 0; r < int(rec.NumRows()); r++ {
 			ts := tsCol(r)
@@ -172,9 +173,9 @@ func (d *dumpData) countPass(b *bundle.Bundle, mem memory.Allocator, all bool) e
 
 // group returns the group of a state, stack and creator, made on first
 // sight.
-func (d *dumpData) group(in *interner, rawState string, stack int64, creator string) *rawGroup {
-	rs := in.get(rawState)
-	k := groupKey{state: in.get(normState(rs)), stackID: stack, creator: in.get(creator)}
+func (d *dumpData) group(in *tables.Interner, rawState string, stack int64, creator string) *rawGroup {
+	rs := in.Get(rawState)
+	k := groupKey{state: in.Get(normState(rs)), stackID: stack, creator: in.Get(creator)}
 	g := d.groups[k]
 	if g == nil {
 		g = &rawGroup{key: k, rawState: rs, snaps: map[int64]*snapStat{}, creatorGoids: map[int64]int64{}, spreadHi: -1}
@@ -184,7 +185,7 @@ func (d *dumpData) group(in *interner, rawState string, stack int64, creator str
 }
 
 // add counts one row into its group.
-func (d *dumpData) add(g *rawGroup, row dumpRow, rawState string, in *interner) {
+func (d *dumpData) add(g *rawGroup, row dumpRow, rawState string, in *tables.Interner) {
 	ts, goid := row.ts, row.goid
 	if strings.Contains(rawState, "(leaked)") {
 		g.leaked++
@@ -205,7 +206,7 @@ func (d *dumpData) add(g *rawGroup, row dumpRow, rawState string, in *interner) 
 	}
 	if g.labels == "" {
 		if l := row.labels; l != "" {
-			g.labels = in.get(l)
+			g.labels = in.Get(l)
 		}
 	}
 	cg := row.creatorGoid
@@ -236,11 +237,11 @@ func (d *dumpData) survivalPass(b *bundle.Bundle, mem memory.Allocator, all bool
 		prev[d.snapshots[i]] = d.snapshots[i-1]
 	}
 	return b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
-		c := cols{rec}
-		tsCol, goidCol := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid)
-		stateCol, stackCol, cfCol := c.str(schema.ColState), c.i64(schema.ColStackID), c.str(schema.ColCreatorFunction)
+		c := tables.Cols{Rec: rec}
+		tsCol, goidCol := c.I64(schema.ColSnapshotTS), c.I64(schema.ColGoid)
+		stateCol, stackCol, cfCol := c.Str(schema.ColState), c.I64(schema.ColStackID), c.Str(schema.ColCreatorFunction)
 		var last *rawGroup
-		cgCol := c.i64(schema.ColCreatorGoid)
+		cgCol := c.I64(schema.ColCreatorGoid)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			ts := tsCol(r)
 			if d.cut[ts] != nil {

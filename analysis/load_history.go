@@ -91,8 +91,8 @@ func (in *loaded) addHistory() {
 		idx[ts] = i
 	}
 	counts := map[*site][]float64{}
-	stacks := make([]int64, 0, len(in.prof.goroutine))
-	for stack := range in.prof.goroutine {
+	stacks := make([]int64, 0, len(in.prof.Goroutine))
+	for stack := range in.prof.Goroutine {
 		stacks = append(stacks, stack)
 	}
 	sort.Slice(stacks, func(i, j int) bool { return stacks[i] < stacks[j] })
@@ -107,7 +107,7 @@ func (in *loaded) addHistory() {
 			c = make([]float64, len(in.hist.ts))
 			counts[s] = c
 		}
-		for ts, v := range in.prof.goroutine[stack] {
+		for ts, v := range in.prof.Goroutine[stack] {
 			if i, ok := idx[ts]; ok {
 				c[i] += float64(v[0])
 			}
@@ -159,7 +159,7 @@ func historyTotals(in *loaded) []Point {
 		return nil
 	}
 	tot := make(map[int64]int64, len(in.hist.ts))
-	for _, m := range in.prof.goroutine {
+	for _, m := range in.prof.Goroutine {
 		for ts, v := range m {
 			tot[ts] += v[0]
 		}

@@ -13,7 +13,7 @@ func inputSummary(in *loaded) *InputSummary {
 		sum.SpanSeconds = round(float64(in.d.snapshots[n-1]-in.d.snapshots[0])/1e9, 1)
 	}
 	sum.Traceback = hasRuntimeFrames(in)
-	sum.LeakProfile = len(in.prof.leakTS) > 0
+	sum.LeakProfile = len(in.prof.LeakTS) > 0
 	sum.Trace = len(in.tg) > 0
 	var waited bool
 	for _, s := range in.sites {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -24,8 +25,8 @@ func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, []
 	raw := map[string][][2]float64{}
 	spans := map[string]*[2]int64{}
 	err := b.ReadTable(schema.TableMetrics, mem, func(rec arrow.Record) error {
-		c := cols{rec}
-		ts, name, val, src := c.i64(schema.ColTS), c.str(schema.ColName), c.f64(schema.ColValue), c.str(schema.ColSource)
+		c := tables.Cols{Rec: rec}
+		ts, name, val, src := c.I64(schema.ColTS), c.Str(schema.ColName), c.F64(schema.ColValue), c.Str(schema.ColSource)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			n := name(r)
 			if !want[n] {
@@ -80,8 +81,8 @@ const ebpfGC = "ebpf gc_start"
 func readEBPFGC(b *bundle.Bundle, mem memory.Allocator) ([]Point, error) {
 	var ts [][2]float64
 	err := b.ReadTable(schema.TableEBPFEvents, mem, func(rec arrow.Record) error {
-		c := cols{rec}
-		at, kind := c.i64(schema.ColTS), c.str(schema.ColKind)
+		c := tables.Cols{Rec: rec}
+		at, kind := c.I64(schema.ColTS), c.Str(schema.ColKind)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			if kind(r) == schema.EventGCStart {
 				ts = append(ts, [2]float64{float64(at(r)), 0})

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -72,7 +73,7 @@ func (p *population) addDumps(d *dumpData, st *stackTable) {
 }
 
 // addTrace adds trace goroutines.
-func (p *population) addTrace(tg map[int64]*traceG, st *stackTable) {
+func (p *population) addTrace(tg map[int64]*tables.TraceG, st *stackTable) {
 	if len(tg) == 0 {
 		return
 	}
@@ -80,20 +81,20 @@ func (p *population) addTrace(tg map[int64]*traceG, st *stackTable) {
 	for goid, g := range tg {
 		r := p.rec(goid)
 		if r.parent == 0 {
-			r.parent = g.parent
+			r.parent = g.Parent
 		}
 		if r.entry == "" {
-			r.entry = g.startFn
+			r.entry = g.StartFn
 		}
-		if r.creatorFn == "" && g.creationStack != 0 {
-			if fr := st.framesOf(g.creationStack); len(fr) > 0 {
+		if r.creatorFn == "" && g.CreationStack != 0 {
+			if fr := st.framesOf(g.CreationStack); len(fr) > 0 {
 				r.creatorFn = creatorOfCreationStack(fr)
 			}
 		}
-		if g.creationStack != 0 && r.creation == 0 {
-			r.creation, r.creationBasis = g.creationStack, basisTrace
+		if g.CreationStack != 0 && r.creation == 0 {
+			r.creation, r.creationBasis = g.CreationStack, basisTrace
 		}
-		if g.ended == 0 && p.aliveAt == 0 {
+		if g.Ended == 0 && p.aliveAt == 0 {
 			r.alive = true
 		}
 	}
@@ -114,7 +115,7 @@ func creatorOfCreationStack(fr []Frame) string {
 // trace names takes its creator from the go statement eBPF saw. Without
 // dumps, one seen created and not exit is alive when the probes stayed
 // attached from its creation to the end.
-func (p *population) addEBPF(eg map[int64]*ebpfG, st *stackTable) {
+func (p *population) addEBPF(eg map[int64]*tables.EBPFG, st *stackTable) {
 	if len(eg) == 0 {
 		return
 	}
@@ -122,17 +123,17 @@ func (p *population) addEBPF(eg map[int64]*ebpfG, st *stackTable) {
 	for goid, g := range eg {
 		r := p.rec(goid)
 		if r.parent == 0 {
-			r.parent = g.parent
+			r.parent = g.Parent
 		}
-		if g.stack != 0 && r.creation == 0 {
-			r.creation, r.creationBasis = g.stack, basisEBPF
+		if g.Stack != 0 && r.creation == 0 {
+			r.creation, r.creationBasis = g.Stack, basisEBPF
 		}
-		if r.creatorFn == "" && g.stack != 0 {
-			if fr := st.framesOf(g.stack); len(fr) > 0 {
+		if r.creatorFn == "" && g.Stack != 0 {
+			if fr := st.framesOf(g.Stack); len(fr) > 0 {
 				r.creatorFn = creatorOfCreationStack(fr)
 			}
 		}
-		if g.ended == 0 && g.created != 0 && g.lost == 0 && p.aliveAt == 0 {
+		if g.Ended == 0 && g.Created != 0 && g.Lost == 0 && p.aliveAt == 0 {
 			r.alive = true
 		}
 	}
@@ -149,18 +150,18 @@ func topKey(m map[string]int64) string {
 }
 
 // loadPopulation reads every goroutine source of the bundle.
-func loadPopulation(b *bundle.Bundle, mem memory.Allocator, st *stackTable, d *dumpData) (*population, map[int64]*traceG, error) {
+func loadPopulation(b *bundle.Bundle, mem memory.Allocator, st *stackTable, d *dumpData) (*population, map[int64]*tables.TraceG, error) {
 	p := newPopulation()
 	if d != nil {
 		p.addDumps(d, st)
 		d.goroutine = nil // copied into p; let it go before the trace is read
 	}
-	tg, err := readTraceGoroutines(b, mem)
+	tg, err := tables.ReadTraceGoroutines(b, mem)
 	if err != nil {
 		return nil, nil, err
 	}
 	p.addTrace(tg, st)
-	eg, err := readEBPFGoroutines(b, mem)
+	eg, err := tables.ReadEBPFGoroutines(b, mem)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/leakscope/leakscope/analysis/flame"
 	"github.com/leakscope/leakscope/analysis/internal/gosrc"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/internal/gosym"
@@ -54,8 +55,8 @@ type programSource struct {
 func readSourceFiles(b *bundle.Bundle, mem memory.Allocator) ([]gosrc.File, error) {
 	var out []gosrc.File
 	err := b.ReadTable(schema.TableSourceFiles, mem, func(rec arrow.Record) error {
-		k := cols{rec}
-		file, pkg, text := k.str(schema.ColFile), k.str(schema.ColPackage), k.str(schema.ColText)
+		k := tables.Cols{Rec: rec}
+		file, pkg, text := k.Str(schema.ColFile), k.Str(schema.ColPackage), k.Str(schema.ColText)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			out = append(out, gosrc.File{Path: strings.Clone(file(r)), Package: strings.Clone(pkg(r)), Text: []byte(text(r))})
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -17,10 +18,10 @@ func readRaces(b *bundle.Bundle, mem memory.Allocator, st *stackTable) ([]Race, 
 	byKey := map[string]*Race{}
 	var order []string
 	err := bundle.Tolerate(b.ReadTable(schema.TableRaces, mem, func(rec arrow.Record) error {
-		c := cols{rec}
-		num, access, addr := c.i64(schema.ColRace), c.str(schema.ColAccess), c.i64(schema.ColAddr)
-		goid, stack, state := c.i64(schema.ColGoid), c.i64(schema.ColStackID), c.str(schema.ColGoroutineState)
-		created, loc, source := c.i64(schema.ColCreationStackID), c.str(schema.ColLocation), c.str(schema.ColSource)
+		c := tables.Cols{Rec: rec}
+		num, access, addr := c.I64(schema.ColRace), c.Str(schema.ColAccess), c.I64(schema.ColAddr)
+		goid, stack, state := c.I64(schema.ColGoid), c.I64(schema.ColStackID), c.Str(schema.ColGoroutineState)
+		created, loc, source := c.I64(schema.ColCreationStackID), c.Str(schema.ColLocation), c.Str(schema.ColSource)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			key := fmt.Sprintf("%s\x00%d", source(r), num(r))
 			race := byKey[key]

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 )
 
 // site is a goroutine leak candidate: every group parked in the same
@@ -182,7 +184,7 @@ func buildSites(d *dumpData, st *stackTable) []*site {
 // profile counts,
 // for bundles without dumps. The wait reason is inferred from the frames
 // and the creator is unknown.
-func sitesFromProfile(series stackSeries, times []int64, st *stackTable) []*site {
+func sitesFromProfile(series tables.StackSeries, times []int64, st *stackTable) []*site {
 	idx := map[int64]int{}
 	for i, ts := range times {
 		idx[ts] = i
@@ -284,4 +286,26 @@ func sortedGroups(m map[groupKey]*rawGroup) []*rawGroup {
 		out[i] = m[k]
 	}
 	return out
+}
+
+// leakSites returns, for the last goroutineleak profile in the bundle, the
+// leaked goroutine count per location (function and line of the location
+// frame).
+func leakSites(p *tables.ProfileData, st *stackTable) (map[Frame]int64, int64) {
+	if len(p.LeakTS) == 0 {
+		return nil, 0
+	}
+	last := p.LeakTS[len(p.LeakTS)-1]
+	out := map[Frame]int64{}
+	var total int64
+	for stack, m := range p.Leak {
+		v, ok := m[last]
+		if !ok || v[0] == 0 {
+			continue
+		}
+		loc, _ := locationFrame(st.framesOf(stack))
+		out[Frame{Function: loc.Function, Line: loc.Line}] += v[0]
+		total += v[0]
+	}
+	return out, total
 }

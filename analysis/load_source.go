@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis/internal/gosrc"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -71,10 +72,10 @@ type extraSource struct {
 func readSourceCode(b *bundle.Bundle, mem memory.Allocator, extra extraSource) (*sourceCode, error) {
 	c := &sourceCode{funcs: map[[2]string]*funcSource{}, asyncTimers: goBefore(b.Manifest.Target.GoVersion, 23)}
 	err := b.ReadTable(schema.TableSourceCode, mem, func(rec arrow.Record) error {
-		k := cols{rec}
-		file, fn, status := k.str(schema.ColFile), k.str(schema.ColFunction), k.str(schema.ColStatus)
-		start, end, text := k.i64(schema.ColStartLine), k.i64(schema.ColEndLine), k.str(schema.ColText)
-		sha, detail := k.str(schema.ColFileSHA256), k.str(schema.ColDetail)
+		k := tables.Cols{Rec: rec}
+		file, fn, status := k.Str(schema.ColFile), k.Str(schema.ColFunction), k.Str(schema.ColStatus)
+		start, end, text := k.I64(schema.ColStartLine), k.I64(schema.ColEndLine), k.Str(schema.ColText)
+		sha, detail := k.Str(schema.ColFileSHA256), k.Str(schema.ColDetail)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			c.add(schema.SourceCode{File: file(r), Function: fn(r), StartLine: start(r), EndLine: end(r), Text: text(r),
 				FileSHA256: sha(r), Status: status(r), Detail: detail(r)})
@@ -268,9 +269,9 @@ type sourceCall struct {
 func (c *sourceCode) readCalls(b *bundle.Bundle, mem memory.Allocator) error {
 	c.callFiles = map[string]int{}
 	err := b.ReadTable(schema.TableSourceCalls, mem, func(rec arrow.Record) error {
-		k := cols{rec}
-		file, fn, line := k.str(schema.ColFile), k.str(schema.ColFunction), k.i64(schema.ColLine)
-		callee, kind := k.str(schema.ColCallee), k.str(schema.ColKind)
+		k := tables.Cols{Rec: rec}
+		file, fn, line := k.Str(schema.ColFile), k.Str(schema.ColFunction), k.I64(schema.ColLine)
+		callee, kind := k.Str(schema.ColCallee), k.Str(schema.ColKind)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			c.addCall(schema.SourceCall{File: file(r), Function: fn(r), Line: line(r), Callee: callee(r), Kind: kind(r)})
 		}

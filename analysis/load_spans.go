@@ -4,37 +4,38 @@ import (
 	"sort"
 	"time"
 
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // spanIndex finds the spans open on a goroutine at a time.
 type spanIndex struct {
-	byGoid map[int64][]*spanRec // sorted by start
-	end    int64                // end of the data, for spans never ended
+	byGoid map[int64][]*tables.SpanRec // sorted by start
+	end    int64                       // end of the data, for spans never ended
 }
 
-func newSpanIndex(spans []*spanRec, end int64) *spanIndex {
-	ix := &spanIndex{byGoid: map[int64][]*spanRec{}, end: end}
+func newSpanIndex(spans []*tables.SpanRec, end int64) *spanIndex {
+	ix := &spanIndex{byGoid: map[int64][]*tables.SpanRec{}, end: end}
 	for _, s := range spans {
-		if s.goid != 0 {
-			ix.byGoid[s.goid] = append(ix.byGoid[s.goid], s)
+		if s.Goid != 0 {
+			ix.byGoid[s.Goid] = append(ix.byGoid[s.Goid], s)
 		}
 	}
 	for _, l := range ix.byGoid {
-		sort.Slice(l, func(i, j int) bool { return l[i].start < l[j].start })
+		sort.Slice(l, func(i, j int) bool { return l[i].Start < l[j].Start })
 	}
 	return ix
 }
 
 // openAt returns the innermost span (latest start) open on goid at ts.
-func (ix *spanIndex) openAt(goid, ts int64) *spanRec {
-	var best *spanRec
+func (ix *spanIndex) openAt(goid, ts int64) *tables.SpanRec {
+	var best *tables.SpanRec
 	for _, s := range ix.byGoid[goid] {
-		if s.start > ts {
+		if s.Start > ts {
 			break
 		}
-		if s.end == 0 || s.end >= ts {
-			if best == nil || s.start >= best.start {
+		if s.End == 0 || s.End >= ts {
+			if best == nil || s.Start >= best.Start {
 				best = s
 			}
 		}
@@ -49,38 +50,38 @@ const maxOutliving = 50
 // summariseSpans counts tasks and regions, lists spans never ended, and
 // finds goroutines that outlived the span open on their creator when they
 // were created.
-func summariseSpans(spans []*spanRec, ix *spanIndex, tg map[int64]*traceG) SpanSummary {
+func summariseSpans(spans []*tables.SpanRec, ix *spanIndex, tg map[int64]*tables.TraceG) SpanSummary {
 	var s SpanSummary
 	s.NeverEnded = []SpanRef{}
 	s.Outliving = []Outliving{}
 	for _, sp := range spans {
-		switch sp.kind {
+		switch sp.Kind {
 		case schema.SpanTask:
 			s.Tasks++
 		case schema.SpanRegion:
 			s.Regions++
 		}
-		if sp.end == 0 && len(s.NeverEnded) < maxOutliving {
+		if sp.End == 0 && len(s.NeverEnded) < maxOutliving {
 			s.NeverEnded = append(s.NeverEnded, spanRef(sp))
 		}
 	}
 	type key struct{ span, fn string }
 	groups := map[key]*Outliving{}
 	for goid, g := range tg {
-		if g.created == 0 || g.parent == 0 {
+		if g.Created == 0 || g.Parent == 0 {
 			continue
 		}
-		sp := ix.openAt(g.parent, g.created)
-		if sp == nil || sp.end == 0 {
+		sp := ix.openAt(g.Parent, g.Created)
+		if sp == nil || sp.End == 0 {
 			continue
 		}
-		if g.ended != 0 && g.ended <= sp.end {
+		if g.Ended != 0 && g.Ended <= sp.End {
 			continue
 		}
-		k := key{sp.name, g.startFn}
+		k := key{sp.Name, g.StartFn}
 		o := groups[k]
 		if o == nil {
-			o = &Outliving{Span: sp.name, Function: g.startFn}
+			o = &Outliving{Span: sp.Name, Function: g.StartFn}
 			groups[k] = o
 		}
 		o.Count++
@@ -107,10 +108,10 @@ func summariseSpans(spans []*spanRec, ix *spanIndex, tg map[int64]*traceG) SpanS
 	return s
 }
 
-func spanRef(sp *spanRec) SpanRef {
-	r := SpanRef{ID: sp.id, Kind: sp.kind, Name: sp.name, Goid: sp.goid, Start: tsTime(sp.start)}
-	if sp.end != 0 {
-		r.End = tsTime(sp.end)
+func spanRef(sp *tables.SpanRec) SpanRef {
+	r := SpanRef{ID: sp.ID, Kind: sp.Kind, Name: sp.Name, Goid: sp.Goid, Start: tsTime(sp.Start)}
+	if sp.End != 0 {
+		r.End = tsTime(sp.End)
 	}
 	return r
 }

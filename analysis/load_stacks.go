@@ -134,18 +134,6 @@ func entryFunction(frames []Frame) string {
 	return ""
 }
 
-// interner copies strings out of Arrow buffers once per distinct value.
-type interner map[string]string
-
-func (in interner) get(s string) string {
-	if v, ok := in[s]; ok {
-		return v
-	}
-	c := strings.Clone(s)
-	in[c] = c
-	return c
-}
-
 func containsFn(frames []Frame, fn string) bool {
 	for _, f := range frames {
 		if f.Function == fn {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -21,38 +22,38 @@ type traceGroup struct {
 type traceKey struct{ creator, start string }
 
 // traceGroups groups trace goroutines by creator and start function.
-func traceGroups(tg map[int64]*traceG, st *stackTable) map[traceKey]*traceGroup {
+func traceGroups(tg map[int64]*tables.TraceG, st *stackTable) map[traceKey]*traceGroup {
 	out := map[traceKey]*traceGroup{}
 	creators := map[int64]string{}
 	for _, g := range tg {
-		c, ok := creators[g.creationStack]
+		c, ok := creators[g.CreationStack]
 		if !ok {
-			if fr := st.framesOf(g.creationStack); len(fr) > 0 {
+			if fr := st.framesOf(g.CreationStack); len(fr) > 0 {
 				c = creatorOfCreationStack(fr)
 			}
-			creators[g.creationStack] = c
+			creators[g.CreationStack] = c
 		}
-		k := traceKey{c, g.startFn}
+		k := traceKey{c, g.StartFn}
 		t := out[k]
 		if t == nil {
 			t = &traceGroup{}
 			out[k] = t
 		}
-		if g.ended != 0 {
+		if g.Ended != 0 {
 			t.ended++
 			continue
 		}
 		t.alive++
 		if t.state == "" {
-			t.state, t.lastStack = traceState(g.lastReason, g.lastState), g.lastStack
+			t.state, t.lastStack = traceState(g.LastReason, g.LastState), g.LastStack
 		}
-		if g.created != 0 {
-			if t.firstAlive == 0 || g.created < t.firstAlive {
-				t.firstAlive = g.created
+		if g.Created != 0 {
+			if t.firstAlive == 0 || g.Created < t.firstAlive {
+				t.firstAlive = g.Created
 			}
-			t.lastAlive = max(t.lastAlive, g.created)
+			t.lastAlive = max(t.lastAlive, g.Created)
 			if len(t.created) < 100000 {
-				t.created = append(t.created, g.created)
+				t.created = append(t.created, g.Created)
 			}
 		}
 	}
@@ -128,7 +129,7 @@ type window struct{ start, end int64 }
 // manifest's trace artifacts (their first and last event, or for older
 // bundles the request time and the capture's window setting), else one
 // window spanning every creation the traces saw.
-func traceWindows(m bundle.Manifest, tg map[int64]*traceG) []window {
+func traceWindows(m bundle.Manifest, tg map[int64]*tables.TraceG) []window {
 	var setting time.Duration
 	for _, s := range m.Sources {
 		if s.Kind == bundle.SourceTrace {
@@ -150,13 +151,13 @@ func traceWindows(m bundle.Manifest, tg map[int64]*traceG) []window {
 	}
 	var lo, hi int64
 	for _, g := range tg {
-		if g.created == 0 {
+		if g.Created == 0 {
 			continue
 		}
-		if lo == 0 || g.created < lo {
-			lo = g.created
+		if lo == 0 || g.Created < lo {
+			lo = g.Created
 		}
-		hi = max(hi, g.created)
+		hi = max(hi, g.Created)
 	}
 	if hi > lo {
 		out = append(out, window{lo, hi})

@@ -33,7 +33,7 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 		x.sc = scoreSite(x, in.tsOf(x.s))
 	}
 	growing := growingStacks(ev.heap)
-	held := heldStacks(in.prof.heapTS, growing, samplingPeriod(in.prof.heapTS, in.periods))
+	held := heldStacks(in.prof.HeapTS, growing, samplingPeriod(in.prof.HeapTS, in.periods))
 	owner := attributeHeap(ev.candidates, growing, held, in.src, minScore)
 	for _, x := range ev.candidates {
 		if x.retained > 0 {
@@ -83,7 +83,7 @@ func judge(in *loaded, ev *evidence, minScore float64) *verdicts {
 			v.heap = append(v.heap, hs)
 		}
 	}
-	v.sight = heapSight(in.prof.heapTS, in.periods)
+	v.sight = heapSight(in.prof.HeapTS, in.periods)
 	return v
 }
 

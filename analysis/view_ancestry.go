@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 )
@@ -238,8 +239,8 @@ func members(b *bundle.Bundle, mem memory.Allocator, s Suspect) ([]int64, error)
 	at := s.CountAt.UnixNano()
 	var out []int64
 	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
-		c := cols{rec}
-		ts, goid, state, stack, creator := c.i64(schema.ColSnapshotTS), c.i64(schema.ColGoid), c.str(schema.ColState), c.i64(schema.ColStackID), c.str(schema.ColCreatorFunction)
+		c := tables.Cols{Rec: rec}
+		ts, goid, state, stack, creator := c.I64(schema.ColSnapshotTS), c.I64(schema.ColGoid), c.Str(schema.ColState), c.I64(schema.ColStackID), c.Str(schema.ColCreatorFunction)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			if ts(r) != at {
 				continue

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/internal/format"
@@ -32,15 +33,15 @@ func lifetimes(b *bundle.Bundle, mem memory.Allocator, from, to time.Time, limit
 	if err != nil {
 		return nil, err
 	}
-	tg, err := readTraceGoroutines(b, mem)
+	tg, err := tables.ReadTraceGoroutines(b, mem)
 	if err != nil {
 		return nil, err
 	}
-	eg, err := readEBPFGoroutines(b, mem)
+	eg, err := tables.ReadEBPFGoroutines(b, mem)
 	if err != nil {
 		return nil, err
 	}
-	spans, err := readSpans(b, mem)
+	spans, err := tables.ReadSpans(b, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -129,48 +130,48 @@ func (ls *lives) get(goid int64) *life {
 }
 
 // addTrace merges what the execution traces saw of each goroutine.
-func (ls *lives) addTrace(tg map[int64]*traceG) {
+func (ls *lives) addTrace(tg map[int64]*tables.TraceG) {
 	for goid, g := range tg {
 		l := ls.get(goid)
-		if g.created != 0 && (l.start == 0 || g.created < l.start) {
-			l.start = g.created
+		if g.Created != 0 && (l.start == 0 || g.Created < l.start) {
+			l.start = g.Created
 		}
-		if g.ended != 0 {
-			l.end = g.ended
+		if g.Ended != 0 {
+			l.end = g.Ended
 		}
 		if l.name == "" {
-			l.name = g.startFn
+			l.name = g.StartFn
 		}
 		if l.parent == 0 {
-			l.parent = g.parent
+			l.parent = g.Parent
 		}
-		if g.ended == 0 && g.lastReason != "" {
-			l.state = g.lastReason
+		if g.Ended == 0 && g.LastReason != "" {
+			l.state = g.LastReason
 		}
 		if l.creation == 0 {
-			l.creation = g.creationStack
+			l.creation = g.CreationStack
 		}
 	}
 }
 
 // addEBPF merges what the eBPF probes saw of each goroutine.
-func (ls *lives) addEBPF(eg map[int64]*ebpfG) {
+func (ls *lives) addEBPF(eg map[int64]*tables.EBPFG) {
 	for goid, g := range eg {
 		l := ls.get(goid)
-		if g.created != 0 && (l.start == 0 || g.created < l.start) {
-			l.start = g.created
+		if g.Created != 0 && (l.start == 0 || g.Created < l.start) {
+			l.start = g.Created
 		}
-		if g.ended != 0 && l.end == 0 {
-			l.end = g.ended
+		if g.Ended != 0 && l.end == 0 {
+			l.end = g.Ended
 		}
 		if l.parent == 0 {
-			l.parent = g.parent
+			l.parent = g.Parent
 		}
 		if l.creation == 0 {
-			l.creation = g.stack
+			l.creation = g.Stack
 		}
-		if g.lost != 0 && !ls.inDumps[goid] {
-			l.lost = g.lost
+		if g.Lost != 0 && !ls.inDumps[goid] {
+			l.lost = g.Lost
 		}
 	}
 }
@@ -233,14 +234,14 @@ func viewWindow(m bundle.Manifest, from, to time.Time) (lo, hi int64) {
 // barCand is a goroutine or span that may get a bar.
 type barCand struct {
 	start, end, id int64
-	span           *spanRec
+	span           *tables.SpanRec
 }
 
 // rankBars lists the goroutines and spans inside [lo, hi], ranked
 // before any bar is built: open-ended first (they are what a leak looks
 // like), then longer before shorter; kind and id break ties so the
 // order is stable.
-func rankBars(ls *lives, spans []*spanRec, lo, hi int64) []barCand {
+func rankBars(ls *lives, spans []*tables.SpanRec, lo, hi int64) []barCand {
 	in := func(start, end int64) bool { return (start == 0 || start <= hi) && (end == 0 || end >= lo) }
 	var cands []barCand
 	for goid, l := range ls.byGoid {
@@ -249,8 +250,8 @@ func rankBars(ls *lives, spans []*spanRec, lo, hi int64) []barCand {
 		}
 	}
 	for _, s := range spans {
-		if in(s.start, s.end) {
-			cands = append(cands, barCand{start: max(s.start, lo), end: s.end, id: s.id, span: s})
+		if in(s.Start, s.End) {
+			cands = append(cands, barCand{start: max(s.Start, lo), end: s.End, id: s.ID, span: s})
 		}
 	}
 	dur := func(c barCand) int64 {
@@ -278,7 +279,7 @@ func (ls *lives) bars(cands []barCand, st *stackTable) []Bar {
 	for _, c := range cands {
 		var bar Bar
 		if s := c.span; s != nil {
-			bar = Bar{ID: fmt.Sprintf("%s%d", s.kind, s.id), Kind: s.kind, Name: s.name, Goid: s.goid, Start: tsTime(c.start), Parent: s.parent}
+			bar = Bar{ID: fmt.Sprintf("%s%d", s.Kind, s.ID), Kind: s.Kind, Name: s.Name, Goid: s.Goid, Start: tsTime(c.start), Parent: s.Parent}
 		} else {
 			l := ls.byGoid[c.id]
 			bar = Bar{ID: fmt.Sprintf("g%d", c.id), Kind: "goroutine", Name: l.name, Goid: c.id, Start: tsTime(c.start), State: l.state, Parent: l.parent, EndUnknown: l.endUnknown}

@@ -39,6 +39,10 @@ var forbidden = map[string][]string{
 	// The program read as Go: source text and the standard library in,
 	// who can wake what out; it knows no bundle.
 	"analysis/internal/gosrc": ours,
+	// The bundle's rows read into the stages' structures: the bundle and
+	// its schema in, no stage of the analysis.
+	"analysis/internal/tables": {"ingest/dump", "ingest/gotrace", "ingest/profiles", "ingest/srclines",
+		"analysis", "capture", "web", "cmd", "agent", "export", "samples", "flight"},
 	// The flight recorder a service imports.
 	"flight": ours,
 	// Development tools that stand alone: benchmark statistics, the Go

@@ -1,0 +1,126 @@
+// Package tables reads a bundle's rows into the structures the analysis
+// stages use: columns looked up by name, strings copied out of Arrow
+// memory once, profile samples per stack, trace and eBPF goroutines with
+// the probes' windows, and spans. It reads and merges rows; what the
+// rows mean for a leak is decided in package analysis, which imports it.
+package tables
+
+import (
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/leakscope/leakscope/ingest/bundle"
+)
+
+// Cols looks up record columns by name, so readers keep working when
+// producers add columns.
+type Cols struct{ Rec arrow.Record }
+
+// Idx is the index of the named column, or -1 when the record lacks it.
+func (c Cols) Idx(name string) int {
+	ix := c.Rec.Schema().FieldIndices(name)
+	if len(ix) == 0 {
+		return -1
+	}
+	return ix[0]
+}
+
+// I64 returns an int64 reader for the column; a missing column reads as 0.
+func (c Cols) I64(name string) func(int) int64 {
+	i := c.Idx(name)
+	if i < 0 {
+		return func(int) int64 { return 0 }
+	}
+	switch a := c.Rec.Column(i).(type) {
+	case *array.Int64:
+		return func(r int) int64 {
+			if a.IsNull(r) {
+				return 0
+			}
+			return a.Value(r)
+		}
+	case *array.Timestamp:
+		return func(r int) int64 {
+			if a.IsNull(r) {
+				return 0
+			}
+			return int64(a.Value(r))
+		}
+	case *array.Uint64:
+		return func(r int) int64 {
+			if a.IsNull(r) {
+				return 0
+			}
+			return int64(a.Value(r))
+		}
+	}
+	return func(int) int64 { return 0 }
+}
+
+// F64 returns a float64 reader for the column; a missing column reads
+// as 0.
+func (c Cols) F64(name string) func(int) float64 {
+	i := c.Idx(name)
+	if i < 0 {
+		return func(int) float64 { return 0 }
+	}
+	if a, ok := c.Rec.Column(i).(*array.Float64); ok {
+		return a.Value
+	}
+	return func(int) float64 { return 0 }
+}
+
+// Str returns a string reader; values point into Arrow memory and must be
+// copied (see Interner) before the record is released.
+func (c Cols) Str(name string) func(int) string {
+	i := c.Idx(name)
+	if i < 0 {
+		return func(int) string { return "" }
+	}
+	switch c.Rec.Column(i).(type) {
+	case *array.String, *array.Dictionary:
+		return bundle.NewStrings(c.Rec.Column(i)).Value
+	}
+	return func(int) string { return "" }
+}
+
+// StrLists returns a reader of a list<utf8> column calling fn with each
+// string of row r in order; a missing column or a null row calls fn
+// never. Strings point into Arrow memory.
+func (c Cols) StrLists(name string) func(r int, fn func(i int, s string)) {
+	i := c.Idx(name)
+	if i < 0 {
+		return func(int, func(int, string)) {}
+	}
+	l, ok := c.Rec.Column(i).(*array.List)
+	if !ok {
+		return func(int, func(int, string)) {}
+	}
+	vals, ok := l.ListValues().(*array.String)
+	if !ok {
+		return func(int, func(int, string)) {}
+	}
+	return func(r int, fn func(int, string)) {
+		if l.IsNull(r) {
+			return
+		}
+		from, to := l.ValueOffsets(r)
+		for j := from; j < to; j++ {
+			fn(int(j-from), vals.Value(int(j)))
+		}
+	}
+}
+
+// Interner copies strings out of Arrow buffers once per distinct value.
+type Interner map[string]string
+
+// Get returns s, copied the first time it is seen.
+func (in Interner) Get(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	c := strings.Clone(s)
+	in[c] = c
+	return c
+}
