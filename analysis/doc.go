@@ -21,11 +21,10 @@
 //   - load (load.go: load): the tables → one population. The rows are
 //     read by analysis/internal/tables (columns by name, profile
 //     samples, trace and eBPF goroutines with the probes' windows,
-//     spans); the load stage folds them. load_stacks.go frames and
+//     spans, a frame's argument words); the load stage folds them. load_stacks.go frames and
 //     stacks; load_groups.go dump rows folded into groups;
 //     load_detail.go the latest snapshot goroutine by goroutine (state,
-//     wait, words, since when); load_args.go argument words;
-//     load_dumping.go the goroutine taking the dump; load_metrics.go
+//     wait, words, since when); load_dumping.go the goroutine taking the dump; load_metrics.go
 //     runtime metrics; load_spans.go spans open on a goroutine;
 //     load_sites.go goroutine sites; load_tracegroups.go trace goroutines
 //     by creator; load_history.go the agent's earlier profiles;

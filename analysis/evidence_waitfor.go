@@ -491,3 +491,60 @@ func containsGor(s []*waitGor, g *waitGor) bool {
 	}
 	return false
 }
+
+// argRef says where an argument word was read: the frame's function and
+// the word's position among its printed words.
+type argRef struct {
+	fn  string
+	pos int
+	// name is the parameter the word belongs to, from the function's
+	// declaration in the kept source ([sourceCode.paramWords]); "" when
+	// not known.
+	name string
+}
+
+// String names the word for evidence texts: the parameter by name when
+// the function's declaration is kept or its signature known (the
+// runtime's and sync's waiting functions, whose signatures are fixed),
+// else by position.
+func (a argRef) String() string {
+	if a.fn == "" {
+		return ""
+	}
+	if a.name != "" {
+		return fmt.Sprintf("%s of %s", a.name, a.fn)
+	}
+	if names := waitParams[a.fn]; a.pos < len(names) {
+		return fmt.Sprintf("%s of %s", names[a.pos], a.fn)
+	}
+	return fmt.Sprintf("argument word %d of %s", a.pos+1, a.fn)
+}
+
+// waitParams are the parameter names of the functions a blocked
+// goroutine's frames show, from their Go declarations (receiver first),
+// one per printed word up to the first aggregate.
+var waitParams = map[string][]string{
+	"runtime.chansend":                                {"c", "ep", "block", "callerpc"},
+	"runtime.chansend1":                               {"c", "elem"},
+	"runtime.chanrecv":                                {"c", "ep", "block"},
+	"runtime.chanrecv1":                               {"c", "elem"},
+	"runtime.chanrecv2":                               {"c", "elem"},
+	"runtime.semacquire1":                             {"addr", "lifo", "profile", "skipframes", "reason"},
+	"runtime.notifyListWait":                          {"l", "t"},
+	"sync.runtime_notifyListWait":                     {"l", "t"},
+	"internal/sync.runtime_SemacquireMutex":           {"s", "lifo", "skipframes"},
+	"sync.runtime_SemacquireRWMutexR":                 {"s", "lifo", "skipframes"},
+	"sync.runtime_SemacquireRWMutex":                  {"s", "lifo", "skipframes"},
+	"sync.runtime_SemacquireWaitGroup":                {"addr", "synctest"},
+	"sync.runtime_Semacquire":                         {"s"},
+	"internal/sync.(*Mutex).lockSlow":                 {"m (receiver)"},
+	"internal/sync.(*Mutex).Lock":                     {"m (receiver)"},
+	"sync.(*Mutex).lockSlow":                          {"m (receiver)"},
+	"sync.(*Mutex).Lock":                              {"m (receiver)"},
+	"sync.(*RWMutex).Lock":                            {"rw (receiver)"},
+	"sync.(*RWMutex).RLock":                           {"rw (receiver)"},
+	"sync.(*WaitGroup).Wait":                          {"wg (receiver)"},
+	"sync.(*Cond).Wait":                               {"c (receiver)"},
+	"sync.(*Once).doSlow":                             {"o (receiver)", "f"},
+	"golang.org/x/sync/semaphore.(*Weighted).Acquire": {"s (receiver)"},
+}

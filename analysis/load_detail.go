@@ -413,7 +413,7 @@ func newStackInfo(frames []Frame) *stackInfo {
 // literals, types, itabs) do not identify what a call reached, so they
 // are left out of its via words.
 func (si *stackInfo) readWords(args func(int, func(int, string)), r int, g *gor) {
-	var buf [8]word
+	var buf [8]tables.Word
 	g.ticket = -1
 	args(r, func(i int, s string) {
 		fn := ""
@@ -424,7 +424,7 @@ func (si *stackInfo) readWords(args func(int, func(int, string)), r int, g *gor)
 			g.sleepNS = sleepDuration(s)
 		}
 		if i == si.notify {
-			if t, ok := wordAt(s, 1); ok {
+			if t, ok := tables.WordAt(s, 1); ok {
 				g.ticket = int64(t)
 			}
 		}
@@ -434,22 +434,22 @@ func (si *stackInfo) readWords(args func(int, func(int, string)), r int, g *gor)
 			}
 		}
 		if g.block.obj == 0 && slices.Contains(si.objFrames, i) {
-			if v, ok := firstWord(s); ok && v >= minPointer && v < maxPointer {
+			if v, ok := tables.FirstWord(s); ok && v >= tables.MinPointer && v < tables.MaxPointer {
 				g.block.obj, g.block.objAt = v, argRef{fn: fn}
 			}
 		}
-		for _, w := range pointerWords(s, buf[:0]) {
-			if w.unsure {
+		for _, w := range tables.PointerWords(s, buf[:0]) {
+			if w.Unsure {
 				continue
 			}
-			g.args = append(g.args, frameWord{frame: i, pos: w.pos, v: w.v})
-			ref := argRef{fn: fn, pos: w.pos}
-			if i == si.userFrame && w.v >= staticLimit && !slices.Contains(g.block.via, w.v) {
-				g.block.via = append(g.block.via, w.v)
+			g.args = append(g.args, frameWord{frame: i, pos: w.Pos, v: w.V})
+			ref := argRef{fn: fn, pos: w.Pos}
+			if i == si.userFrame && w.V >= staticLimit && !slices.Contains(g.block.via, w.V) {
+				g.block.via = append(g.block.via, w.V)
 				g.block.viaAt = append(g.block.viaAt, ref)
 			}
-			if !slices.Contains(g.words, w.v) {
-				g.words = append(g.words, w.v)
+			if !slices.Contains(g.words, w.V) {
+				g.words = append(g.words, w.V)
 				g.wordRefs = append(g.wordRefs, ref)
 			}
 		}
@@ -465,7 +465,7 @@ func (si *stackInfo) ticketOf(args func(int, func(int, string)), r int) int64 {
 	t := int64(-1)
 	args(r, func(i int, s string) {
 		if i == si.notify {
-			if v, ok := wordAt(s, 1); ok {
+			if v, ok := tables.WordAt(s, 1); ok {
 				t = int64(v)
 			}
 		}

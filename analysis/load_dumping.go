@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -35,7 +36,7 @@ func dumpingFrame(fn, args string) string {
 	if pos < 0 {
 		return fmt.Sprintf("it is in %s as the dump is taken", fn)
 	}
-	if v, ok := wordAt(args, pos); ok {
+	if v, ok := tables.WordAt(args, pos); ok {
 		if v != sigQuit {
 			return ""
 		}

@@ -1,7 +1,7 @@
 // Package tables reads a bundle's rows into the structures the analysis
 // stages use: columns looked up by name, strings copied out of Arrow
 // memory once, profile samples per stack, trace and eBPF goroutines with
-// the probes' windows, and spans. It reads and merges rows; what the
+// the probes' windows, spans, and the words a frame's arguments print. It reads and merges rows; what the
 // rows mean for a leak is decided in package analysis, which imports it.
 package tables
 

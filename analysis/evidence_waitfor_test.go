@@ -8,26 +8,9 @@ import (
 	"github.com/leakscope/leakscope/ingest/schema"
 )
 
-func TestArgsWords(t *testing.T) {
-	ws := pointerWords("0x1d202adfc0b0?, 0x6, {0x78f980, 0x5237cd905a0}, 0x0?", nil)
-	want := []word{{v: 0x1d202adfc0b0, pos: 0, unsure: true}, {v: 0x78f980, pos: 2}, {v: 0x5237cd905a0, pos: 3}}
-	if len(ws) != len(want) {
-		t.Fatalf("pointerWords = %+v, want %+v", ws, want)
-	}
-	for i := range ws {
-		if ws[i] != want[i] {
-			t.Errorf("word %d = %+v, want %+v", i, ws[i], want[i])
-		}
-	}
-	if _, ok := firstWord("0x1d202adfc0b0?, 0x6"); ok {
-		t.Error("firstWord took a word marked ? as identity")
-	}
-	if v, ok := wordAt("0x5237cce4290, 0x21c", 1); !ok || v != 0x21c {
-		t.Errorf("wordAt(…, 1) = %#x, %v; want the ticket 0x21c", v, ok)
-	}
-	if _, ok := wordAt("0x5237cce4290, 0x21c?", 1); ok {
-		t.Error("wordAt read an unsure ticket")
-	}
+// TestArgRef: a word is named by its parameter when the signature is
+// known, else by its position.
+func TestArgRef(t *testing.T) {
 	if got := (argRef{fn: "runtime.chanrecv"}).String(); got != "c of runtime.chanrecv" {
 		t.Errorf("argRef = %q", got)
 	}
