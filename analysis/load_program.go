@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
@@ -54,16 +53,11 @@ type programSource struct {
 // readSourceFiles reads the source_files table.
 func readSourceFiles(b *bundle.Bundle, mem memory.Allocator) ([]gosrc.File, error) {
 	var out []gosrc.File
-	err := b.ReadTable(schema.TableSourceFiles, mem, func(rec arrow.Record) error {
-		k := tables.Cols{Rec: rec}
-		file, pkg, text := k.Str(schema.ColFile), k.Str(schema.ColPackage), k.Str(schema.ColText)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			out = append(out, gosrc.File{Path: strings.Clone(file(r)), Package: strings.Clone(pkg(r)), Text: []byte(text(r))})
-		}
-		return nil
+	err := tables.ReadSourceFiles(b, mem, func(r schema.SourceFile) {
+		out = append(out, gosrc.File{Path: strings.Clone(r.File), Package: strings.Clone(r.Package), Text: []byte(r.Text)})
 	})
-	if err := bundle.Tolerate(err); err != nil {
-		return nil, fmt.Errorf("read %s: %w", schema.TableSourceFiles, err)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"strings"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis/internal/gosrc"
 	"github.com/leakscope/leakscope/analysis/internal/tables"
@@ -71,19 +70,8 @@ type extraSource struct {
 // extra's call index for a bundle without one.
 func readSourceCode(b *bundle.Bundle, mem memory.Allocator, extra extraSource) (*sourceCode, error) {
 	c := &sourceCode{funcs: map[[2]string]*funcSource{}, asyncTimers: goBefore(b.Manifest.Target.GoVersion, 23)}
-	err := b.ReadTable(schema.TableSourceCode, mem, func(rec arrow.Record) error {
-		k := tables.Cols{Rec: rec}
-		file, fn, status := k.Str(schema.ColFile), k.Str(schema.ColFunction), k.Str(schema.ColStatus)
-		start, end, text := k.I64(schema.ColStartLine), k.I64(schema.ColEndLine), k.Str(schema.ColText)
-		sha, detail := k.Str(schema.ColFileSHA256), k.Str(schema.ColDetail)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			c.add(schema.SourceCode{File: file(r), Function: fn(r), StartLine: start(r), EndLine: end(r), Text: text(r),
-				FileSHA256: sha(r), Status: status(r), Detail: detail(r)})
-		}
-		return nil
-	})
-	if err := bundle.Tolerate(err); err != nil {
-		return nil, fmt.Errorf("read source code: %w", err)
+	if err := tables.ReadSourceCode(b, mem, c.add); err != nil {
+		return nil, err
 	}
 	for _, r := range extra.code {
 		if cur := c.funcs[[2]string{r.File, r.Function}]; cur == nil || cur.status != schema.SourceOK {
@@ -268,19 +256,7 @@ type sourceCall struct {
 // readCalls reads the source_calls table (none: no call is known).
 func (c *sourceCode) readCalls(b *bundle.Bundle, mem memory.Allocator) error {
 	c.callFiles = map[string]int{}
-	err := b.ReadTable(schema.TableSourceCalls, mem, func(rec arrow.Record) error {
-		k := tables.Cols{Rec: rec}
-		file, fn, line := k.Str(schema.ColFile), k.Str(schema.ColFunction), k.I64(schema.ColLine)
-		callee, kind := k.Str(schema.ColCallee), k.Str(schema.ColKind)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			c.addCall(schema.SourceCall{File: file(r), Function: fn(r), Line: line(r), Callee: callee(r), Kind: kind(r)})
-		}
-		return nil
-	})
-	if err := bundle.Tolerate(err); err != nil {
-		return fmt.Errorf("read %s: %w", schema.TableSourceCalls, err)
-	}
-	return nil
+	return tables.ReadSourceCalls(b, mem, c.addCall)
 }
 
 // addCalls keeps the rows of a call index.
