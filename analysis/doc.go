@@ -22,9 +22,10 @@
 //     allow and the capture's start): the tables → one population. The
 //     rows are read by analysis/internal/tables (columns by name, profile
 //     samples, trace and eBPF goroutines with the probes' windows, spans,
-//     a frame's argument words, the kept source's rows); the load stage
-//     folds them and decides what they mean. load_stacks.go frames and stacks; load_code.go
-//     whose code a frame is; load_groups.go dump rows folded into groups
+//     a frame's argument words, the kept source's rows, metrics and
+//     race rows); the load stage folds them and decides what they
+//     mean. load_stacks.go frames and stacks; load_code.go whose code a
+//     frame is; load_groups.go dump rows folded into groups
 //     by wait, and the goroutine taking the dump; load_detail.go the
 //     latest snapshot goroutine by goroutine (state, wait, words, since
 //     when); load_sites.go goroutine sites; load_history.go the agent's

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -24,29 +23,24 @@ func readMetrics(b *bundle.Bundle, mem memory.Allocator) (map[string][]Point, []
 	want := map[string]bool{schema.MetricHeapLive: true, schema.MetricGoroutines: true, schema.MetricGCCycle: true, schema.MetricHeapGoal: true}
 	raw := map[string][][2]float64{}
 	spans := map[string]*[2]int64{}
-	err := b.ReadTable(schema.TableMetrics, mem, func(rec arrow.Record) error {
-		c := tables.Cols{Rec: rec}
-		ts, name, val, src := c.I64(schema.ColTS), c.Str(schema.ColName), c.F64(schema.ColValue), c.Str(schema.ColSource)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			n := name(r)
-			if !want[n] {
-				continue
-			}
-			if n == schema.MetricHeapLive || n == schema.MetricGCCycle {
-				widen(spans, src(r), ts(r))
-			}
-			key := n
-			for k := range want {
-				if k == n {
-					key = k // a string not pointing into Arrow memory
-				}
-			}
-			raw[key] = append(raw[key], [2]float64{float64(ts(r)), val(r)})
+	err := tables.ReadMetrics(b, mem, func(m schema.Metric) {
+		n := m.Name
+		if !want[n] {
+			return
 		}
-		return nil
+		if n == schema.MetricHeapLive || n == schema.MetricGCCycle {
+			widen(spans, m.Source, m.TS)
+		}
+		key := n
+		for k := range want {
+			if k == n {
+				key = k // a string not pointing into Arrow memory
+			}
+		}
+		raw[key] = append(raw[key], [2]float64{float64(m.TS), m.Value})
 	})
-	if err := bundle.Tolerate(err); err != nil {
-		return nil, nil, fmt.Errorf("read metrics: %w", err)
+	if err != nil {
+		return nil, nil, err
 	}
 	out := map[string][]Point{}
 	for name, pts := range raw {
@@ -79,19 +73,13 @@ const ebpfGC = "ebpf gc_start"
 // cycle's start numbered from 1: the probes stay attached for the whole
 // capture, so unlike a trace window's count this is every cycle of it.
 func readEBPFGC(b *bundle.Bundle, mem memory.Allocator) ([]Point, error) {
+	starts, err := tables.ReadGCStarts(b, mem)
+	if err != nil {
+		return nil, err
+	}
 	var ts [][2]float64
-	err := b.ReadTable(schema.TableEBPFEvents, mem, func(rec arrow.Record) error {
-		c := tables.Cols{Rec: rec}
-		at, kind := c.I64(schema.ColTS), c.Str(schema.ColKind)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			if kind(r) == schema.EventGCStart {
-				ts = append(ts, [2]float64{float64(at(r)), 0})
-			}
-		}
-		return nil
-	})
-	if err := bundle.Tolerate(err); err != nil {
-		return nil, fmt.Errorf("read ebpf gc events: %w", err)
+	for _, at := range starts {
+		ts = append(ts, [2]float64{float64(at), 0})
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i][0] < ts[j][0] })
 	for i := range ts {
@@ -143,34 +131,27 @@ func downsample(pts [][2]float64, n int) []Point {
 func readRaces(b *bundle.Bundle, mem memory.Allocator, st *stackTable) ([]Race, error) {
 	byKey := map[string]*Race{}
 	var order []string
-	err := bundle.Tolerate(b.ReadTable(schema.TableRaces, mem, func(rec arrow.Record) error {
-		c := tables.Cols{Rec: rec}
-		num, access, addr := c.I64(schema.ColRace), c.Str(schema.ColAccess), c.I64(schema.ColAddr)
-		goid, stack, state := c.I64(schema.ColGoid), c.I64(schema.ColStackID), c.Str(schema.ColGoroutineState)
-		created, loc, source := c.I64(schema.ColCreationStackID), c.Str(schema.ColLocation), c.Str(schema.ColSource)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			key := fmt.Sprintf("%s\x00%d", source(r), num(r))
-			race := byKey[key]
-			if race == nil {
-				race = &Race{Source: strings.Clone(source(r)), Number: int(num(r)), Location: strings.Clone(loc(r))}
-				byKey[key] = race
-				order = append(order, key)
-			}
-			a := RaceAccess{Access: strings.Clone(access(r)), Addr: fmt.Sprintf("%#x", uint64(addr(r))), Goid: goid(r),
-				Stack: st.framesOf(stack(r)), State: strings.Clone(state(r))}
-			if len(a.Stack) > 0 {
-				f, _ := locationFrame(a.Stack)
-				a.Function, a.File, a.Line = f.Function, f.File, f.Line
-			}
-			if cs := st.framesOf(created(r)); len(cs) > 0 {
-				a.CreatedBy = &cs[0]
-			}
-			race.Accesses = append(race.Accesses, a)
+	err := tables.ReadRaces(b, mem, func(r schema.Race) {
+		key := fmt.Sprintf("%s\x00%d", r.Source, r.Race)
+		race := byKey[key]
+		if race == nil {
+			race = &Race{Source: strings.Clone(r.Source), Number: int(r.Race), Location: strings.Clone(r.Location)}
+			byKey[key] = race
+			order = append(order, key)
 		}
-		return nil
-	}))
+		a := RaceAccess{Access: strings.Clone(r.Access), Addr: fmt.Sprintf("%#x", uint64(r.Addr)), Goid: r.Goid,
+			Stack: st.framesOf(r.StackID), State: strings.Clone(r.GoroutineState)}
+		if len(a.Stack) > 0 {
+			f, _ := locationFrame(a.Stack)
+			a.Function, a.File, a.Line = f.Function, f.File, f.Line
+		}
+		if cs := st.framesOf(r.CreationStackID); len(cs) > 0 {
+			a.CreatedBy = &cs[0]
+		}
+		race.Accesses = append(race.Accesses, a)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read races: %w", err)
+		return nil, err
 	}
 	out := make([]Race, 0, len(order))
 	for _, k := range order {

@@ -1,8 +1,9 @@
 // Package tables reads a bundle's rows into the structures the analysis
 // stages use: columns looked up by name, strings copied out of Arrow
 // memory once, profile samples per stack, trace and eBPF goroutines with
-// the probes' windows, spans, the words a frame's arguments print, and
-// the kept source's rows (functions, whole files, the call index). It reads and merges rows; what the
+// the probes' windows, spans, the words a frame's arguments print, the
+// kept source's rows (functions, whole files, the call index), metrics,
+// GC starts and race accesses. It reads and merges rows; what the
 // rows mean for a leak is decided in package analysis, which imports it.
 package tables
 
