@@ -20,8 +20,8 @@
 //
 //   - load (load.go: load, with the options' defaults, what the inputs
 //     allow and the capture's start): the tables → one population. The
-//     rows are read by analysis/internal/tables (columns by name, profile
-//     samples, trace and eBPF goroutines with the probes' windows, spans,
+//     rows are read by analysis/internal/tables (the goroutines table's
+//     columns, profile samples, trace and eBPF goroutines with the probes' windows, spans,
 //     a frame's argument words, the kept source's rows, metrics and
 //     race rows); the load stage folds them and decides what they
 //     mean. load_stacks.go frames and stacks; load_code.go whose code a

@@ -7,11 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/schema"
 	"github.com/leakscope/leakscope/internal/format"
 )
 
@@ -138,18 +136,12 @@ func readDetail(b *bundle.Bundle, mem memory.Allocator, d *dumpData, st *stackTa
 		return nil, nil
 	}
 	dr := newDetailReader(d, st, sites)
-	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
+	err := tables.ReadGoroutines(b, mem, func(c tables.GoroutineCols) {
 		dr.last = lastRow{}
-		c := tables.Cols{Rec: rec}
-		tsCol, goidCol := c.I64(schema.ColSnapshotTS), c.I64(schema.ColGoid)
-		stateCol, waitCol := c.Str(schema.ColState), c.I64(schema.ColWaitMinutes)
-		stackCol, cgCol, cfCol := c.I64(schema.ColStackID), c.I64(schema.ColCreatorGoid), c.Str(schema.ColCreatorFunction)
-		args := c.StrLists(schema.ColFrameArgs)
-		for r := 0; r < int(rec.NumRows()); r++ {
-			dr.row(detailRow{ts: tsCol(r), goid: goidCol(r), stack: stackCol(r), raw: stateCol(r), wait: waitCol(r),
-				creatorGoid: cgCol(r), creator: cfCol(r), args: args, r: r})
+		for r := 0; r < c.Rows; r++ {
+			dr.row(detailRow{ts: c.SnapshotTS(r), goid: c.Goid(r), stack: c.Stack(r), raw: c.State(r), wait: c.WaitMinutes(r),
+				creatorGoid: c.CreatorGoid(r), creator: c.CreatorFunction(r), args: c.FrameArgs, r: r})
 		}
-		return nil
 	})
 	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read goroutines: %w", err)

@@ -5,11 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
-	"github.com/leakscope/leakscope/ingest/schema"
 )
 
 // snapStat is one group's membership in one snapshot.
@@ -138,15 +136,14 @@ type dumpRow struct {
 // longest wait, creators, labels and the goid samples.
 func (d *dumpData) countPass(b *bundle.Bundle, mem memory.Allocator, all bool) error {
 	in := tables.Interner{}
-	return b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
-		c := tables.Cols{Rec: rec}
-		tsCol, goidCol := c.I64(schema.ColSnapshotTS), c.I64(schema.ColGoid)
-		stateCol, waitCol := c.Str(schema.ColState), c.I64(schema.ColWaitMinutes)
-		stackCol, cgCol := c.I64(schema.ColStackID), c.I64(schema.ColCreatorGoid)
-		cfCol, csCol := c.Str(schema.ColCreatorFunction), c.I64(schema.ColCreatorStackID)
-		labCol := c.Str(schema.ColLabels)
+	return tables.ReadGoroutines(b, mem, func(c tables.GoroutineCols) {
+		tsCol, goidCol := c.SnapshotTS, c.Goid
+		stateCol, waitCol := c.State, c.WaitMinutes
+		stackCol, cgCol := c.Stack, c.CreatorGoid
+		cfCol, csCol := c.CreatorFunction, c.CreatorStack
+		labCol := c.Labels
 		var last *rawGroup
-		for r := 0; r < int(rec.NumRows()); r++ {
+		for r := 0; r < c.Rows; r++ {
 			ts := tsCol(r)
 			if d.cut[ts] != nil {
 				continue
@@ -167,7 +164,6 @@ func (d *dumpData) countPass(b *bundle.Bundle, mem memory.Allocator, all bool) e
 				d.note(row.goid, row.creatorGoid, g, stack, ts)
 			}
 		}
-		return nil
 	})
 }
 
@@ -236,13 +232,12 @@ func (d *dumpData) survivalPass(b *bundle.Bundle, mem memory.Allocator, all bool
 	for i := 1; i < len(d.snapshots); i++ {
 		prev[d.snapshots[i]] = d.snapshots[i-1]
 	}
-	return b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
-		c := tables.Cols{Rec: rec}
-		tsCol, goidCol := c.I64(schema.ColSnapshotTS), c.I64(schema.ColGoid)
-		stateCol, stackCol, cfCol := c.Str(schema.ColState), c.I64(schema.ColStackID), c.Str(schema.ColCreatorFunction)
+	return tables.ReadGoroutines(b, mem, func(c tables.GoroutineCols) {
+		tsCol, goidCol := c.SnapshotTS, c.Goid
+		stateCol, stackCol, cfCol := c.State, c.Stack, c.CreatorFunction
 		var last *rawGroup
-		cgCol := c.I64(schema.ColCreatorGoid)
-		for r := 0; r < int(rec.NumRows()); r++ {
+		cgCol := c.CreatorGoid
+		for r := 0; r < c.Rows; r++ {
 			ts := tsCol(r)
 			if d.cut[ts] != nil {
 				continue
@@ -269,7 +264,6 @@ func (d *dumpData) survivalPass(b *bundle.Bundle, mem memory.Allocator, all bool
 				g.snaps[ts].survived++
 			}
 		}
-		return nil
 	})
 }
 

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/analysis/internal/tables"
 	"github.com/leakscope/leakscope/ingest/bundle"
@@ -238,10 +237,9 @@ func members(b *bundle.Bundle, mem memory.Allocator, s Suspect) ([]int64, error)
 	}
 	at := s.CountAt.UnixNano()
 	var out []int64
-	err := b.ReadTable(schema.TableGoroutines, mem, func(rec arrow.Record) error {
-		c := tables.Cols{Rec: rec}
-		ts, goid, state, stack, creator := c.I64(schema.ColSnapshotTS), c.I64(schema.ColGoid), c.Str(schema.ColState), c.I64(schema.ColStackID), c.Str(schema.ColCreatorFunction)
-		for r := 0; r < int(rec.NumRows()); r++ {
+	err := tables.ReadGoroutines(b, mem, func(c tables.GoroutineCols) {
+		ts, goid, state, stack, creator := c.SnapshotTS, c.Goid, c.State, c.Stack, c.CreatorFunction
+		for r := 0; r < c.Rows; r++ {
 			if ts(r) != at {
 				continue
 			}
@@ -249,7 +247,6 @@ func members(b *bundle.Bundle, mem memory.Allocator, s Suspect) ([]int64, error)
 				out = append(out, goid(r))
 			}
 		}
-		return nil
 	})
 	if err := bundle.Tolerate(err); err != nil {
 		return nil, fmt.Errorf("read goroutines: %w", err)

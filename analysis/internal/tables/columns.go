@@ -1,9 +1,10 @@
 // Package tables reads a bundle's rows into the structures the analysis
-// stages use: columns looked up by name, strings copied out of Arrow
-// memory once, profile samples per stack, trace and eBPF goroutines with
-// the probes' windows, spans, the words a frame's arguments print, the
-// kept source's rows (functions, whole files, the call index), metrics,
-// GC starts and race accesses. It reads and merges rows; what the
+// stages use: the goroutines table's columns batch by batch, strings
+// copied out of Arrow memory once, profile samples per stack, trace and
+// eBPF goroutines with the probes' windows, spans, the words a frame's
+// arguments print, the kept source's rows (functions, whole files, the
+// call index), metrics, GC starts and race accesses. Columns are looked
+// up by name, so readers keep working when producers add columns. It reads and merges rows; what the
 // rows mean for a leak is decided in package analysis, which imports it.
 package tables
 
@@ -15,26 +16,26 @@ import (
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
-// Cols looks up record columns by name, so readers keep working when
+// cols looks up record columns by name, so readers keep working when
 // producers add columns.
-type Cols struct{ Rec arrow.Record }
+type cols struct{ rec arrow.Record }
 
-// Idx is the index of the named column, or -1 when the record lacks it.
-func (c Cols) Idx(name string) int {
-	ix := c.Rec.Schema().FieldIndices(name)
+// idx is the index of the named column, or -1 when the record lacks it.
+func (c cols) idx(name string) int {
+	ix := c.rec.Schema().FieldIndices(name)
 	if len(ix) == 0 {
 		return -1
 	}
 	return ix[0]
 }
 
-// I64 returns an int64 reader for the column; a missing column reads as 0.
-func (c Cols) I64(name string) func(int) int64 {
-	i := c.Idx(name)
+// i64 returns an int64 reader for the column; a missing column reads as 0.
+func (c cols) i64(name string) func(int) int64 {
+	i := c.idx(name)
 	if i < 0 {
 		return func(int) int64 { return 0 }
 	}
-	switch a := c.Rec.Column(i).(type) {
+	switch a := c.rec.Column(i).(type) {
 	case *array.Int64:
 		return func(r int) int64 {
 			if a.IsNull(r) {
@@ -60,42 +61,42 @@ func (c Cols) I64(name string) func(int) int64 {
 	return func(int) int64 { return 0 }
 }
 
-// F64 returns a float64 reader for the column; a missing column reads
+// f64 returns a float64 reader for the column; a missing column reads
 // as 0.
-func (c Cols) F64(name string) func(int) float64 {
-	i := c.Idx(name)
+func (c cols) f64(name string) func(int) float64 {
+	i := c.idx(name)
 	if i < 0 {
 		return func(int) float64 { return 0 }
 	}
-	if a, ok := c.Rec.Column(i).(*array.Float64); ok {
+	if a, ok := c.rec.Column(i).(*array.Float64); ok {
 		return a.Value
 	}
 	return func(int) float64 { return 0 }
 }
 
-// Str returns a string reader; values point into Arrow memory and must be
+// str returns a string reader; values point into Arrow memory and must be
 // copied (see Interner) before the record is released.
-func (c Cols) Str(name string) func(int) string {
-	i := c.Idx(name)
+func (c cols) str(name string) func(int) string {
+	i := c.idx(name)
 	if i < 0 {
 		return func(int) string { return "" }
 	}
-	switch c.Rec.Column(i).(type) {
+	switch c.rec.Column(i).(type) {
 	case *array.String, *array.Dictionary:
-		return bundle.NewStrings(c.Rec.Column(i)).Value
+		return bundle.NewStrings(c.rec.Column(i)).Value
 	}
 	return func(int) string { return "" }
 }
 
-// StrLists returns a reader of a list<utf8> column calling fn with each
+// strLists returns a reader of a list<utf8> column calling fn with each
 // string of row r in order; a missing column or a null row calls fn
 // never. Strings point into Arrow memory.
-func (c Cols) StrLists(name string) func(r int, fn func(i int, s string)) {
-	i := c.Idx(name)
+func (c cols) strLists(name string) func(r int, fn func(i int, s string)) {
+	i := c.idx(name)
 	if i < 0 {
 		return func(int, func(int, string)) {}
 	}
-	l, ok := c.Rec.Column(i).(*array.List)
+	l, ok := c.rec.Column(i).(*array.List)
 	if !ok {
 		return func(int, func(int, string)) {}
 	}

@@ -29,10 +29,10 @@ type probeSpan struct {
 func readProbeCoverage(b *bundle.Bundle, mem memory.Allocator) (probeCoverage, error) {
 	var cov probeCoverage
 	err := b.ReadTable(schema.TableProbeWindows, mem, func(rec arrow.Record) error {
-		c := Cols{Rec: rec}
-		probes, start, end := c.Str(schema.ColProbes), c.I64(schema.ColStartTS), c.I64(schema.ColEndTS)
+		c := cols{rec: rec}
+		probes, start, end := c.str(schema.ColProbes), c.i64(schema.ColStartTS), c.i64(schema.ColEndTS)
 		var toEnd *array.Boolean
-		if i := c.Idx(schema.ColToEnd); i >= 0 {
+		if i := c.idx(schema.ColToEnd); i >= 0 {
 			toEnd, _ = rec.Column(i).(*array.Boolean)
 		}
 		for r := 0; r < int(rec.NumRows()); r++ {

@@ -13,8 +13,8 @@ import (
 // the bundle has no such table); strings point into Arrow memory.
 func ReadMetrics(b *bundle.Bundle, mem memory.Allocator, each func(schema.Metric)) error {
 	err := b.ReadTable(schema.TableMetrics, mem, func(rec arrow.Record) error {
-		c := Cols{Rec: rec}
-		ts, name, val, src := c.I64(schema.ColTS), c.Str(schema.ColName), c.F64(schema.ColValue), c.Str(schema.ColSource)
+		c := cols{rec: rec}
+		ts, name, val, src := c.i64(schema.ColTS), c.str(schema.ColName), c.f64(schema.ColValue), c.str(schema.ColSource)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			each(schema.Metric{TS: ts(r), Name: name(r), Value: val(r), Source: src(r)})
 		}
@@ -31,8 +31,8 @@ func ReadMetrics(b *bundle.Bundle, mem memory.Allocator, each func(schema.Metric
 func ReadGCStarts(b *bundle.Bundle, mem memory.Allocator) ([]int64, error) {
 	var out []int64
 	err := b.ReadTable(schema.TableEBPFEvents, mem, func(rec arrow.Record) error {
-		c := Cols{Rec: rec}
-		at, kind := c.I64(schema.ColTS), c.Str(schema.ColKind)
+		c := cols{rec: rec}
+		at, kind := c.i64(schema.ColTS), c.str(schema.ColKind)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			if kind(r) == schema.EventGCStart {
 				out = append(out, at(r))
@@ -51,10 +51,10 @@ func ReadGCStarts(b *bundle.Bundle, mem memory.Allocator) ([]int64, error) {
 // into Arrow memory.
 func ReadRaces(b *bundle.Bundle, mem memory.Allocator, each func(schema.Race)) error {
 	err := bundle.Tolerate(b.ReadTable(schema.TableRaces, mem, func(rec arrow.Record) error {
-		c := Cols{Rec: rec}
-		num, access, addr := c.I64(schema.ColRace), c.Str(schema.ColAccess), c.I64(schema.ColAddr)
-		goid, stack, state := c.I64(schema.ColGoid), c.I64(schema.ColStackID), c.Str(schema.ColGoroutineState)
-		created, loc, source := c.I64(schema.ColCreationStackID), c.Str(schema.ColLocation), c.Str(schema.ColSource)
+		c := cols{rec: rec}
+		num, access, addr := c.i64(schema.ColRace), c.str(schema.ColAccess), c.i64(schema.ColAddr)
+		goid, stack, state := c.i64(schema.ColGoid), c.i64(schema.ColStackID), c.str(schema.ColGoroutineState)
+		created, loc, source := c.i64(schema.ColCreationStackID), c.str(schema.ColLocation), c.str(schema.ColSource)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			each(schema.Race{Race: num(r), Access: access(r), Addr: addr(r), Goid: goid(r), StackID: stack(r),
 				GoroutineState: state(r), CreationStackID: created(r), Location: loc(r), Source: source(r)})

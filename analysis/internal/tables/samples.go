@@ -40,9 +40,9 @@ func ReadSamples(b *bundle.Bundle, mem memory.Allocator) (*ProfileData, error) {
 	p := &ProfileData{Heap: StackSeries{}, Goroutine: StackSeries{}, Leak: StackSeries{}}
 	heapTS, gorTS, leakTS := map[int64]bool{}, map[int64]bool{}, map[int64]bool{}
 	err := b.ReadTable(schema.TableSamples, mem, func(rec arrow.Record) error {
-		c := Cols{Rec: rec}
-		ts, prof, stack := c.I64(schema.ColSnapshotTS), c.Str(schema.ColProfile), c.I64(schema.ColStackID)
-		space, objs, count := c.I64(schema.ColInuseSpace), c.I64(schema.ColInuseObjects), c.I64(schema.ColCount)
+		c := cols{rec: rec}
+		ts, prof, stack := c.i64(schema.ColSnapshotTS), c.str(schema.ColProfile), c.i64(schema.ColStackID)
+		space, objs, count := c.i64(schema.ColInuseSpace), c.i64(schema.ColInuseObjects), c.i64(schema.ColCount)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			switch prof(r) {
 			case schema.ProfileHeap:

@@ -14,10 +14,10 @@ import (
 // into Arrow memory: each copies what it keeps.
 func ReadSourceCode(b *bundle.Bundle, mem memory.Allocator, each func(schema.SourceCode)) error {
 	err := b.ReadTable(schema.TableSourceCode, mem, func(rec arrow.Record) error {
-		k := Cols{Rec: rec}
-		file, fn, status := k.Str(schema.ColFile), k.Str(schema.ColFunction), k.Str(schema.ColStatus)
-		start, end, text := k.I64(schema.ColStartLine), k.I64(schema.ColEndLine), k.Str(schema.ColText)
-		sha, detail := k.Str(schema.ColFileSHA256), k.Str(schema.ColDetail)
+		k := cols{rec: rec}
+		file, fn, status := k.str(schema.ColFile), k.str(schema.ColFunction), k.str(schema.ColStatus)
+		start, end, text := k.i64(schema.ColStartLine), k.i64(schema.ColEndLine), k.str(schema.ColText)
+		sha, detail := k.str(schema.ColFileSHA256), k.str(schema.ColDetail)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			each(schema.SourceCode{File: file(r), Function: fn(r), StartLine: start(r), EndLine: end(r), Text: text(r),
 				FileSHA256: sha(r), Status: status(r), Detail: detail(r)})
@@ -35,9 +35,9 @@ func ReadSourceCode(b *bundle.Bundle, mem memory.Allocator, each func(schema.Sou
 // memory.
 func ReadSourceCalls(b *bundle.Bundle, mem memory.Allocator, each func(schema.SourceCall)) error {
 	err := b.ReadTable(schema.TableSourceCalls, mem, func(rec arrow.Record) error {
-		k := Cols{Rec: rec}
-		file, fn, line := k.Str(schema.ColFile), k.Str(schema.ColFunction), k.I64(schema.ColLine)
-		callee, kind := k.Str(schema.ColCallee), k.Str(schema.ColKind)
+		k := cols{rec: rec}
+		file, fn, line := k.str(schema.ColFile), k.str(schema.ColFunction), k.i64(schema.ColLine)
+		callee, kind := k.str(schema.ColCallee), k.str(schema.ColKind)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			each(schema.SourceCall{File: file(r), Function: fn(r), Line: line(r), Callee: callee(r), Kind: kind(r)})
 		}
@@ -54,8 +54,8 @@ func ReadSourceCalls(b *bundle.Bundle, mem memory.Allocator, each func(schema.So
 // strings point into Arrow memory.
 func ReadSourceFiles(b *bundle.Bundle, mem memory.Allocator, each func(schema.SourceFile)) error {
 	err := b.ReadTable(schema.TableSourceFiles, mem, func(rec arrow.Record) error {
-		k := Cols{Rec: rec}
-		file, pkg, text := k.Str(schema.ColFile), k.Str(schema.ColPackage), k.Str(schema.ColText)
+		k := cols{rec: rec}
+		file, pkg, text := k.str(schema.ColFile), k.str(schema.ColPackage), k.str(schema.ColText)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			each(schema.SourceFile{File: file(r), Package: pkg(r), Text: text(r)})
 		}

@@ -30,11 +30,11 @@ func ReadTraceGoroutines(b *bundle.Bundle, mem memory.Allocator) (map[int64]*Tra
 	in := Interner{}
 	var row int64
 	err := b.ReadTable(schema.TableTraceGoroutines, mem, func(rec arrow.Record) error {
-		c := Cols{Rec: rec}
-		goid, parent := c.I64(schema.ColGoid), c.I64(schema.ColParentGoid)
-		created, ended := c.I64(schema.ColCreatedTS), c.I64(schema.ColEndedTS)
-		cstack, startFn := c.I64(schema.ColCreationStackID), c.Str(schema.ColStartFunction)
-		lstate, lreason, lstack := c.Str(schema.ColLastState), c.Str(schema.ColLastReason), c.I64(schema.ColLastStackID)
+		c := cols{rec: rec}
+		goid, parent := c.i64(schema.ColGoid), c.i64(schema.ColParentGoid)
+		created, ended := c.i64(schema.ColCreatedTS), c.i64(schema.ColEndedTS)
+		cstack, startFn := c.i64(schema.ColCreationStackID), c.str(schema.ColStartFunction)
+		lstate, lreason, lstack := c.str(schema.ColLastState), c.str(schema.ColLastReason), c.i64(schema.ColLastStackID)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			row++
 			id := goid(r)
@@ -91,8 +91,8 @@ func ReadEBPFGoroutines(b *bundle.Bundle, mem memory.Allocator) (map[int64]*EBPF
 	}
 	out := map[int64]*EBPFG{}
 	err = b.ReadTable(schema.TableEBPFEvents, mem, func(rec arrow.Record) error {
-		c := Cols{Rec: rec}
-		ts, kind, goid, parent, stack := c.I64(schema.ColTS), c.Str(schema.ColKind), c.I64(schema.ColGoid), c.I64(schema.ColParentGoid), c.I64(schema.ColStackID)
+		c := cols{rec: rec}
+		ts, kind, goid, parent, stack := c.i64(schema.ColTS), c.str(schema.ColKind), c.i64(schema.ColGoid), c.i64(schema.ColParentGoid), c.i64(schema.ColStackID)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			k := kind(r)
 			if k != schema.EventGoCreate && k != schema.EventGoExit {
@@ -140,9 +140,9 @@ func ReadSpans(b *bundle.Bundle, mem memory.Allocator) ([]*SpanRec, error) {
 	var out []*SpanRec
 	in := Interner{}
 	err := b.ReadTable(schema.TableSpans, mem, func(rec arrow.Record) error {
-		c := Cols{Rec: rec}
-		id, parent, kind, name := c.I64(schema.ColSpanID), c.I64(schema.ColParentSpanID), c.Str(schema.ColKind), c.Str(schema.ColName)
-		goid, task, start, end := c.I64(schema.ColGoid), c.I64(schema.ColTaskID), c.I64(schema.ColStartTS), c.I64(schema.ColEndTS)
+		c := cols{rec: rec}
+		id, parent, kind, name := c.i64(schema.ColSpanID), c.i64(schema.ColParentSpanID), c.str(schema.ColKind), c.str(schema.ColName)
+		goid, task, start, end := c.i64(schema.ColGoid), c.i64(schema.ColTaskID), c.i64(schema.ColStartTS), c.i64(schema.ColEndTS)
 		for r := 0; r < int(rec.NumRows()); r++ {
 			k := kind(r)
 			if k != schema.SpanTask && k != schema.SpanRegion {
