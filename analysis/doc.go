@@ -15,26 +15,26 @@
 // evidence → verdicts → attribution → assembly. Each stage is entered by
 // one short function in the file named after it, and its helpers live in
 // files with the stage's prefix. A file uses names only from its own stage
-// and earlier ones (dev/archtest's TestStageOrder, whose allowlist of
-// older exceptions only shrinks).
+// and earlier ones (dev/archtest's TestStageOrder, whose allowlist is
+// empty and may only stay so).
 //
 //   - load (load.go: load, with the options' defaults, what the inputs
 //     allow and the capture's start): the tables → one population. The
 //     rows are read by analysis/internal/tables (the goroutines table's
-//     columns, profile samples, trace and eBPF goroutines with the probes' windows, spans,
-//     a frame's argument words, the kept source's rows, metrics and
-//     race rows); the load stage folds them and decides what they
-//     mean. load_stacks.go frames and stacks; load_code.go whose code a
-//     frame is; load_groups.go dump rows folded into groups
-//     by wait, and the goroutine taking the dump; load_detail.go the
-//     latest snapshot goroutine by goroutine (state, wait, words, since
-//     when); load_sites.go goroutine sites; load_history.go the agent's
-//     earlier profiles; load_metrics.go runtime metrics and race
-//     reports; load_tracegroups.go trace goroutines by creator and the
-//     spans open on a goroutine; load_population.go goroutines by creator
-//     for the ancestry tree; load_source.go the kept source;
-//     load_program.go the program and its libraries read as Go
-//     (analysis/internal/gosrc).
+//     columns, profile samples, trace and eBPF goroutines with the
+//     probes' windows, spans, a frame's argument words, the kept
+//     source's rows, metrics and race rows); the load stage folds them
+//     and decides what they mean. load_stacks.go frames and stacks;
+//     load_code.go whose code a frame is; load_groups.go dump rows folded
+//     into groups by wait, and the goroutine taking the dump;
+//     load_detail.go the latest snapshot goroutine by goroutine (state,
+//     wait, words, since when); load_sites.go goroutine sites;
+//     load_history.go the agent's earlier profiles; load_metrics.go
+//     runtime metrics and race reports; load_tracegroups.go trace
+//     goroutines by creator and the spans open on a goroutine;
+//     load_population.go goroutines by creator for the ancestry tree;
+//     load_source.go the kept source; load_program.go the program and its
+//     libraries read as Go (analysis/internal/gosrc).
 //   - evidence (evidence.go: gatherEvidence, with series fits and the
 //     stuck channel's log-odds weights): what each source says about
 //     each site. evidence_rules.go leak patterns; evidence_heap.go heap
