@@ -9,10 +9,12 @@
 package tables
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
 )
 
@@ -126,4 +128,18 @@ func (in Interner) Get(s string) string {
 	c := strings.Clone(s)
 	in[c] = c
 	return c
+}
+
+// readRows reads table batch by batch, calling fn with each batch's
+// columns and row count. A table cut short is tolerated (see
+// bundle.Tolerate); another error says what was being read.
+func readRows(b *bundle.Bundle, mem memory.Allocator, table, what string, fn func(c cols, rows int)) error {
+	err := b.ReadTable(table, mem, func(rec arrow.Record) error {
+		fn(cols{rec: rec}, int(rec.NumRows()))
+		return nil
+	})
+	if err := bundle.Tolerate(err); err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	return nil
 }
