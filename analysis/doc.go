@@ -24,11 +24,12 @@
 //     columns, profile samples, trace and eBPF goroutines with the
 //     probes' windows, spans, a frame's argument words, the kept
 //     source's rows, metrics and race rows); the load stage folds them
-//     and decides what they mean. load_stacks.go frames and stacks;
+//     and decides what they mean. load_stacks.go frames and stacks
+//     (with wait kinds and the runtime's own stacks);
 //     load_code.go whose code a frame is; load_groups.go dump rows folded
 //     into groups by wait, and the goroutine taking the dump;
 //     load_detail.go the latest snapshot goroutine by goroutine (state,
-//     wait, words, since when); load_sites.go goroutine sites;
+//     wait, words and where each was read, since when); load_sites.go goroutine sites;
 //     load_history.go the agent's earlier profiles; load_metrics.go
 //     runtime metrics and race reports; load_tracegroups.go trace
 //     goroutines by creator and the spans open on a goroutine;

@@ -483,91 +483,59 @@ func sleepDuration(args string) int64 {
 // only exactly.
 const staticLimit = 1 << 28
 
-// waitKind maps a wait reason to the kind of object waited on; "" for a
-// goroutine that can run.
-func waitKind(state string, frames []Frame) string {
-	switch {
-	case strings.HasPrefix(state, "chan send (nil chan)"), strings.HasPrefix(state, "chan receive (nil chan)"):
-		return "nil"
-	case state == "select (no cases)":
-		return "forever"
-	case strings.HasPrefix(state, "chan send"):
-		return "chan send"
-	case strings.HasPrefix(state, "chan receive"):
-		return "chan receive"
-	case state == "select":
-		return "select"
-	case state == "sync.Mutex.Lock", state == "sync.RWMutex.Lock":
-		return "lock"
-	case state == "sync.RWMutex.RLock":
-		return "rlock"
-	case state == "sync.WaitGroup.Wait":
-		return "waitgroup"
-	case state == "sync.Cond.Wait":
-		return "cond"
-	case state == "semacquire":
-		for _, f := range frames {
-			switch {
-			case gcWait(f.Function):
-				return "" // waits for a GC cycle (an allocation's assist, runtime.GC): it runs once the cycle ends
-			case strings.HasPrefix(f.Function, "sync.(*WaitGroup)."):
-				return "waitgroup"
-			case strings.Contains(f.Function, "Mutex)."):
-				return "lock"
-			}
-		}
-		return "sema"
-	}
-	return ""
+// argRef says where an argument word was read: the frame's function and
+// the word's position among its printed words.
+type argRef struct {
+	fn  string
+	pos int
+	// name is the parameter the word belongs to, from the function's
+	// declaration in the kept source ([sourceCode.paramWords]); "" when
+	// not known.
+	name string
 }
 
-// gcWait reports the runtime functions a goroutine waiting for a garbage
-// collection cycle is parked in (gcStart under mallocgc, runtime.GC).
-func gcWait(fn string) bool {
-	switch fn {
-	case "runtime.gcStart", "runtime.GC", "runtime.gcWaitOnMark", "runtime.stopTheWorld", "runtime.stopTheWorldGC":
-		return true
+// String names the word for evidence texts: the parameter by name when
+// the function's declaration is kept or its signature known (the
+// runtime's and sync's waiting functions, whose signatures are fixed),
+// else by position.
+func (a argRef) String() string {
+	if a.fn == "" {
+		return ""
 	}
-	return false
+	if a.name != "" {
+		return fmt.Sprintf("%s of %s", a.name, a.fn)
+	}
+	if names := waitParams[a.fn]; a.pos < len(names) {
+		return fmt.Sprintf("%s of %s", names[a.pos], a.fn)
+	}
+	return fmt.Sprintf("argument word %d of %s", a.pos+1, a.fn)
 }
 
-// isInfraStack reports goroutines that are machinery rather than the
-// program's work: the runtime, the profiler answering, the test runner,
-// signal delivery, and a server's accept loop and idle connections.
-func isInfraStack(frames []Frame) bool {
-	if len(frames) == 0 {
-		return true
-	}
-	user := false
-	for _, f := range frames {
-		fn := f.Function
-		switch {
-		case isGoWrapper(fn):
-		case strings.HasPrefix(fn, "runtime/pprof."), strings.HasPrefix(fn, "net/http/pprof."), strings.HasPrefix(fn, "runtime/trace."),
-			strings.HasPrefix(fn, "os/signal."):
-			return true
-		case strings.HasSuffix(f.File, "_testmain.go"), strings.HasPrefix(fn, "testing."):
-		case strings.HasPrefix(fn, "net/http.") || strings.HasPrefix(fn, "net.") || strings.HasPrefix(fn, "bufio.") ||
-			strings.HasPrefix(fn, "crypto/tls."):
-		case isRuntime(fn):
-		default:
-			user = true
-		}
-	}
-	return !user
-}
-
-// isGoWrapper reports the wrapper the compiler makes for `go f(x)`
-// ("main.init.0.gowrap1"): it names the go statement, not work of its own.
-func isGoWrapper(fn string) bool {
-	i := strings.LastIndex(fn, ".gowrap")
-	if i < 0 {
-		return false
-	}
-	for _, c := range fn[i+len(".gowrap"):] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return i+len(".gowrap") < len(fn)
+// waitParams are the parameter names of the functions a blocked
+// goroutine's frames show, from their Go declarations (receiver first),
+// one per printed word up to the first aggregate.
+var waitParams = map[string][]string{
+	"runtime.chansend":                                {"c", "ep", "block", "callerpc"},
+	"runtime.chansend1":                               {"c", "elem"},
+	"runtime.chanrecv":                                {"c", "ep", "block"},
+	"runtime.chanrecv1":                               {"c", "elem"},
+	"runtime.chanrecv2":                               {"c", "elem"},
+	"runtime.semacquire1":                             {"addr", "lifo", "profile", "skipframes", "reason"},
+	"runtime.notifyListWait":                          {"l", "t"},
+	"sync.runtime_notifyListWait":                     {"l", "t"},
+	"internal/sync.runtime_SemacquireMutex":           {"s", "lifo", "skipframes"},
+	"sync.runtime_SemacquireRWMutexR":                 {"s", "lifo", "skipframes"},
+	"sync.runtime_SemacquireRWMutex":                  {"s", "lifo", "skipframes"},
+	"sync.runtime_SemacquireWaitGroup":                {"addr", "synctest"},
+	"sync.runtime_Semacquire":                         {"s"},
+	"internal/sync.(*Mutex).lockSlow":                 {"m (receiver)"},
+	"internal/sync.(*Mutex).Lock":                     {"m (receiver)"},
+	"sync.(*Mutex).lockSlow":                          {"m (receiver)"},
+	"sync.(*Mutex).Lock":                              {"m (receiver)"},
+	"sync.(*RWMutex).Lock":                            {"rw (receiver)"},
+	"sync.(*RWMutex).RLock":                           {"rw (receiver)"},
+	"sync.(*WaitGroup).Wait":                          {"wg (receiver)"},
+	"sync.(*Cond).Wait":                               {"c (receiver)"},
+	"sync.(*Once).doSlow":                             {"o (receiver)", "f"},
+	"golang.org/x/sync/semaphore.(*Weighted).Acquire": {"s (receiver)"},
 }

@@ -142,3 +142,92 @@ func containsFn(frames []Frame, fn string) bool {
 	}
 	return false
 }
+
+// waitKind maps a wait reason to the kind of object waited on; "" for a
+// goroutine that can run.
+func waitKind(state string, frames []Frame) string {
+	switch {
+	case strings.HasPrefix(state, "chan send (nil chan)"), strings.HasPrefix(state, "chan receive (nil chan)"):
+		return "nil"
+	case state == "select (no cases)":
+		return "forever"
+	case strings.HasPrefix(state, "chan send"):
+		return "chan send"
+	case strings.HasPrefix(state, "chan receive"):
+		return "chan receive"
+	case state == "select":
+		return "select"
+	case state == "sync.Mutex.Lock", state == "sync.RWMutex.Lock":
+		return "lock"
+	case state == "sync.RWMutex.RLock":
+		return "rlock"
+	case state == "sync.WaitGroup.Wait":
+		return "waitgroup"
+	case state == "sync.Cond.Wait":
+		return "cond"
+	case state == "semacquire":
+		for _, f := range frames {
+			switch {
+			case gcWait(f.Function):
+				return "" // waits for a GC cycle (an allocation's assist, runtime.GC): it runs once the cycle ends
+			case strings.HasPrefix(f.Function, "sync.(*WaitGroup)."):
+				return "waitgroup"
+			case strings.Contains(f.Function, "Mutex)."):
+				return "lock"
+			}
+		}
+		return "sema"
+	}
+	return ""
+}
+
+// gcWait reports the runtime functions a goroutine waiting for a garbage
+// collection cycle is parked in (gcStart under mallocgc, runtime.GC).
+func gcWait(fn string) bool {
+	switch fn {
+	case "runtime.gcStart", "runtime.GC", "runtime.gcWaitOnMark", "runtime.stopTheWorld", "runtime.stopTheWorldGC":
+		return true
+	}
+	return false
+}
+
+// isInfraStack reports goroutines that are machinery rather than the
+// program's work: the runtime, the profiler answering, the test runner,
+// signal delivery, and a server's accept loop and idle connections.
+func isInfraStack(frames []Frame) bool {
+	if len(frames) == 0 {
+		return true
+	}
+	user := false
+	for _, f := range frames {
+		fn := f.Function
+		switch {
+		case isGoWrapper(fn):
+		case strings.HasPrefix(fn, "runtime/pprof."), strings.HasPrefix(fn, "net/http/pprof."), strings.HasPrefix(fn, "runtime/trace."),
+			strings.HasPrefix(fn, "os/signal."):
+			return true
+		case strings.HasSuffix(f.File, "_testmain.go"), strings.HasPrefix(fn, "testing."):
+		case strings.HasPrefix(fn, "net/http.") || strings.HasPrefix(fn, "net.") || strings.HasPrefix(fn, "bufio.") ||
+			strings.HasPrefix(fn, "crypto/tls."):
+		case isRuntime(fn):
+		default:
+			user = true
+		}
+	}
+	return !user
+}
+
+// isGoWrapper reports the wrapper the compiler makes for `go f(x)`
+// ("main.init.0.gowrap1"): it names the go statement, not work of its own.
+func isGoWrapper(fn string) bool {
+	i := strings.LastIndex(fn, ".gowrap")
+	if i < 0 {
+		return false
+	}
+	for _, c := range fn[i+len(".gowrap"):] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return i+len(".gowrap") < len(fn)
+}
