@@ -564,7 +564,6 @@ func gcWait(fn string) bool {
 	return false
 }
 
-
 // isInfraStack reports goroutines that are machinery rather than the
 // program's work: the runtime, the profiler answering, the test runner,
 // signal delivery, and a server's accept loop and idle connections.
