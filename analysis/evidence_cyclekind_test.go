@@ -38,4 +38,16 @@ func TestGCWaitIsNoLock(t *testing.T) {
 	if k := waitKind("semacquire", locked); k != "lock" {
 		t.Errorf("mutex wait is kind %q, want lock", k)
 	}
+	// A debug=2 dump hides the runtime's frames: the GC wait shows as
+	// semacquire at the program's allocation.
+	if k := waitKind("semacquire", []Frame{{Function: "main.Grpc3017.func2"}}); k != "" {
+		t.Errorf("GC wait in a dump is kind %q, want none (it can run)", k)
+	}
+	fd := []Frame{{Function: "internal/poll.runtime_Semacquire"}, {Function: "main.f"}}
+	if k := waitKind("semacquire", fd); k != "sema" {
+		t.Errorf("a semaphore of the program is kind %q, want sema", k)
+	}
+	if k := waitKind("semacquire", nil); k != "sema" {
+		t.Errorf("without frames the kind is %q, want sema", k)
+	}
 }

@@ -166,19 +166,45 @@ func waitKind(state string, frames []Frame) string {
 	case state == "sync.Cond.Wait":
 		return "cond"
 	case state == "semacquire":
-		for _, f := range frames {
-			switch {
-			case gcWait(f.Function):
-				return "" // waits for a GC cycle (an allocation's assist, runtime.GC): it runs once the cycle ends
-			case strings.HasPrefix(f.Function, "sync.(*WaitGroup)."):
-				return "waitgroup"
-			case strings.Contains(f.Function, "Mutex)."):
-				return "lock"
-			}
-		}
-		return "sema"
+		return semaKind(frames)
 	}
 	return ""
+}
+
+// semaKind is the kind of a `semacquire` wait: a WaitGroup, a lock, a
+// semaphore of the program's, or none when it waits for the runtime's
+// own semaphore (a GC cycle an allocation assists, a stop of the world),
+// which the runtime releases: it runs once that ends. Code outside the
+// runtime reaches a semaphore only through the functions the runtime
+// links into sync and internal/poll (runtime_Semacquire…), which every
+// traceback prints; a dump that hides the runtime's frames shows a GC
+// wait as `semacquire` at an allocation of the program's, with none of
+// them. Without frames the kind is "sema".
+func semaKind(frames []Frame) string {
+	linked := len(frames) == 0
+	for _, f := range frames {
+		switch {
+		case gcWait(f.Function):
+			return "" // waits for a GC cycle (an allocation's assist, runtime.GC): it runs once the cycle ends
+		case strings.HasPrefix(f.Function, "sync.(*WaitGroup)."):
+			return "waitgroup"
+		case strings.Contains(f.Function, "Mutex)."):
+			return "lock"
+		case semaLink(f.Function):
+			linked = true
+		}
+	}
+	if !linked {
+		return ""
+	}
+	return "sema"
+}
+
+// semaLink reports the functions the runtime links into other packages
+// for them to wait on a semaphore (sync.runtime_Semacquire,
+// internal/poll.runtime_Semacquire, sync.runtime_SemacquireWaitGroup, …).
+func semaLink(fn string) bool {
+	return strings.HasPrefix(fn[strings.LastIndexByte(fn, '.')+1:], "runtime_Semacquire")
 }
 
 // gcWait reports the runtime functions a goroutine waiting for a garbage

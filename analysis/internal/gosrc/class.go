@@ -91,7 +91,7 @@ func (c Class) Names() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, v := range c.holders() {
-		if n := varName(v); !seen[n] {
+		if n := varName(v); n != "" && n != "_" && !seen[n] {
 			seen[n] = true
 			out = append(out, n)
 		}

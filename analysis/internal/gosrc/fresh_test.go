@@ -83,3 +83,33 @@ func TestFreshLocals(t *testing.T) {
 		t.Fatalf("batch's wait: %+v", wg.Cases)
 	}
 }
+
+const namesSrc = `package main
+
+func after() <-chan struct{} {
+	ch := make(chan struct{})
+	go func() { close(ch) }()
+	return ch
+}
+
+func main() {
+	done := after()
+	<-done // @recv
+}
+`
+
+// TestClassNames checks that a class is named by its named variables
+// only: the unnamed result it is returned through adds no empty name.
+func TestClassNames(t *testing.T) {
+	g := load(t, namesSrc)
+	c := g.wait(t, "chan receive", g.at("main.main", "recv")).Cases[0]
+	names := c.Obj.Names()
+	if len(names) == 0 {
+		t.Fatal("the channel's class has no names")
+	}
+	for _, n := range names {
+		if n == "" || n == "_" {
+			t.Errorf("class names %q hold an unnamed variable", names)
+		}
+	}
+}
