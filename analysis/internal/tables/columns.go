@@ -4,8 +4,9 @@
 // eBPF goroutines with the probes' windows, spans, the words a frame's
 // arguments print, the kept source's rows (functions, whole files, the
 // call index), metrics, GC starts and race accesses. Columns are looked
-// up by name, so readers keep working when producers add columns. It reads and merges rows; what the
-// rows mean for a leak is decided in package analysis, which imports it.
+// up by name, so readers keep working when producers add columns. It
+// reads and merges rows; what the rows mean for a leak is decided in
+// package analysis, which imports it.
 package tables
 
 import (
