@@ -65,7 +65,7 @@ func heldAcrossFix(src *sourceCode, stack []Frame) string {
 // ("main.(*issuer).Token.func1", "….func1.2") or a go statement's
 // wrapper ("….gowrap1"): its lines are inside its enclosing
 // declaration, whose statements are not its own.
-func literal(fn string) bool { return gosym.ClosureDepth(fn) > 0 || isGoWrapper(fn) }
+func literal(fn string) bool { return gosym.ClosureDepth(fn) > 0 || gosym.Wrapper(fn) }
 
 // heldAcross reads, from the kept source, the lock the function of
 // frame f holds across the call at the frame's line: X.Lock() or

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // A goroutine may hold what another waits on though none of its frames
@@ -128,38 +130,14 @@ type creatorKey struct {
 	goid int64
 }
 
-// closureParent returns the function a closure was created in ("main.f"
-// for "main.f.func2.1"), "" when fn is no closure. The wrapper of a go
-// statement ("main.init.0.gowrap1") is no closure: see declaredIn.
-func closureParent(fn string) string {
-	out, closure := fn, false
-	for {
-		i := strings.LastIndexByte(out, '.')
-		if i < 0 {
-			break
-		}
-		seg := out[i+1:]
-		num := strings.TrimPrefix(seg, "func")
-		if num == "" || strings.Trim(num, "0123456789") != "" {
-			break
-		}
-		closure = closure || strings.HasPrefix(seg, "func")
-		out = out[:i]
-	}
-	if !closure {
-		return ""
-	}
-	return out
-}
-
 // declaredIn is the function whose code fn is part of: the function a
-// closure or a go statement's wrapper is declared in, "" for a function
-// that is neither.
+// closure or a go or defer statement's wrapper is declared in, "" for a
+// function that is neither.
 func declaredIn(fn string) string {
-	if isGoWrapper(fn) {
-		return fn[:strings.LastIndex(fn, ".gowrap")]
+	if gosym.Wrapper(fn) {
+		return fn[:strings.LastIndexByte(fn, '.')]
 	}
-	return closureParent(fn)
+	return gosym.ClosureParent(fn)
 }
 
 // newHolderIndex indexes the goroutines of the program (not machinery).
@@ -175,7 +153,7 @@ func (w *waitGraph) newHolderIndex() *holderIndex {
 		ps, ok := parents[y.stack]
 		if !ok {
 			for _, f := range w.framesOf(y.stack) {
-				if p := closureParent(f.Function); p != "" && !containsStr(ps, p) {
+				if p := gosym.ClosureParent(f.Function); p != "" && !containsStr(ps, p) {
 					ps = append(ps, p)
 				}
 			}

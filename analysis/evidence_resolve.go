@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // resolverOf returns the declaration's resolver, built once.
@@ -245,7 +246,7 @@ func notStop(cond ast.Expr, name string) bool {
 // declaration is not kept, a closure, or a generic function (its first
 // word is the dictionary).
 func (c *sourceCode) paramWords(fn string) []string {
-	if c == nil || closureParent(fn) != "" {
+	if c == nil || gosym.ClosureParent(fn) != "" {
 		return nil
 	}
 	if names, ok := c.params[fn]; ok {

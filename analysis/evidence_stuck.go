@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // stuckFacts is what the latest snapshot's wait-for graph and the
@@ -508,7 +510,7 @@ func waitDepth(frames []Frame) int {
 	}
 	n := -1
 	for _, f := range frames[loc:] {
-		if !isRuntime(f.Function) && !isGoWrapper(f.Function) && f.Function != "runtime.goexit" {
+		if !isRuntime(f.Function) && !gosym.Wrapper(f.Function) && f.Function != "runtime.goexit" {
 			n++
 		}
 	}

@@ -41,17 +41,6 @@ func TestParamWords(t *testing.T) {
 	}
 }
 
-func TestClosureParent(t *testing.T) {
-	for fn, want := range map[string]string{
-		"main.fedcond.func1": "main.fedcond", "main.(*T).run.func2.1": "main.(*T).run", "main.worker": "",
-		"main.init.0.gowrap1": "", "main.TestX.func10": "main.TestX", "k8s.io/x/v2.f.func1": "k8s.io/x/v2.f",
-	} {
-		if got := closureParent(fn); got != want {
-			t.Errorf("closureParent(%q) = %q, want %q", fn, got, want)
-		}
-	}
-}
-
 func TestResolveLockStruct(t *testing.T) {
 	// A replica at 0x111314be180 with its mutex at +8: the waiter's own
 	// lockSlow frame prints 0x111314be188; the holder's frame holds the

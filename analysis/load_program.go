@@ -599,7 +599,7 @@ func splitFunc(fn string) (pkg, recv string, ptr bool, name string) {
 	if strings.HasPrefix(parts[0], "(*") && len(parts) > 1 {
 		return pkg, strings.TrimSuffix(strings.TrimPrefix(parts[0], "(*"), ")"), true, parts[1]
 	}
-	if len(parts) > 1 && !strings.HasPrefix(parts[1], "func") && !strings.HasPrefix(parts[1], "gowrap") {
+	if len(parts) > 1 && !gosym.Numbered(parts[1]) {
 		return pkg, parts[0], false, parts[1]
 	}
 	return pkg, "", false, parts[0]

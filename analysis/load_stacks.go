@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/leakscope/leakscope/ingest/bundle"
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // stackTable holds a bundle's frames and stacks dictionaries. Both are
@@ -228,7 +229,7 @@ func isInfraStack(frames []Frame) bool {
 	for _, f := range frames {
 		fn := f.Function
 		switch {
-		case isGoWrapper(fn):
+		case gosym.Wrapper(fn):
 		case strings.HasPrefix(fn, "runtime/pprof."), strings.HasPrefix(fn, "net/http/pprof."), strings.HasPrefix(fn, "runtime/trace."),
 			strings.HasPrefix(fn, "os/signal."):
 			return true
@@ -241,19 +242,4 @@ func isInfraStack(frames []Frame) bool {
 		}
 	}
 	return !user
-}
-
-// isGoWrapper reports the wrapper the compiler makes for `go f(x)`
-// ("main.init.0.gowrap1"): it names the go statement, not work of its own.
-func isGoWrapper(fn string) bool {
-	i := strings.LastIndex(fn, ".gowrap")
-	if i < 0 {
-		return false
-	}
-	for _, c := range fn[i+len(".gowrap"):] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return i+len(".gowrap") < len(fn)
 }

@@ -2,7 +2,8 @@ package analysis
 
 import (
 	"sort"
-	"strings"
+
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // The verdict stage's joins between candidates are looked up in indexes
@@ -111,14 +112,8 @@ func newClosureParents(all []*candidate, minScore float64) *closureParents {
 		if !reported(y.sc.score, minScore) {
 			continue
 		}
-		e := y.s.entry
-		for at := 0; ; {
-			k := strings.Index(e[at:], ".func")
-			if k < 0 {
-				break
-			}
-			c.by[e[:at+k]] = append(c.by[e[:at+k]], rankedCandidate{y, i})
-			at += k + 1
+		for _, p := range gosym.Enclosing(y.s.entry) {
+			c.by[p] = append(c.by[p], rankedCandidate{y, i})
 		}
 	}
 	for key, b := range c.by {

@@ -2,10 +2,11 @@ package analysis
 
 import (
 	"math/rand"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // The verdict stage's indexes must pick what trying every candidate in
@@ -98,7 +99,7 @@ func foldParentsEach(all []*candidate, minScore float64) {
 		}
 		var cause *candidate
 		for _, y := range all {
-			if y != x && y.cause == nil && reported(y.sc.score, minScore) && strings.HasPrefix(y.s.entry, x.s.loc.Function+".func") &&
+			if y != x && y.cause == nil && reported(y.sc.score, minScore) && slices.Contains(gosym.Enclosing(y.s.entry), x.s.loc.Function) &&
 				(cause == nil || y.sc.score > cause.sc.score) {
 				cause = y
 			}

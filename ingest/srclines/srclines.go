@@ -474,8 +474,8 @@ func DeclNames(symbol string) []string {
 		case strings.HasPrefix(seg, "(") && strings.HasSuffix(seg, ")") && j+1 < len(segs):
 			add(strings.TrimPrefix(seg[1:len(seg)-1], "*") + "." + segs[j+1])
 			j++
-		case closureName(seg):
-		case j+1 < len(segs) && !closureName(segs[j+1]) && !strings.HasPrefix(segs[j+1], "("):
+		case gosym.Numbered(seg):
+		case j+1 < len(segs) && !gosym.Numbered(segs[j+1]) && !strings.HasPrefix(segs[j+1], "("):
 			add(seg + "." + segs[j+1])
 			add(seg)
 		default:
@@ -483,19 +483,4 @@ func DeclNames(symbol string) []string {
 		}
 	}
 	return out
-}
-
-// closureName reports whether a symbol segment names a closure or a
-// numbered init: func1, 2, gowrap1, deferwrap1.
-func closureName(s string) bool {
-	t := strings.TrimLeft(s, "0123456789")
-	if t == "" {
-		return true
-	}
-	for _, p := range []string{"func", "gowrap", "deferwrap"} {
-		if rest, ok := strings.CutPrefix(s, p); ok && strings.TrimLeft(rest, "0123456789") == "" {
-			return true
-		}
-	}
-	return false
 }

@@ -45,12 +45,12 @@ func ClosureDepth(fn string) int {
 	for i := len(segs) - 1; i > 0; i-- {
 		s := segs[i]
 		switch {
-		case strings.Trim(s, "0123456789") == "" && s != "":
+		case s != "" && digits(s):
 			if segs[i-1] == "init" {
 				return n // main.init.0: a numbered init, not a literal
 			}
 			n++
-		case strings.HasPrefix(s, "func") && strings.Trim(s[4:], "0123456789") == "" && len(s) > 4:
+		case strings.HasPrefix(s, "func") && len(s) > 4 && digits(s[4:]):
 			return n + 1
 		default:
 			return n
@@ -58,3 +58,68 @@ func ClosureDepth(fn string) int {
 	}
 	return n
 }
+
+// Numbered reports a symbol segment the compiler names rather than the
+// programmer: a literal's (func1, and 2 for one nested in it), a
+// numbered init's (0), a go or defer statement's wrapper (gowrap1,
+// deferwrap1), or the empty one of a package-level literal
+// (pkg.glob..func1).
+func Numbered(seg string) bool {
+	for _, p := range []string{"func", "gowrap", "deferwrap"} {
+		if n, ok := strings.CutPrefix(seg, p); ok && n != "" && digits(n) {
+			return true
+		}
+	}
+	return digits(seg)
+}
+
+// Wrapper reports the functions the compiler makes for a go or defer
+// statement ("main.F.gowrap1", "main.F.deferwrap2").
+func Wrapper(fn string) bool {
+	last := fn[strings.LastIndexByte(fn, '.')+1:]
+	for _, p := range []string{"gowrap", "deferwrap"} {
+		if n, ok := strings.CutPrefix(last, p); ok {
+			return n != "" && digits(n)
+		}
+	}
+	return false
+}
+
+// ClosureParent is the function a literal is declared in
+// ("main.F.func1.2" → "main.F"), "" for a function that is not a
+// literal (a numbered init, "main.init.0", is not one).
+func ClosureParent(fn string) string {
+	enc := Enclosing(fn)
+	if len(enc) == 0 {
+		return ""
+	}
+	return enc[len(enc)-1]
+}
+
+// Enclosing lists the functions a literal is nested in, innermost first
+// ("main.F.func1.2" → "main.F.func1", "main.F"); none for a function
+// that is not a literal.
+func Enclosing(fn string) []string {
+	var out []string
+	closure := false
+	for rest := fn; ; {
+		i := strings.LastIndexByte(rest, '.')
+		if i < 0 {
+			break
+		}
+		n, isFunc := strings.CutPrefix(rest[i+1:], "func")
+		if n == "" || !digits(n) || !isFunc && strings.HasSuffix(rest[:i], ".init") {
+			break // not a literal's segment, or a numbered init's
+		}
+		closure = closure || isFunc
+		rest = rest[:i]
+		out = append(out, rest)
+	}
+	if !closure {
+		return nil
+	}
+	return out
+}
+
+// digits reports a string of decimal digits only (or none).
+func digits(s string) bool { return strings.Trim(s, "0123456789") == "" }

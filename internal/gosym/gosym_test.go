@@ -1,6 +1,9 @@
 package gosym
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestStripTypeArgs(t *testing.T) {
 	for in, want := range map[string]string{
@@ -40,6 +43,56 @@ func TestClosureDepth(t *testing.T) {
 	} {
 		if got := ClosureDepth(sym); got != want {
 			t.Errorf("%s: %d, want %d", sym, got, want)
+		}
+	}
+}
+
+// TestNumbered checks which symbol segments the compiler names.
+func TestNumbered(t *testing.T) {
+	for seg, want := range map[string]bool{
+		"func1": true, "2": true, "0": true, "gowrap1": true, "deferwrap3": true, "": true,
+		"func": false, "gowrap": false, "F": false, "funcName": false, "(*T)": false, "init": false,
+	} {
+		if got := Numbered(seg); got != want {
+			t.Errorf("Numbered(%q) = %v, want %v", seg, got, want)
+		}
+	}
+}
+
+// TestWrapper checks the go and defer statements' wrappers.
+func TestWrapper(t *testing.T) {
+	for fn, want := range map[string]bool{
+		"main.F.gowrap1": true, "main.(*T).m.deferwrap2": true, "main.init.0.gowrap3": true,
+		"main.F": false, "main.F.func1": false, "main.gowrap": false, "main.gowrapper": false, "main.F.gowrap1.func1": false,
+	} {
+		if got := Wrapper(fn); got != want {
+			t.Errorf("Wrapper(%q) = %v, want %v", fn, got, want)
+		}
+	}
+}
+
+// TestClosureParent checks the function a literal is declared in.
+func TestClosureParent(t *testing.T) {
+	for fn, want := range map[string]string{
+		"main.F.func1": "main.F", "main.F.func1.2": "main.F", "main.(*T).m.func3.1.1": "main.(*T).m",
+		"pkg.G[...].func1": "pkg.G[...]", "main.init.0.func1": "main.init.0",
+		"main.F": "", "main.init.0": "", "main.F.gowrap1": "", "main.init.0.gowrap1": "",
+		"main.TestX.func10": "main.TestX", "k8s.io/x/v2.f.func1": "k8s.io/x/v2.f",
+	} {
+		if got := ClosureParent(fn); got != want {
+			t.Errorf("ClosureParent(%q) = %q, want %q", fn, got, want)
+		}
+	}
+}
+
+// TestEnclosing checks the functions a literal is nested in.
+func TestEnclosing(t *testing.T) {
+	for fn, want := range map[string]string{
+		"main.F.func1.2": "main.F.func1 main.F", "main.F.func1.func2": "main.F.func1 main.F",
+		"main.funcHelper": "", "main.funcHelper.func1": "main.funcHelper", "main.init.0.func1": "main.init.0", "main.F": "",
+	} {
+		if got := strings.Join(Enclosing(fn), " "); got != want {
+			t.Errorf("Enclosing(%q) = %q, want %q", fn, got, want)
 		}
 	}
 }

@@ -186,7 +186,7 @@ func typeName(e ast.Expr) string {
 // named after every function it was inlined through, its own
 // declaration last). It says why not otherwise.
 func (p *Program) FuncAt(fn, file string, line int) (*Func, string) {
-	if wrapper(fn) {
+	if gosym.Wrapper(fn) {
 		return nil, "a wrapper the compiler made"
 	}
 	fs, ok := p.funcs.byFile[file]
@@ -226,17 +226,6 @@ func depth(f *Func) int {
 		}
 	}
 	return n
-}
-
-// wrapper reports the functions the compiler makes for a go or defer
-// statement ("main.F.gowrap1", "main.F.deferwrap1").
-func wrapper(fn string) bool {
-	i := strings.LastIndexByte(fn, '.')
-	if i < 0 {
-		return false
-	}
-	last := fn[i+1:]
-	return strings.HasPrefix(last, "gowrap") || strings.HasPrefix(last, "deferwrap")
 }
 
 // namesDecl reports whether symbol fn names f's declaration (or, for a

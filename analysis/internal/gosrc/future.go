@@ -3,6 +3,8 @@ package gosrc
 import (
 	"go/ast"
 	"go/types"
+
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // Key is an operation on a class of objects.
@@ -157,7 +159,7 @@ func (q *Query) Future(frames []Frame, skip int) Future {
 		}
 		f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
 		if f == nil {
-			if out.Unknown == "" && !wrapper(fr.Function) {
+			if out.Unknown == "" && !gosym.Wrapper(fr.Function) {
 				out.Unknown = fr.Function
 			}
 			continue

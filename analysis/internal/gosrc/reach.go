@@ -1,6 +1,10 @@
 package gosrc
 
-import "go/types"
+import (
+	"go/types"
+
+	"github.com/leakscope/leakscope/internal/gosym"
+)
 
 // Reach is the set of classes some variables can lead to: what they
 // are, point to, hold in their fields (by their types: every instance of
@@ -130,7 +134,7 @@ func (p *Program) inputVars(f *Func) []*types.Var {
 func (p *Program) EntryReach(frames []Frame) (Reach, bool) {
 	for i := len(frames) - 1; i >= 0; i-- {
 		fr := frames[i]
-		if machinery(fr.Function) || wrapper(fr.Function) {
+		if machinery(fr.Function) || gosym.Wrapper(fr.Function) {
 			continue
 		}
 		f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
