@@ -242,6 +242,10 @@ type SuspectText struct {
 	FirstSeen string `json:"first_seen,omitempty"`
 	Onset     string `json:"onset,omitempty"`
 	Retained  string `json:"retained,omitempty"`
+	// Verdict words the verdict, whether the members are stuck for good
+	// and the confidence ("leaking, its members stuck for good
+	// (confidence 0.97)"); "" for a suspect with no stuck verdict.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // Range is a span of snapshots and what a series did across it.

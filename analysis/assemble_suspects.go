@@ -380,6 +380,18 @@ func OnsetRange(o *Onset) string {
 	return fmt.Sprintf("about %s (%s)", at, o.Basis)
 }
 
+// verdictText words a suspect's verdict for every view.
+func verdictText(s *Suspect) string {
+	if s.Verdict == "" {
+		return ""
+	}
+	v := s.Verdict
+	if s.Verdict == "leaking" && s.Stuck {
+		v += ", its members stuck for good"
+	}
+	return fmt.Sprintf("%s (confidence %.2f)", v, s.Confidence)
+}
+
 // display formats a suspect's figures once, for every view.
 func display(s *Suspect) *SuspectText {
 	t := &SuspectText{Score: format.Score(s.Score), Count: CountText(*s), CountAt: format.Time(s.CountAt), Rate: RateText(*s), FirstSeen: format.Time(s.FirstSeen)}
@@ -402,6 +414,7 @@ func display(s *Suspect) *SuspectText {
 	if s.RetainedBytes > 0 {
 		t.Retained = format.Bytes(float64(s.RetainedBytes))
 	}
+	t.Verdict = verdictText(s)
 	return t
 }
 

@@ -12,12 +12,8 @@ import (
 // groups folded under them.
 func stuckFacts(s analysis.Suspect) []string {
 	var facts []string
-	if s.Verdict != "" {
-		v := lit(s.Verdict)
-		if s.Verdict == "leaking" && s.Stuck {
-			v += ", its members stuck for good"
-		}
-		facts = append(facts, fmt.Sprintf("**Verdict:** %s (confidence %.2f)", v, s.Confidence))
+	if s.Display != nil && s.Display.Verdict != "" {
+		facts = append(facts, "**Verdict:** "+lit(s.Display.Verdict))
 	}
 	if len(s.WaitsOn) > 0 {
 		facts = append(facts, "**Waits on:** "+codeJoin(s.WaitsOn, ", "))

@@ -108,6 +108,8 @@ test('overview: series chart and ranked suspects match the report', async () => 
   await page.waitForSelector('#suspect-panel');
   assert.equal(await page.locator('#fig-count').innerText(), `${top.display.count} at ${top.display.count_at}`);
   assert.equal(await page.locator('#fig-onset').innerText(), top.display.onset || '–');
+  if (top.display.verdict) assert.equal(await page.locator('#fig-verdict').innerText(), top.display.verdict);
+  else assert.equal(await page.locator('#fig-verdict').count(), 0);
   const chain = await page.locator('#suspect-chain').innerText();
   assert.ok(chain.includes(top.location), 'chain starts at the location');
   if (top.creator) assert.ok(chain.includes(top.creator), 'chain names the creator');

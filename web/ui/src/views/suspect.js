@@ -32,6 +32,7 @@ function figures(s) {
     figure('first seen', shown(s).first_seen || '–', 'fig-first'),
     figure('onset', shown(s).onset || '–', 'fig-onset', s.onset ? s.onset.detail : ''),
     s.object ? figure('what grows', s.object, 'fig-object') : null,
+    shown(s).verdict ? figure('verdict', shown(s).verdict, 'fig-verdict') : null,
     shown(s).retained ? figure('heap retained', shown(s).retained, 'fig-retained') : null);
 }
 
