@@ -62,9 +62,9 @@ func heldAcrossFix(src *sourceCode, stack []Frame) string {
 }
 
 // literal reports whether a function symbol is a function literal's
-// ("main.(*issuer).Token.func1", "….func1.2") or a go statement's
-// wrapper ("….gowrap1"): its lines are inside its enclosing
-// declaration, whose statements are not its own.
+// ("main.(*issuer).Token.func1", "….func1.2") or a go or defer
+// statement's wrapper ("….gowrap1", "….deferwrap1"): its lines are
+// inside its enclosing declaration, whose statements are not its own.
 func literal(fn string) bool { return gosym.ClosureDepth(fn) > 0 || gosym.Wrapper(fn) }
 
 // heldAcross reads, from the kept source, the lock the function of
