@@ -127,7 +127,7 @@ func measure(t *testing.T, names []string, d, interval time.Duration, parallel i
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t.Run(s.Name, func(t *testing.T) {
-				dir := record(t, s.Dir, d, interval, libraryLeak(s.Truth))
+				dir := recordUntil(t, s.Dir, d, 4*d, interval, libraryLeak(s.Truth), heapReady(s.Truth))
 				b, err := bundle.Open(dir)
 				if err != nil {
 					t.Fatal(err)
@@ -254,6 +254,19 @@ func readmeClaim(t *testing.T) accuracyClaim {
 // libraryLeak reports whether a sample plants a leak in library
 // goroutines (its truth names an origin): those are recorded with a trace
 // window, whose creation stacks lead to the user's frame.
+// heapReady, for a sample with a planted heap leak that counts its own
+// heap, records past d until that heap rose by eight samples' worth of
+// the runtime's default heap sampling (512 KiB): a loaded machine serves
+// the sample fewer calls in d. nil (stop at d) for other samples.
+func heapReady(t samples.Truth) func(progress) bool {
+	for _, l := range t.Leaks {
+		if l.Kind == samples.KindHeap {
+			return func(p progress) bool { return !p.counts || p.heapRise >= 4<<20 }
+		}
+	}
+	return nil
+}
+
 func libraryLeak(t samples.Truth) bool {
 	for _, l := range t.Leaks {
 		if l.Origin != "" {

@@ -67,6 +67,7 @@ func record(t testing.TB, dir string, d, interval time.Duration, trace bool, arg
 type progress struct {
 	dumps    [][]byte
 	heapRise int64
+	counts   bool // the sample counts its calls and heap (/calls)
 }
 
 // recordUntil is record that goes on scraping past d, up to most, until
@@ -156,7 +157,7 @@ func recordCounted(t testing.TB, dir string, d, most, interval time.Duration, tr
 			}
 			got = append(got, fetched{"trace.out", time.Now(), tr})
 		}
-		if el := time.Since(start); el >= most || el >= d && (ready == nil || ready(progress{dumpsOf(got), rec.heap[1] - rec.heap[0]})) {
+		if el := time.Since(start); el >= most || el >= d && (ready == nil || ready(progress{dumpsOf(got), rec.heap[1] - rec.heap[0], rec.calls[1] >= 0})) {
 			break
 		}
 		time.Sleep(time.Until(start.Add(time.Duration(i+1) * interval)))
