@@ -89,8 +89,10 @@ func (w *waitGraph) progEdges(x *waitGor, caps map[gosrc.Key]map[int64][]*waitGo
 		m := caps[k]
 		c := w.prog.p.KeyClass(k)
 		add(m[anyHome], c, false)
-		if h := x.prog.homes[i]; h != 0 {
-			add(m[h], c, false)
+		if hs := x.prog.homes[i]; len(hs) > 0 {
+			for _, h := range hs {
+				add(m[h], c, false)
+			}
 			continue
 		}
 		for _, h := range sortedHomes(m) {

@@ -24,17 +24,18 @@ import (
 // wakeIndex holds the parked goroutines not reached yet, by how they can
 // be woken.
 type wakeIndex struct {
-	// byKey holds decided waiters by operation: by home (the goroutine
-	// that made the instance they wait on; 0 when the class escapes or
-	// the dump does not say), and, for a class that does not escape, by
-	// each pointer word their frames hold (a goroutine holding one of
-	// them holds something they hold).
+	// byKey holds decided waiters by operation: under each of their
+	// homes (the goroutines that may have made the instance they wait
+	// on; 0 when the class escapes), and, for a class that does not
+	// escape whose instance the dump does not place, by the root their
+	// frames hold it through.
 	byKey map[gosrc.Key]*keyWaiters
 	// byObj holds undecided waiters by object and co-waiting group.
 	byObj map[uint64]map[coGroup][]*waitGor
 }
 
-// keyWaiters are the waiters of one operation not reached yet: by home;
+// keyWaiters are the waiters of one operation not reached yet: by home
+// (a waiter is under each of its homes);
 // those whose home the dump does not give (a creator chain cut by a
 // goroutine gone, or longer than maxChain), on a class that does not
 // escape, also by the root their frames hold the instance through (a
@@ -113,9 +114,14 @@ func (w *waitGraph) indexKeys(ix *wakeIndex, x *waitGor) {
 			ix.byKey[k] = kw
 		}
 		c := w.prog.p.KeyClass(k)
-		h := x.prog.homes[i]
-		if h != 0 || c.Escapes() {
-			kw.homes[h] = append(kw.homes[h], x)
+		if c.Escapes() {
+			kw.homes[0] = append(kw.homes[0], x)
+			continue
+		}
+		if hs := x.prog.homes[i]; len(hs) > 0 {
+			for _, h := range hs {
+				kw.homes[h] = append(kw.homes[h], x)
+			}
 			continue
 		}
 		roots := w.rootsOf(x, c)

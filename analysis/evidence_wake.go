@@ -14,9 +14,12 @@ import (
 // class of objects with, for a class that does not escape, the goroutine
 // holding the instance waited on (0: any that holds the class may).
 type progWait struct {
-	w     *gosrc.Wait
-	keys  []gosrc.Key
-	homes []int64
+	w    *gosrc.Wait
+	keys []gosrc.Key
+	// homes, per key, are the goroutines that may have made the
+	// instance it waits on (see homesOf); nil when the class escapes or
+	// the dump does not place the instance.
+	homes [][]int64
 	// opaque is set when an object it waits on was given to, or made by,
 	// code whose source is not read: that code may release it.
 	opaque string
@@ -106,9 +109,15 @@ func (w *waitGraph) decide() {
 		if x.prog == nil {
 			continue
 		}
-		x.prog.homes = make([]int64, len(x.prog.keys))
+		x.prog.homes = make([][]int64, len(x.prog.keys))
 		for i, k := range x.prog.keys {
-			x.prog.homes[i] = w.home(x, wp.p.KeyClass(k))
+			c := wp.p.KeyClass(k)
+			if c.Escapes() {
+				continue
+			}
+			if hs, any := w.homesOf(x, c); !any {
+				x.prog.homes[i] = hs
+			}
 		}
 	}
 }
@@ -162,9 +171,10 @@ func (w *waitGraph) startedWith(g *waitGor, c gosrc.Class) bool {
 	return !r.ok || r.reach.Has(c)
 }
 
-// creatorGave reports, for a goroutine whose creator is gone, whether
-// the function that ran its go statement was given what can lead to an
-// object of class c (else that goroutine made the object it handed on).
+// creatorGave reports whether the frame that ran a goroutine's go
+// statement may hold an object of class c its own goroutine was given
+// (see [gosrc.Program.Given]); else the creator made the instance it
+// handed on.
 func (w *waitGraph) creatorGave(g *waitGor, c gosrc.Class) bool {
 	if g.site == nil || g.site.creatorStackID == 0 {
 		return true
@@ -173,45 +183,19 @@ func (w *waitGraph) creatorGave(g *waitGor, c gosrc.Class) bool {
 	if len(fr) == 0 {
 		return true
 	}
-	r, ok := w.prog.p.InputReach(w.prog.ps.frames(fr[:1])[0])
-	return !ok || r.Has(c)
+	given, ok := w.prog.p.Given(w.prog.ps.frames(fr[:1])[0], c)
+	return !ok || given
 }
 
 // maxChain bounds the creator chains walked.
 const maxChain = 64
 
-// home returns the goroutine that made the instance of class c that x
-// waits on, when c does not escape: the nearest of x and its creators
-// that was not started with what leads to c (it made the one it passed
-// on); a creator no longer in the dump counts when the function that ran
-// the go statement was not given it either. 0 when c escapes or the
-// chain is cut first.
-func (w *waitGraph) home(x *waitGor, c gosrc.Class) int64 {
-	if c.Escapes() {
-		return 0
-	}
-	g := x
-	for range maxChain {
-		if !w.startedWith(g, c) {
-			return g.goid
-		}
-		p := w.byGoid[g.creator]
-		switch {
-		case g.creator == 0 || p == g:
-			return 0
-		case p == nil && w.creatorGave(g, c):
-			return 0
-		case p == nil:
-			return g.creator
-		}
-		g = p
-	}
-	return 0
-}
-
-// homesOf lists the homes whose instance of c goroutine y may hold: its
-// own, and, while y and its creators were started with what leads to c,
-// each creator's up to the first that was not. any is set when the chain
+// homesOf lists the goroutines that may have made the instance of c
+// goroutine y holds (its home): y itself, and, while y and its creators
+// were started with what leads to c, each creator up to the first that
+// was not, or whose go statement's function was not given it (that
+// creator made what it handed on). Two goroutines may hold one instance
+// only when their homes meet. any is set when the chain
 // is longer than maxChain, reaches the first goroutine, or is cut by a
 // creator gone whose go statement's function was given c itself: y may
 // hold any instance.
@@ -226,8 +210,10 @@ func (w *waitGraph) homesOf(y *waitGor, c gosrc.Class) (homes []int64, any bool)
 		switch {
 		case g.creator == 0 || p == g:
 			return homes, true
+		case !w.creatorGave(g, c):
+			return append(homes, g.creator), false
 		case p == nil:
-			return append(homes, g.creator), w.creatorGave(g, c)
+			return append(homes, g.creator), true
 		}
 		homes = append(homes, p.goid)
 		g = p

@@ -10,7 +10,9 @@
 //   - what a goroutine can still do from where its frames are
 //     ([Program.Future]): the rest of each frame's function by its
 //     control-flow graph (golang.org/x/tools/go/cfg) and what the calls
-//     in it reach.
+//     in it reach;
+//   - whether a frame may hold an object its goroutine was handed when
+//     it started, or only ones it made ([Program.Given]).
 //
 // Objects are abstract: the storage a value can flow to, found by
 // unification over the typed syntax (Steensgaard's points-to analysis,

@@ -70,6 +70,8 @@ type Program struct {
 	byFile map[string]*ast.File
 	funcs  *funcIndex
 	flow   *flow
+	// gifts answers Given (given.go), built on first use.
+	gifts givenIndex
 	// Problems says what could not be read, for the evidence's caveats.
 	Problems []string
 }

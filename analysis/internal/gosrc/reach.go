@@ -94,6 +94,10 @@ func (w *reachWalk) addType(t types.Type, depth int) {
 		return
 	}
 	w.types[t] = true
+	if scalar(t) {
+		w.addScalar(t)
+		return
+	}
 	if !w.unbounded && depth > maxReachDepth {
 		w.r.all = true
 		return
@@ -144,19 +148,6 @@ func (p *Program) EntryReach(frames []Frame) (Reach, bool) {
 		return p.reachOf(p.inputVars(f)), true
 	}
 	return Reach{}, false
-}
-
-// InputReach is what the function of one frame was given (its
-// parameters and captured variables lead to): for the frame of a go
-// statement, whether the goroutine it started could be handed something
-// its own goroutine got from elsewhere. ok is false when the function is
-// not read.
-func (p *Program) InputReach(fr Frame) (Reach, bool) {
-	f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
-	if f == nil {
-		return Reach{}, false
-	}
-	return p.reachOf(p.inputVars(f)), true
 }
 
 // PtrParam is a parameter a frame prints as one pointer word to a named
@@ -226,4 +217,54 @@ func printedWords(t types.Type) int {
 		}
 	}
 	return 0
+}
+
+// addScalar adds the fields a value of a scalar type holds (a lock held
+// by value is an object of its own), at any depth: they lead nowhere
+// else, and a type cannot hold itself by value.
+func (w *reachWalk) addScalar(t types.Type) {
+	switch u := t.Underlying().(type) {
+	case *types.Array:
+		w.addScalar(u.Elem())
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			f := u.Field(i)
+			if n, ok := w.p.flow.vars[f.Origin()]; ok { // a field no code uses is no object
+				w.r.set[w.p.flow.cl.find(n)] = true
+			}
+			w.addScalar(f.Type())
+		}
+	}
+	if !w.unbounded && len(w.r.set) >= maxReach {
+		w.r.all = true
+	}
+}
+
+// scalar reports a type whose values hold no reference (no pointer,
+// channel, map, slice, function or interface, in any field or element):
+// a value of it leads to no object but its own storage. Strings count
+// as scalar: the bytes they point to are immutable and hold nothing.
+func scalar(t types.Type) bool {
+	return scalarSeen(t, map[types.Type]bool{})
+}
+
+func scalarSeen(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return true // a cycle through values only is no reference
+	}
+	seen[t] = true
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return u.Kind() != types.UnsafePointer
+	case *types.Array:
+		return scalarSeen(u.Elem(), seen)
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			if !scalarSeen(u.Field(i).Type(), seen) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
