@@ -140,10 +140,22 @@ func RunSuiteCase(ctx context.Context, bin string, c SuiteCase, dumpPath string)
 	if err := os.WriteFile(dumpPath+".out", out, 0o644); err != nil {
 		return SuiteRun{}, err
 	}
-	dump, err := os.ReadFile(dumpPath)
+	run, err := ReadSuiteRun(dumpPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return SuiteRun{}, fmt.Errorf("run %s: no dump was taken (the program never wrote its profile)", c.Name)
-	} else if err != nil {
+	}
+	return run, err
+}
+
+// ReadSuiteRun reads a run kept at dumpPath: the dump, and beside it
+// (dumpPath + ".out") the program's output.
+func ReadSuiteRun(dumpPath string) (SuiteRun, error) {
+	out, err := os.ReadFile(dumpPath + ".out")
+	if err != nil {
+		return SuiteRun{}, err
+	}
+	dump, err := os.ReadFile(dumpPath)
+	if err != nil {
 		return SuiteRun{}, err
 	}
 	fi, err := os.Stat(dumpPath)

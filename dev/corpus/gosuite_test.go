@@ -25,7 +25,8 @@ import (
 // of its case's leaks, and when docs/ACCURACY.md's table claims rows
 // this run does not reproduce (LEAKSCOPE_SUITE_UPDATE=1 writes it).
 // LEAKSCOPE_SUITE_ONLY=A,B runs only those cases; LEAKSCOPE_SUITE_KEEP=dir
-// keeps the runs' dumps, outputs and bundles.
+// keeps the runs' dumps, outputs and bundles; LEAKSCOPE_SUITE_INPUTS=dir
+// scores the runs kept there again instead of running the programs.
 func TestGoLeakSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the Go leak suite's programs, several hundred times")
@@ -42,19 +43,12 @@ func TestGoLeakSuite(t *testing.T) {
 	if only := os.Getenv("LEAKSCOPE_SUITE_ONLY"); only != "" {
 		cases = keepCases(cases, strings.Split(only, ","))
 	}
-	tmp := t.TempDir()
-	if keep := os.Getenv("LEAKSCOPE_SUITE_KEEP"); keep != "" {
-		tmp = keep // the dumps, outputs and bundles stay there
+	var runs map[string][]SuiteOutcome
+	if in := os.Getenv("LEAKSCOPE_SUITE_INPUTS"); in != "" {
+		runs = rescoreSuite(t, cases, in)
+	} else {
+		runs = buildAndRunSuite(t, goroot, cases)
 	}
-	bins := map[string]string{}
-	for _, dir := range []string{"testgoroutineleakprofile", "testgoroutineleakprofile/goker"} {
-		bin, err := BuildSuite(context.Background(), goroot, dir, filepath.Join(tmp, filepath.Base(dir)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bins[dir] = bin
-	}
-	runs := runSuite(t, cases, bins, tmp)
 	tab := SuiteTable(cases, runs)
 	t.Logf("the Go leak suite, leakscope from one dump beside the runtime's profile:\n%s\n%s", tab.Markdown(), tab.Details())
 	for _, p := range tab.Problems() {
@@ -86,6 +80,39 @@ func checkSuiteTable(t *testing.T, tab *SuiteTab) {
 	for _, s := range tab.Stale(string(page)) {
 		t.Error(s)
 	}
+}
+
+// buildAndRunSuite builds the suite's programs and runs every case.
+func buildAndRunSuite(t *testing.T, goroot string, cases []SuiteCase) map[string][]SuiteOutcome {
+	tmp := t.TempDir()
+	if keep := os.Getenv("LEAKSCOPE_SUITE_KEEP"); keep != "" {
+		tmp = keep // the dumps, outputs and bundles stay there
+	}
+	bins := map[string]string{}
+	for _, dir := range []string{"testgoroutineleakprofile", "testgoroutineleakprofile/goker"} {
+		bin, err := BuildSuite(context.Background(), goroot, dir, filepath.Join(tmp, filepath.Base(dir)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bins[dir] = bin
+	}
+	return runSuite(t, cases, bins, tmp)
+}
+
+// rescoreSuite scores again the runs LEAKSCOPE_SUITE_KEEP kept in dir
+// (NAME-R.dump and its .out), each into a new bundle.
+func rescoreSuite(t *testing.T, cases []SuiteCase, dir string) map[string][]SuiteOutcome {
+	out := map[string][]SuiteOutcome{}
+	for _, c := range cases {
+		for r := range c.Reps {
+			run, err := ReadSuiteRun(filepath.Join(dir, fmt.Sprintf("%s-%d.dump", c.Name, r)))
+			if err != nil {
+				t.Fatalf("LEAKSCOPE_SUITE_INPUTS: %v", err)
+			}
+			out[c.Name] = append(out[c.Name], ScoreSuiteRun(c, run, filepath.Join(t.TempDir(), "run.lsb")))
+		}
+	}
+	return out
 }
 
 // runSuite runs every case its repetitions, a CPU's worth at a time,
