@@ -45,6 +45,17 @@ type keyWaiters struct {
 	homes    map[int64][]*waitGor
 	roots    map[string]map[uint64][]*waitGor
 	rootless []*waitGor
+	// addressed holds the waiters whose frames print the address of the
+	// object they wait on, filed the same way, and byAddr the same by
+	// that address: a release whose object the waker's frames place
+	// reaches only those on that object.
+	addressed *keyWaiters
+	byAddr    map[uint64][]*waitGor
+}
+
+// newKeyWaiters is an empty index.
+func newKeyWaiters() *keyWaiters {
+	return &keyWaiters{homes: map[int64][]*waitGor{}, roots: map[string]map[uint64][]*waitGor{}}
 }
 
 // coGroup is a set of goroutines waiting on one object the same way:
@@ -110,8 +121,15 @@ func (w *waitGraph) indexKeys(ix *wakeIndex, x *waitGor) {
 	for i, k := range x.prog.keys {
 		kw := ix.byKey[k]
 		if kw == nil {
-			kw = &keyWaiters{homes: map[int64][]*waitGor{}, roots: map[string]map[uint64][]*waitGor{}}
+			kw = newKeyWaiters()
 			ix.byKey[k] = kw
+		}
+		if a := x.prog.addr; a != 0 {
+			if kw.addressed == nil {
+				kw.addressed, kw.byAddr = newKeyWaiters(), map[uint64][]*waitGor{}
+			}
+			kw.byAddr[a] = append(kw.byAddr[a], x)
+			kw = kw.addressed
 		}
 		c := w.prog.p.KeyClass(k)
 		if c.Escapes() {
@@ -205,21 +223,41 @@ func (w *waitGraph) wakeByProgram(ix *wakeIndex, y *waitGor, queue []*waitGor) [
 		if kw == nil {
 			continue
 		}
-		c := w.prog.p.KeyClass(cp.Key)
-		homes, any := w.homesOf(y, c)
-		if c.Escapes() || any {
-			homes = sortedHomes(kw.homes)
-		}
 		how := w.wakeText(y, cp)
-		for _, h := range homes {
-			for _, x := range kw.homes[h] {
-				queue = wake(x, y, how, queue)
-			}
-			delete(kw.homes, h)
+		queue = w.wakeIn(kw, y, cp, how, queue)
+		if kw.addressed == nil {
+			continue
 		}
-		queue = w.wakeUnplaced(kw, y, c, how, queue)
+		addrs, placed := w.capAddrs(y, cp)
+		if !placed {
+			queue = w.wakeIn(kw.addressed, y, cp, how, queue)
+			continue
+		}
+		for _, a := range addrs {
+			for _, x := range kw.byAddr[a] {
+				queue = wake(x, y, fmt.Sprintf("%s, on the same object (%#x)", how, a), queue)
+			}
+			delete(kw.byAddr, a)
+		}
 	}
 	return queue
+}
+
+// wakeIn wakes the waiters of one index that a release cp of y can
+// reach: by home, then those the dump does not place.
+func (w *waitGraph) wakeIn(kw *keyWaiters, y *waitGor, cp gosrc.Cap, how string, queue []*waitGor) []*waitGor {
+	c := w.prog.p.KeyClass(cp.Key)
+	homes, any := w.homesOf(y, c)
+	if c.Escapes() || any {
+		homes = sortedHomes(kw.homes)
+	}
+	for _, h := range homes {
+		for _, x := range kw.homes[h] {
+			queue = wake(x, y, how, queue)
+		}
+		delete(kw.homes, h)
+	}
+	return w.wakeUnplaced(kw, y, c, how, queue)
 }
 
 // wakeUnplaced wakes the waiters whose instance the dump does not place:

@@ -23,6 +23,19 @@ type progWait struct {
 	// opaque is set when an object it waits on was given to, or made by,
 	// code whose source is not read: that code may release it.
 	opaque string
+	// addr is the address of the sync object it waits on, when its
+	// frames print it exactly (syncObjectFrames); 0 otherwise.
+	addr uint64
+}
+
+// syncObjectFrames print, as their first word, the address of the sync
+// object a goroutine waits on (a Mutex's internal lock is its first
+// field, after a field of no size).
+var syncObjectFrames = map[string]bool{
+	"internal/sync.(*Mutex).lockSlow": true, "internal/sync.(*Mutex).Lock": true,
+	"sync.(*Mutex).lockSlow": true, "sync.(*Mutex).Lock": true,
+	"sync.(*RWMutex).Lock": true, "sync.(*RWMutex).RLock": true,
+	"sync.(*WaitGroup).Wait": true, "sync.(*Cond).Wait": true,
 }
 
 // wakeProgram is the wait-for reasoning's view of the program: each
@@ -93,6 +106,9 @@ func (w *waitGraph) decide() {
 			continue
 		}
 		x.prog = &progWait{w: pw}
+		if syncObjectFrames[x.block.objAt.fn] {
+			x.prog.addr = x.block.obj
+		}
 		for _, c := range pw.Cases {
 			if c.Default {
 				continue
@@ -151,7 +167,7 @@ func queuedWriter(pw *gosrc.Wait, y *waitGor) []gosrc.Cap {
 	var out []gosrc.Cap
 	for _, c := range pw.Cases {
 		if c.Op == gosrc.OpLock {
-			out = append(out, gosrc.Cap{Key: gosrc.KeyOf(c.Obj, gosrc.OpUnlock), Frame: pw.Frame, Line: c.Line, Via: "the lock it waits for, once it has it"})
+			out = append(out, gosrc.Cap{Key: gosrc.KeyOf(c.Obj, gosrc.OpUnlock), Frame: pw.Frame, Line: c.Line, Via: "the lock it waits for, once it has it", Where: []gosrc.Where{{Own: true}}})
 		}
 	}
 	return out
@@ -333,4 +349,41 @@ func (w *waitGraph) ptrParams(stack int64, i int, f Frame) []gosrc.PtrParam {
 	pp := w.prog.p.PtrParams(w.prog.ps.frames([]Frame{f})[0])
 	w.prog.params[k] = pp
 	return pp
+}
+
+// capAddrs are the addresses of the objects a release of y acts on, as
+// y's frames print them (see [gosrc.Cap]); ok is false when one of its
+// releases of the class is not placed.
+func (w *waitGraph) capAddrs(y *waitGor, cp gosrc.Cap) (addrs []uint64, ok bool) {
+	if cp.Anywhere || len(cp.Where) == 0 {
+		return nil, false
+	}
+	for _, wh := range cp.Where {
+		a := uint64(0)
+		if wh.Own {
+			if y.prog != nil {
+				a = y.prog.addr
+			}
+		} else if v, found := y.word(wh.Frame, wh.Word); found {
+			a = v + uint64(wh.Offset)
+		}
+		if a == 0 {
+			return nil, false
+		}
+		if !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs, true
+}
+
+// word is the pointer word a goroutine's frame prints at a position,
+// when printed exactly.
+func (g *waitGor) word(frame, pos int) (uint64, bool) {
+	for _, a := range g.args {
+		if a.frame == frame && a.pos == pos {
+			return a.v, true
+		}
+	}
+	return 0, false
 }

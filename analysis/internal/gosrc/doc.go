@@ -12,7 +12,9 @@
 //     control-flow graph (golang.org/x/tools/go/cfg) and what the calls
 //     in it reach;
 //   - whether a frame may hold an object its goroutine was handed when
-//     it started, or only ones it made ([Program.Given]).
+//     it started, or only ones it made ([Program.Given]);
+//   - which object a release acts on, when a pointer the frames print
+//     places it ([Where]).
 //
 // Objects are abstract: the storage a value can flow to, found by
 // unification over the typed syntax (Steensgaard's points-to analysis,

@@ -23,6 +23,9 @@ type flow struct {
 	// captured lists, per literal, the variables it captures.
 	captured map[*Func][]*types.Var
 	escaped  []bool // by class root, after resolve
+	// mutated are the variables some statement assigns or takes the
+	// address of (place.go).
+	mutated map[*types.Var]bool
 	// allEscape: the walk from the escaping roots hit its bounds.
 	allEscape bool
 	holders   map[node][]*types.Var
@@ -66,6 +69,7 @@ func newFlow(p *Program) *flow {
 	}
 	fl.markEscapes()
 	fl.holdersOf()
+	fl.mutated = p.mutatedVars()
 	fl.cl.freeze()
 	for _, f := range p.funcs.all {
 		p.blockEvents(f)
@@ -118,11 +122,12 @@ func (fl *flow) alloc(pos token.Pos, kind string) node {
 
 // event records an operation of the function being walked on the
 // value of operand.
-func (fl *flow) event(pos, end token.Pos, op Op, obj node, sel bool, operand ast.Expr) {
+func (fl *flow) event(pos, end token.Pos, op Op, obj node, sel bool, operand ast.Expr) bool {
 	if fl.cur == nil || obj == none {
-		return
+		return false
 	}
 	fl.cur.events = append(fl.cur.events, event{pos: pos, end: end, op: op, obj: obj, select_: sel, v: localVar(fl.info, operand)})
+	return true
 }
 
 // flowInto makes the location dst (of type dstT) hold the value r (of

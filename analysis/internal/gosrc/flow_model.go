@@ -67,8 +67,12 @@ func (fl *flow) modeled(c *ast.CallExpr, ce callee, kind callKind) ([]node, bool
 func (fl *flow) syncCall(c *ast.CallExpr, ce callee, op Op) {
 	var obj node
 	var operand ast.Expr
+	var at place
 	if ce.recv != nil {
 		obj, operand = fl.recvRef(ce.recv.(*ast.SelectorExpr), ce.sel), ce.recv.(*ast.SelectorExpr).X
+		if idx := ce.sel.Index(); len(idx) > 0 {
+			at, _ = fl.placeOf(operand, idx[:len(idx)-1])
+		}
 	} else if len(c.Args) > 0 {
 		obj, operand = fl.ref(c.Args[0]), c.Args[0] // (*sync.Mutex).Lock(mu)
 	}
@@ -78,8 +82,8 @@ func (fl *flow) syncCall(c *ast.CallExpr, ce callee, op Op) {
 	if op == OpAdd && len(c.Args) == 1 && !negativeConst(fl.info, c.Args[0]) {
 		op = OpAddPos // Add(n), n not a negative constant: it adds work, it releases no one
 	}
-	if op != OpNone {
-		fl.event(c.Lparen, c.Rparen, op, obj, false, operand)
+	if op != OpNone && fl.event(c.Lparen, c.Rparen, op, obj, false, operand) {
+		fl.cur.events[len(fl.cur.events)-1].at = at
 	}
 }
 

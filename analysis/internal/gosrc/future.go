@@ -131,6 +131,21 @@ type Cap struct {
 	Frame int
 	Line  int
 	Via   string
+	// Where lists, unless Anywhere, the objects of the class the
+	// goroutine's releases of it act on, as its frames print them:
+	// every such release in its rest is one of these.
+	Where    []Where
+	Anywhere bool
+}
+
+// Where is one object a release acts on: Offset bytes past the pointer
+// word at position Word among frame Frame's printed arguments, or, Own,
+// the object the goroutine waits on (the lock it will then release: see
+// the analysis's queued writers).
+type Where struct {
+	Frame, Word int
+	Offset      int64
+	Own         bool
 }
 
 // Future is what a goroutine with given frames can still do.
@@ -151,7 +166,7 @@ type Future struct {
 func (q *Query) Future(frames []Frame, skip int) Future {
 	p := q.p
 	var out Future
-	seen := map[Key]bool{}
+	seen := map[Key]int{} // index in out.Caps
 	var deeper *Func
 	for i, fr := range frames {
 		if machinery(fr.Function) || fr.Function == "" {
@@ -176,23 +191,29 @@ func (q *Query) Future(frames []Frame, skip int) Future {
 // line (its own operation does not count; a lock it waits to take is
 // taken as held); deeper is the function of the frame it calls (that
 // call is in progress: the deeper frames are its rest).
-func (q *Query) frameFuture(out *Future, seen map[Key]bool, f *Func, line, i int, waiting bool, deeper *Func) {
+func (q *Query) frameFuture(out *Future, seen map[Key]int, f *Func, line, i int, waiting bool, deeper *Func) {
 	p := q.p
 	scope := q.scope(f)
 	emit := func(k Key, e event) {
 		c := p.KeyClass(k)
-		if seen[k] || !c.Escapes() && !scope.Has(c) {
+		if !c.Escapes() && !scope.Has(c) {
 			return
 		}
 		if e.call == nil && waiting && p.spans(e, line) {
 			return // the wait itself
 		}
-		seen[k] = true
+		wh, ok := p.where(f, e, i)
+		if j := seen[k]; j > 0 {
+			cp := &out.Caps[j-1]
+			cp.Where, cp.Anywhere = append(cp.Where, wh), cp.Anywhere || !ok
+			return
+		}
 		via := ""
 		if e.call != nil {
 			via = callName(e.call)
 		}
-		out.Caps = append(out.Caps, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via})
+		out.Caps = append(out.Caps, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via, Where: []Where{wh}, Anywhere: !ok})
+		seen[k] = len(out.Caps)
 	}
 	skip := func(e event) bool {
 		return e.call != nil && deeper != nil && p.spans(e, line) && calls(e.call, deeper)

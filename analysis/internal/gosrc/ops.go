@@ -88,6 +88,9 @@ type event struct {
 	call    *callSite
 	// v is the variable the operand names, when it is one (fresh.go).
 	v *types.Var
+	// at is where a sync operation's object lies, when the code says
+	// (place.go).
+	at place
 }
 
 // syncOps maps the sync methods the analysis models to their operation.
