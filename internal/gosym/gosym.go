@@ -37,27 +37,10 @@ func replaceTypeArgs(s, with string) string {
 	return b.String()
 }
 
-// ClosureDepth is how many literals a symbol's function is nested in:
-// main.F.func1 is 1, main.F.func1.2 is 2, main.F 0.
-func ClosureDepth(fn string) int {
-	segs := strings.Split(StripTypeArgs(fn), ".")
-	n := 0
-	for i := len(segs) - 1; i > 0; i-- {
-		s := segs[i]
-		switch {
-		case s != "" && digits(s):
-			if segs[i-1] == "init" {
-				return n // main.init.0: a numbered init, not a literal
-			}
-			n++
-		case strings.HasPrefix(s, "func") && len(s) > 4 && digits(s[4:]):
-			return n + 1
-		default:
-			return n
-		}
-	}
-	return n
-}
+// ClosureDepth is how many literals a symbol's function is nested in
+// (main.F.func1 is 1, main.F.func1.2 is 2, main.F 0): the length of
+// [Enclosing], type arguments stripped.
+func ClosureDepth(fn string) int { return len(Enclosing(StripTypeArgs(fn))) }
 
 // Numbered reports a symbol segment the compiler names rather than the
 // programmer: a literal's (func1, and 2 for one nested in it), a
@@ -99,26 +82,32 @@ func ClosureParent(fn string) string {
 // Enclosing lists the functions a literal is nested in, innermost first
 // ("main.F.func1.2" → "main.F.func1", "main.F"); none for a function
 // that is not a literal.
+//
+// The compiler (cmd/compile/internal/ir closureName) names a literal
+// after the function it is made in: "func" and a number after a
+// function that is no literal ("main.F.func1"), a bare number after one
+// that is ("main.F.func1.2"). A literal of a function inlined into
+// another carries the inlined function's name in between: G's literal
+// inlined into the literal main.F.func1 is "main.F.func1.G.2", and a
+// literal of main.F.func1 inlined into main.F is "main.F.F.func1.func4".
+// So every trailing numbered segment is a literal's, whatever precedes
+// it, save a numbered init's ("main.init.0"); the walk stops at the
+// first segment a programmer named, and lists what an inlined name
+// makes as it reads ("main.F.func1.G" for "main.F.func1.G.2").
 func Enclosing(fn string) []string {
 	var out []string
-	closure := false
 	for rest := fn; ; {
 		i := strings.LastIndexByte(rest, '.')
 		if i < 0 {
-			break
+			return out
 		}
 		n, isFunc := strings.CutPrefix(rest[i+1:], "func")
 		if n == "" || !digits(n) || !isFunc && strings.HasSuffix(rest[:i], ".init") {
-			break // not a literal's segment, or a numbered init's
+			return out // not a literal's segment, or a numbered init's
 		}
-		closure = closure || isFunc
 		rest = rest[:i]
 		out = append(out, rest)
 	}
-	if !closure {
-		return nil
-	}
-	return out
 }
 
 // digits reports a string of decimal digits only (or none).

@@ -34,12 +34,16 @@ func TestElideTypeArgs(t *testing.T) {
 }
 
 // TestClosureDepth checks how deep in literals a symbol names its
-// function.
+// function. A bare number after a named segment is a literal of a
+// function inlined into a literal (G's in main.H.func1), and funcN after
+// funcN one of a literal inlined into its function (main.F.func1's in
+// main.F): names go build gives (see [Enclosing]).
 func TestClosureDepth(t *testing.T) {
 	for sym, want := range map[string]int{
 		"main.F": 0, "main.F.func1": 1, "main.F.func1.2": 2, "main.(*T).m.func3.1.1": 3,
 		"main.init.0": 0, "main.init.0.func1": 1, "pkg.glob..func2": 1, "pkg.Outer.Inner.func1": 1,
-		"pkg.Map[...].Get.func1": 1,
+		"pkg.Map[...].Get.func1": 1, "main.init.func1.1": 2,
+		"main.H.func1.G.2": 1, "main.F.1": 1, "main.F.F.func1.func4": 2, "main.F.G.func5": 1,
 	} {
 		if got := ClosureDepth(sym); got != want {
 			t.Errorf("%s: %d, want %d", sym, got, want)
@@ -78,6 +82,7 @@ func TestClosureParent(t *testing.T) {
 		"pkg.G[...].func1": "pkg.G[...]", "main.init.0.func1": "main.init.0",
 		"main.F": "", "main.init.0": "", "main.F.gowrap1": "", "main.init.0.gowrap1": "",
 		"main.TestX.func10": "main.TestX", "k8s.io/x/v2.f.func1": "k8s.io/x/v2.f",
+		"main.H.func1.G.2": "main.H.func1.G", "main.F.1": "main.F",
 	} {
 		if got := ClosureParent(fn); got != want {
 			t.Errorf("ClosureParent(%q) = %q, want %q", fn, got, want)
@@ -85,11 +90,14 @@ func TestClosureParent(t *testing.T) {
 	}
 }
 
-// TestEnclosing checks the functions a literal is nested in.
+// TestEnclosing checks the functions a literal is nested in, with the
+// names inlining gives (see TestClosureDepth).
 func TestEnclosing(t *testing.T) {
 	for fn, want := range map[string]string{
 		"main.F.func1.2": "main.F.func1 main.F", "main.F.func1.func2": "main.F.func1 main.F",
 		"main.funcHelper": "", "main.funcHelper.func1": "main.funcHelper", "main.init.0.func1": "main.init.0", "main.F": "",
+		"main.init.0": "", "main.init.func1.1": "main.init.func1 main.init",
+		"main.H.func1.G.2": "main.H.func1.G", "main.F.1": "main.F", "main.F.F.func1.func4": "main.F.F.func1 main.F.F",
 	} {
 		if got := strings.Join(Enclosing(fn), " "); got != want {
 			t.Errorf("Enclosing(%q) = %q, want %q", fn, got, want)
