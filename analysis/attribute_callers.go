@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // basisStacks is an origin found on another stack of the bundle that
@@ -410,7 +411,7 @@ func returns(d *ast.FuncDecl, t string) bool {
 		return false
 	}
 	for _, r := range d.Type.Results.List {
-		if baseTypeName(r.Type) == t {
+		if gosym.BaseTypeName(r.Type) == t {
 			return true
 		}
 	}
@@ -428,7 +429,7 @@ func (p *libPkg) ownValues(t, pkg string) []sourceCall {
 			if u, ok := e.(*ast.UnaryExpr); ok {
 				e = u.X
 			}
-			if cl, ok := e.(*ast.CompositeLit); ok && baseTypeName(cl.Type) == t && i < len(v.Names) {
+			if cl, ok := e.(*ast.CompositeLit); ok && gosym.BaseTypeName(cl.Type) == t && i < len(v.Names) {
 				out = append(out, sourceCall{function: pkg + "." + v.Names[i].Name, callee: pkg + "." + t, kind: schema.CallKindLiteral})
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/leakscope/leakscope/analysis/flame"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // Bounds on the library source read for one report.
@@ -112,7 +113,7 @@ func (p *libPkg) add(f *ast.File) {
 				continue
 			}
 			if len(d.Recv.List) == 1 {
-				if t := baseTypeName(d.Recv.List[0].Type); t != "" {
+				if t := gosym.BaseTypeName(d.Recv.List[0].Type); t != "" {
 					p.methods[t] = append(p.methods[t], d.Name.Name)
 					p.decls[t+"."+d.Name.Name] = d
 				}
@@ -157,11 +158,11 @@ func (p *libPkg) methodSet(name string) []string {
 		case *ast.InterfaceType:
 			fields = x.Methods.List
 		case *ast.Ident, *ast.IndexExpr, *ast.StarExpr:
-			walk(baseTypeName(x), depth+1) // type T = U, type T U
+			walk(gosym.BaseTypeName(x), depth+1) // type T = U, type T U
 		}
 		for _, f := range fields {
 			if len(f.Names) == 0 {
-				walk(baseTypeName(f.Type), depth+1)
+				walk(gosym.BaseTypeName(f.Type), depth+1)
 				continue
 			}
 			if _, ok := f.Type.(*ast.FuncType); ok && p.types[t] != nil {
@@ -193,7 +194,7 @@ func (p *libPkg) result(fn string) (name string, ptr bool) {
 	if s, ok := e.(*ast.StarExpr); ok {
 		e, ptr = s.X, true
 	}
-	name = baseTypeName(e)
+	name = gosym.BaseTypeName(e)
 	if _, ok := p.types[name]; !ok {
 		return "", false
 	}

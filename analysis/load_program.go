@@ -498,7 +498,7 @@ func declsHoldFrames(path string, frames []Frame) bool {
 		}
 		k := fd.Name.Name
 		if fd.Recv != nil && len(fd.Recv.List) == 1 {
-			k = baseTypeName(fd.Recv.List[0].Type) + "." + k
+			k = gosym.BaseTypeName(fd.Recv.List[0].Type) + "." + k
 		}
 		spans[k] = append(spans[k], [2]int{fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line})
 	}
@@ -563,25 +563,6 @@ type libPkg struct {
 	namedBy map[string][]string
 	// vars are the package-level variable declarations.
 	vars []*ast.ValueSpec
-}
-
-// baseTypeName is the name of a type expression's named type, without
-// pointer and type arguments: *T[K] → T; "" for other forms.
-func baseTypeName(e ast.Expr) string {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.IndexListExpr:
-			e = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return ""
-		}
-	}
 }
 
 // splitFunc splits a function symbol into its package path, receiver

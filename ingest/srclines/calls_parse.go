@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/leakscope/leakscope/ingest/schema"
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // packageName is the package clause of a directory's first non-test Go
@@ -226,7 +227,7 @@ func declSymbol(pkg string, d ast.Decl) string {
 	if st, ok := t.(*ast.StarExpr); ok {
 		ptr, t = true, st.X
 	}
-	recv := recvName(t)
+	recv := gosym.BaseTypeName(t)
 	if _, generic := t.(*ast.Ident); !generic {
 		recv += "[...]"
 	}

@@ -352,7 +352,7 @@ func readFile(path string, cands []string) *file {
 		}
 		k := fd.Name.Name
 		if fd.Recv != nil && len(fd.Recv.List) == 1 {
-			k = recvName(fd.Recv.List[0].Type) + "." + k
+			k = gosym.BaseTypeName(fd.Recv.List[0].Type) + "." + k
 		}
 		f.decls[k] = append(f.decls[k], decl{fset.Position(fd.Pos()).Line, fset.Position(fd.End()).Line})
 	}
@@ -375,26 +375,6 @@ func readBounded(p string) ([]byte, error) {
 		return nil, errors.New(p + " is not text")
 	}
 	return data, err
-}
-
-// recvName is the type name of a method receiver: T for T, *T, T[K], *T[K].
-func recvName(e ast.Expr) string {
-	for {
-		switch x := e.(type) {
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.ParenExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.IndexListExpr:
-			e = x.X
-		case *ast.Ident:
-			return x.Name
-		default:
-			return ""
-		}
-	}
 }
 
 // row is the source_code row of one function of the file. Only a file

@@ -1,5 +1,6 @@
 // Package gosym reads the function names Go's tracebacks, profiles and
-// symbol tables print (leaf: it imports nothing of ours).
+// symbol tables print, and names a declared method's receiver type as
+// they spell it (leaf: it imports nothing of ours).
 package gosym
 
 import "strings"
