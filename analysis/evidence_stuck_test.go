@@ -21,7 +21,10 @@ import (
 	"github.com/leakscope/leakscope/ingest/srclines"
 )
 
-var stuckProg = &testProg{name: "stuckprog"}
+var (
+	stuckProg     = &testProg{name: "stuckprog"}
+	instancesProg = &testProg{name: "instancesprog"}
+)
 
 // buildStuckProg builds testdata/stuckprog once per test binary.
 func buildStuckProg(t *testing.T) string { return stuckProg.build(t) }
@@ -36,7 +39,14 @@ type stuckRun struct {
 
 func startStuckProg(t *testing.T, mode string) *stuckRun {
 	t.Helper()
-	cmd := exec.Command(buildStuckProg(t), mode)
+	return startProg(t, buildStuckProg(t), mode)
+}
+
+// startProg starts a test program that prints "ADDR host:port" and
+// "READY" to stderr, and waits for READY.
+func startProg(t *testing.T, bin string, args ...string) *stuckRun {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +60,7 @@ func startStuckProg(t *testing.T, mode string) *stuckRun {
 		line, err := r.stderr.ReadString('\n')
 		r.head.WriteString(line)
 		if err != nil {
-			t.Fatalf("stuckprog %s ended before READY: %v\n%s", mode, err, r.head.Bytes())
+			t.Fatalf("%s %v ended before READY: %v\n%s", filepath.Base(bin), args, err, r.head.Bytes())
 		}
 		if a, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR "); ok {
 			r.addr = a
@@ -401,6 +411,34 @@ func TestLockHeldWhileBlocked(t *testing.T) {
 		}
 		if !folded {
 			t.Errorf("%s: the lookups are not folded as waiting for a lock held while blocked: %+v", form, s.Consequences)
+		}
+	}
+}
+
+// TestInstancesApart: a goroutine that can run releases only the
+// instance it holds. A signaller started through a helper (after) whose
+// creator returned signals its own Cond, not the Cond of a waiter
+// started the same way (the program shows after's callers hand it only
+// what their own goroutine made); a holder whose receiver's lock is at
+// another address than the one a timer callback waits on cannot release
+// it. Both waiters are stuck, the signaller and the holder are not.
+func TestInstancesApart(t *testing.T) {
+	r := startProg(t, instancesProg.build(t))
+	in := stamped{"raw/dump-1.txt", r.dump(t), time.Now()}
+	rep := analyseInputs(t, in)
+	got := map[string]bool{}
+	for _, s := range rep.Suspects {
+		got[s.Location] = true
+		t.Logf("suspect %s %s %s", s.Location, s.State, s.Pattern)
+	}
+	for _, want := range []string{"main.lostSignal.func1", "main.plant.func1"} {
+		if !got[want] {
+			t.Errorf("no suspect at %s", want)
+		}
+	}
+	for _, not := range []string{"main.signaller.func1", "main.(*box).keep"} {
+		if got[not] {
+			t.Errorf("a suspect at %s, which can run", not)
 		}
 	}
 }

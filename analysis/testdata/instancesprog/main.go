@@ -1,0 +1,128 @@
+// Command instancesprog plants stuck instances of code beside healthy
+// instances of the same code (analysis TestInstancesApart): a Cond waiter
+// started through a helper whose instance has no signaller, beside a
+// signaller started the same way that signals a Cond of its own; and a
+// timer callback waiting on a lock left locked, beside a goroutine that
+// holds another box's lock and will release it. Every creator has
+// returned, so a dump's lineage alone places no instance. It serves
+// net/http/pprof on a loopback port, prints "ADDR host:port" and then
+// "READY" to stderr once every goroutine is in place, and runs until
+// SIGTERM. Unlike stuckprog it has no build constraint, so leakscope reads
+// it as Go.
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	_ "net/http/pprof"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// notifier is a Cond over its own lock, one per instance.
+type notifier struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+}
+
+// after runs f on a goroutine of its own and closes the channel it
+// returns once f returns (the shape of Kubernetes' wait.After).
+func after(f func()) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		f()
+	}()
+	return ch
+}
+
+// lostSignal waits, through after, on a Cond of its own that nothing
+// signals.
+func lostSignal() {
+	n := &notifier{}
+	n.cond = sync.NewCond(&n.mu)
+	after(func() {
+		n.mu.Lock()
+		n.cond.Wait()
+		n.mu.Unlock()
+	})
+}
+
+// signaller signals a Cond of its own now and then, through after.
+func signaller() {
+	n := &notifier{}
+	n.cond = sync.NewCond(&n.mu)
+	after(func() {
+		for {
+			n.mu.Lock()
+			n.cond.Signal()
+			n.mu.Unlock()
+			time.Sleep(time.Second)
+		}
+	})
+}
+
+// box holds a lock by value.
+type box struct {
+	id int64
+	mu sync.Mutex
+}
+
+// keep holds its box's lock across a long sleep, then counts and
+// releases it (b is used after the sleep: the traceback prints it).
+func (b *box) keep() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	time.Sleep(time.Hour)
+	b.id++
+}
+
+// plant starts both pairs and returns.
+func plant() {
+	go lostSignal()
+	go signaller()
+	lost := &box{}
+	lost.mu.Lock()
+	time.AfterFunc(time.Millisecond, func() { lost.mu.Lock() })
+	held := &box{id: 1}
+	go held.keep()
+}
+
+// settle waits until the planted goroutines are parked where they stay
+// (a loaded machine may take a while to run them there), a minute at
+// most.
+func settle() {
+	want := []string{"[sync.Cond.Wait]:\nsync.runtime_notifyListWait", "[sync.Mutex.Lock]:\n", "main.(*box).keep("}
+	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(10 * time.Millisecond) {
+		var b strings.Builder
+		pprof.Lookup("goroutine").WriteTo(&b, 2)
+		all := true
+		for _, w := range want {
+			all = all && strings.Contains(b.String(), w)
+		}
+		if all {
+			return
+		}
+	}
+}
+
+func main() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	go http.Serve(ln, nil)
+	plant()
+	settle()
+	fmt.Fprintf(os.Stderr, "ADDR %s\nREADY\n", ln.Addr())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	<-sigs
+}
