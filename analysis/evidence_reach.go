@@ -138,6 +138,9 @@ func (w *waitGraph) indexKeys(ix *wakeIndex, x *waitGor) {
 		}
 		if hs := x.prog.homes[i]; len(hs) > 0 {
 			for _, h := range hs {
+				if h == x.goid && len(w.children[h]) == 0 {
+					continue // only a descendant's homes hold its own goid
+				}
 				kw.homes[h] = append(kw.homes[h], x)
 			}
 			continue

@@ -48,6 +48,8 @@ type wakeProgram struct {
 	futures map[int64]*gosrc.Future
 	entries map[int64]entryReach
 	params  map[[2]int64][]gosrc.PtrParam
+	// gave caches creatorGave by creator stack and class.
+	gave map[[2]int64]bool
 }
 
 // entryReach is what a stack's entry function was started with.
@@ -70,7 +72,7 @@ func newWakeProgram(ps *programSource) *wakeProgram {
 		return nil
 	}
 	return &wakeProgram{p: p, ps: ps, waits: map[stackKind]*gosrc.Wait{}, futures: map[int64]*gosrc.Future{},
-		entries: map[int64]entryReach{}, params: map[[2]int64][]gosrc.PtrParam{}}
+		entries: map[int64]entryReach{}, params: map[[2]int64][]gosrc.PtrParam{}, gave: map[[2]int64]bool{}}
 }
 
 // waitOf returns the program's wait of a stack parked in kind, nil when
@@ -195,12 +197,18 @@ func (w *waitGraph) creatorGave(g *waitGor, c gosrc.Class) bool {
 	if g.site == nil || g.site.creatorStackID == 0 {
 		return true
 	}
-	fr := w.framesOf(g.site.creatorStackID)
-	if len(fr) == 0 {
-		return true
+	k := [2]int64{g.site.creatorStackID, int64(c.ID())}
+	if v, ok := w.prog.gave[k]; ok {
+		return v
 	}
-	given, ok := w.prog.p.Given(w.prog.ps.frames(fr[:1])[0], c)
-	return !ok || given
+	fr := w.framesOf(g.site.creatorStackID)
+	v := true
+	if len(fr) > 0 {
+		given, ok := w.prog.p.Given(w.prog.ps.frames(fr[:1])[0], c)
+		v = !ok || given
+	}
+	w.prog.gave[k] = v
+	return v
 }
 
 // maxChain bounds the creator chains walked.
