@@ -11,8 +11,8 @@ import (
 
 // progWait is what the program read as Go says of a parked goroutine's
 // wait: its statement, and the operations that can end it, each on a
-// class of objects with, for a class that does not escape, the goroutine
-// holding the instance waited on (0: any that holds the class may).
+// class of objects with, for a class that does not escape, the
+// goroutines that may have made the instance waited on.
 type progWait struct {
 	w    *gosrc.Wait
 	keys []gosrc.Key
