@@ -250,6 +250,9 @@ func (w *waitGraph) wakeByProgram(ix *wakeIndex, y *waitGor, queue []*waitGor) [
 // reach: by home, then those the dump does not place.
 func (w *waitGraph) wakeIn(kw *keyWaiters, y *waitGor, cp gosrc.Cap, how string, queue []*waitGor) []*waitGor {
 	c := w.prog.p.KeyClass(cp.Key)
+	if cp.Fresh > 0 && !c.Escapes() {
+		return w.wakeCurrent(kw, y, cp, how, queue)
+	}
 	homes, any := w.homesOf(y, c)
 	if c.Escapes() || any {
 		homes = sortedHomes(kw.homes)
@@ -389,4 +392,77 @@ func (w *waitGraph) familyReach() {
 			x.reach = reachFamily
 		}
 	}
+}
+
+// wakeCurrent wakes, for a release that acts only on the object a frame
+// of y made in its current call (a local made anew once per call: see
+// [gosrc.Cap]), the waiters that may hold that object: y's descendants.
+// Of the children y started at one go statement of that function, outside
+// its loops, only the one its current call started holds it (each call
+// started one and made one object); the waiters descending from the
+// others hold objects of earlier calls, and stay. Which child is the
+// current call's the dump does not say: the latest started (the highest
+// goid) stands for it, so the count of those that stay is exact. Those
+// whose instance the dump does not place are woken as by any release.
+func (w *waitGraph) wakeCurrent(kw *keyWaiters, y *waitGor, cp gosrc.Cap, how string, queue []*waitGor) []*waitGor {
+	frames := w.framesOf(y.stack)
+	if cp.Fresh > len(frames) {
+		return queue
+	}
+	fn := frames[cp.Fresh-1].Function
+	bucket := kw.homes[y.goid]
+	current := map[int]*waitGor{} // by go statement line: the child standing for the current call's
+	via := make([]*waitGor, len(bucket))
+	for i, x := range bucket {
+		ch, line := w.callChild(x, y, fn)
+		if ch == nil {
+			continue
+		}
+		via[i] = ch
+		if cur := current[line]; cur == nil || ch.goid > cur.goid {
+			current[line] = ch
+		}
+	}
+	chosen := map[*waitGor]bool{}
+	for _, ch := range current {
+		chosen[ch] = true
+	}
+	var stay []*waitGor
+	for i, x := range bucket {
+		if ch := via[i]; ch != nil && !chosen[ch] {
+			stay = append(stay, x)
+			continue
+		}
+		queue = wake(x, y, how, queue)
+	}
+	if len(stay) > 0 {
+		kw.homes[y.goid] = stay
+	} else {
+		delete(kw.homes, y.goid)
+	}
+	return w.wakeUnplaced(kw, y, w.prog.p.KeyClass(cp.Key), how, queue)
+}
+
+// callChild is the child of y that waiter x descends from (x itself, or
+// an ancestor), when y started it at a go statement of function fn that
+// runs once per call, with that statement's line; nil otherwise.
+func (w *waitGraph) callChild(x, y *waitGor, fn string) (*waitGor, int) {
+	g := x
+	for range maxChain {
+		if g.creator == y.goid {
+			break
+		}
+		g = w.byGoid[g.creator]
+		if g == nil || g == y {
+			return nil, 0
+		}
+	}
+	if g.creator != y.goid || g.site == nil || g.site.creatorStackID == 0 {
+		return nil, 0
+	}
+	fr := w.framesOf(g.site.creatorStackID)
+	if len(fr) == 0 || fr[0].Function != fn || !w.prog.p.OnceAt(w.prog.ps.frames(fr[:1])[0]) {
+		return nil, 0
+	}
+	return g, fr[0].Line
 }

@@ -416,7 +416,9 @@ func TestLockHeldWhileBlocked(t *testing.T) {
 }
 
 // TestInstancesApart: a goroutine that can run releases only the
-// instance it holds. A signaller started through a helper (after) whose
+// instance it holds. A handler's goroutine waiting in its current call
+// can receive only from that call's channel, not from the channels of
+// the calls whose workers it left blocked. A signaller started through a helper (after) whose
 // creator returned signals its own Cond, not the Cond of a waiter
 // started the same way (the program shows after's callers hand it only
 // what their own goroutine made); a holder whose receiver's lock is at
@@ -431,7 +433,7 @@ func TestInstancesApart(t *testing.T) {
 		got[s.Location] = true
 		t.Logf("suspect %s %s %s", s.Location, s.State, s.Pattern)
 	}
-	for _, want := range []string{"main.lostSignal.func1", "main.plant.func1"} {
+	for _, want := range []string{"main.lostSignal.func1", "main.plant.func1", "main.work"} {
 		if !got[want] {
 			t.Errorf("no suspect at %s", want)
 		}

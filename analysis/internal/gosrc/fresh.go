@@ -222,3 +222,21 @@ func (fg *funcGraph) blockAt(pos token.Pos) (int32, bool) {
 	}
 	return fg.nodes[best].block, true
 }
+
+// onceFresh reports an operation of f on a fresh local that f defines
+// exactly once, outside its loops: each call of f makes one object for
+// it, so the operation acts on the object of the call it runs in.
+func (p *Program) onceFresh(f *Func, e event) bool {
+	if e.call != nil || e.v == nil || !p.freshOp(f, e) {
+		return false
+	}
+	defs := f.fresh[e.v]
+	return len(defs) == 1 && !p.inLoop(f, p.fset.Position(defs[0]).Line)
+}
+
+// OnceAt reports whether the line of a frame lies outside every loop of
+// its function: a go statement there runs at most once per call.
+func (p *Program) OnceAt(fr Frame) bool {
+	f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
+	return f != nil && !p.inLoop(f, fr.Line)
+}

@@ -136,6 +136,10 @@ type Cap struct {
 	// every such release in its rest is one of these.
 	Where    []Where
 	Anywhere bool
+	// Fresh is 1 + the index of a frame when every release of the class
+	// in the rest acts on a local that frame's function makes anew once
+	// per call (the instance of the frame's current call); 0 otherwise.
+	Fresh int
 }
 
 // Where is one object a release acts on: Offset bytes past the pointer
@@ -203,16 +207,23 @@ func (q *Query) frameFuture(out *Future, seen map[Key]int, f *Func, line, i int,
 			return // the wait itself
 		}
 		wh, ok := p.where(f, e, i)
+		fresh := 0
+		if p.onceFresh(f, e) {
+			fresh = i + 1
+		}
 		if j := seen[k]; j > 0 {
 			cp := &out.Caps[j-1]
 			cp.Where, cp.Anywhere = append(cp.Where, wh), cp.Anywhere || !ok
+			if cp.Fresh != fresh {
+				cp.Fresh = 0
+			}
 			return
 		}
 		via := ""
 		if e.call != nil {
 			via = callName(e.call)
 		}
-		out.Caps = append(out.Caps, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via, Where: []Where{wh}, Anywhere: !ok})
+		out.Caps = append(out.Caps, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via, Where: []Where{wh}, Anywhere: !ok, Fresh: fresh})
 		seen[k] = len(out.Caps)
 	}
 	skip := func(e event) bool {

@@ -1,5 +1,7 @@
 // Command instancesprog plants stuck instances of code beside healthy
-// instances of the same code (analysis TestInstancesApart): a Cond waiter
+// instances of the same code (analysis TestInstancesApart): workers
+// left blocked by earlier calls of a handler whose goroutine now waits in
+// a later call for its own worker; a Cond waiter
 // started through a helper whose instance has no signaller, beside a
 // signaller started the same way that signals a Cond of its own; and a
 // timer callback waiting on a lock left locked, beside a goroutine that
@@ -83,7 +85,35 @@ func (b *box) keep() {
 	b.id++
 }
 
-// plant starts both pairs and returns.
+// handle gives its worker wait, then gives up: a worker that answers
+// later blocks on its send forever (its result channel is the call's).
+func handle(d, wait time.Duration) {
+	ch := make(chan int)
+	go work(ch, d)
+	select {
+	case <-ch:
+	case <-time.After(wait):
+	}
+}
+
+// work answers after d.
+func work(ch chan<- int, d time.Duration) {
+	time.Sleep(d)
+	ch <- 1
+}
+
+// serve handles requests one after another on one goroutine, as a
+// server's connection does: the first ten give up on their workers,
+// which stay blocked; the last waits for its own, which answers in an
+// hour.
+func serve() {
+	for range 10 {
+		handle(20*time.Millisecond, time.Millisecond)
+	}
+	handle(time.Hour, 2*time.Hour)
+}
+
+// plant starts both pairs and the server, and returns.
 func plant() {
 	go lostSignal()
 	go signaller()
@@ -92,6 +122,7 @@ func plant() {
 	time.AfterFunc(time.Millisecond, func() { lost.mu.Lock() })
 	held := &box{id: 1}
 	go held.keep()
+	go serve()
 }
 
 // settle waits until the planted goroutines are parked where they stay
@@ -102,7 +133,7 @@ func settle() {
 	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(10 * time.Millisecond) {
 		var b strings.Builder
 		pprof.Lookup("goroutine").WriteTo(&b, 2)
-		all := true
+		all := strings.Count(b.String(), "[chan send]:\nmain.work(") == 10 && strings.Contains(b.String(), "[select]:\nmain.handle(")
 		for _, w := range want {
 			all = all && strings.Contains(b.String(), w)
 		}
