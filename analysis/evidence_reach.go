@@ -461,8 +461,19 @@ func (w *waitGraph) callChild(x, y *waitGor, fn string) (*waitGor, int) {
 		return nil, 0
 	}
 	fr := w.framesOf(g.site.creatorStackID)
-	if len(fr) == 0 || fr[0].Function != fn || !w.prog.p.OnceAt(w.prog.ps.frames(fr[:1])[0]) {
+	if len(fr) == 0 || fr[0].Function != fn || !w.onceAt(g.site.creatorStackID, fr[0]) {
 		return nil, 0
 	}
 	return g, fr[0].Line
+}
+
+// onceAt is [gosrc.Program.OnceAt] of a creator stack's go statement
+// frame, read once per stack.
+func (w *waitGraph) onceAt(stack int64, f Frame) bool {
+	if v, ok := w.prog.once[stack]; ok {
+		return v
+	}
+	v := w.prog.p.OnceAt(w.prog.ps.frames([]Frame{f})[0])
+	w.prog.once[stack] = v
+	return v
 }

@@ -48,8 +48,10 @@ type wakeProgram struct {
 	futures map[int64]*gosrc.Future
 	entries map[int64]entryReach
 	params  map[[2]int64][]gosrc.PtrParam
-	// gave caches creatorGave by creator stack and class.
+	// gave caches creatorGave by creator stack and class; once whether a
+	// creator stack's go statement runs once per call (gosrc OnceAt).
 	gave map[[2]int64]bool
+	once map[int64]bool
 }
 
 // entryReach is what a stack's entry function was started with.
@@ -72,7 +74,8 @@ func newWakeProgram(ps *programSource) *wakeProgram {
 		return nil
 	}
 	return &wakeProgram{p: p, ps: ps, waits: map[stackKind]*gosrc.Wait{}, futures: map[int64]*gosrc.Future{},
-		entries: map[int64]entryReach{}, params: map[[2]int64][]gosrc.PtrParam{}, gave: map[[2]int64]bool{}}
+		entries: map[int64]entryReach{}, params: map[[2]int64][]gosrc.PtrParam{}, gave: map[[2]int64]bool{},
+		once: map[int64]bool{}}
 }
 
 // waitOf returns the program's wait of a stack parked in kind, nil when

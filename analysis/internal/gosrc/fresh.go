@@ -227,7 +227,7 @@ func (fg *funcGraph) blockAt(pos token.Pos) (int32, bool) {
 // exactly once, outside its loops: each call of f makes one object for
 // it, so the operation acts on the object of the call it runs in.
 func (p *Program) onceFresh(f *Func, e event) bool {
-	if e.call != nil || e.v == nil || !p.freshOp(f, e) {
+	if !p.freshOp(f, e) {
 		return false
 	}
 	defs := f.fresh[e.v]

@@ -79,11 +79,11 @@ func (p *Program) given(f *Func, c node) bool {
 			found = v
 			break
 		}
-		if p.givenAtStart(g, c) {
+		if p.givenAtStart(gi, g, c) {
 			found = true
 			break
 		}
-		for _, from := range p.givenFrom(g, c) {
+		for _, from := range p.givenFrom(gi, g, c) {
 			if !seen[from] {
 				seen[from] = true
 				queue = append(queue, from)
@@ -104,8 +104,7 @@ func (p *Program) given(f *Func, c node) bool {
 // c however it is reached: a go statement's function, a literal handed
 // to another goroutine, or one no read call reaches, whose inputs lead to
 // c.
-func (p *Program) givenAtStart(g *Func, c node) bool {
-	gi := p.givenIndexBuilt()
+func (p *Program) givenAtStart(gi *givenIndex, g *Func, c node) bool {
 	handed := g.lit != nil && gi.handed[g]
 	uncalled := len(gi.callers[g]) == 0 && g.lit == nil
 	if !gi.started[g] && !handed && !uncalled {
@@ -117,8 +116,7 @@ func (p *Program) givenAtStart(g *Func, c node) bool {
 // givenFrom lists the functions a given object of class c can reach g
 // from: its callers, when its parameters lead to c, and the function a
 // literal is written in, when what it captures does.
-func (p *Program) givenFrom(g *Func, c node) []*Func {
-	gi := p.givenIndexBuilt()
+func (p *Program) givenFrom(gi *givenIndex, g *Func, c node) []*Func {
 	var out []*Func
 	if p.reachCached(gi.params, g, false).has(c) {
 		out = append(out, gi.callers[g]...)
@@ -128,9 +126,6 @@ func (p *Program) givenFrom(g *Func, c node) []*Func {
 	}
 	return out
 }
-
-// has is Has on a class root.
-func (r Reach) has(n node) bool { return r.all || r.set[n] }
 
 // reachCached is what a function's parameters (or, captured, the
 // variables it captures) lead to, walked once.
@@ -154,9 +149,6 @@ func (p *Program) givenIndex() *givenIndex {
 	return &p.gifts
 }
 
-// givenIndexBuilt is the index, already built.
-func (p *Program) givenIndexBuilt() *givenIndex { return &p.gifts }
-
 // buildGiven indexes the read calls by callee and the literals handed to
 // other goroutines.
 func (p *Program) buildGiven(gi *givenIndex) {
@@ -168,7 +160,7 @@ func (p *Program) buildGiven(gi *givenIndex) {
 		if s.caller == nil {
 			continue
 		}
-		for _, f := range fl.siteCallees(s) {
+		for _, f := range s.callees {
 			if s.kind == callGo {
 				gi.started[f] = true
 				handedFrom = append(handedFrom, f)
@@ -188,20 +180,4 @@ func (p *Program) buildGiven(gi *givenIndex) {
 		}
 	}
 	gi.handed = w.funcs
-}
-
-// siteCallees are the read functions a call site may call.
-func (fl *flow) siteCallees(s *callSite) []*Func {
-	if s.static != nil {
-		return []*Func{s.static}
-	}
-	if s.dyn == none {
-		return nil
-	}
-	ds := fl.dynCallees(s)
-	out := make([]*Func, len(ds))
-	for i, d := range ds {
-		out[i] = d.f
-	}
-	return out
 }

@@ -158,22 +158,12 @@ func (p *Program) mutatedVars() map[*types.Var]bool {
 
 // paramWord is the position of parameter v among the argument words a
 // traceback prints for a frame of f; ok is false when v is not one of
-// f's parameters, f is generic, or an earlier parameter's words are not
-// fixed by its type.
+// the parameters whose words are known (see printedParams).
 func (p *Program) paramWord(f *Func, v *types.Var) (int, bool) {
-	if f.sig == nil || f.sig.TypeParams().Len() > 0 || f.sig.RecvTypeParams().Len() > 0 {
-		return 0, false
-	}
-	word := 0
-	for _, q := range sigParams(f.sig, true) {
-		if q == v {
-			return word, true
+	for _, pw := range printedParams(f) {
+		if pw.v == v {
+			return pw.word, true
 		}
-		n := printedWords(q.Type())
-		if n == 0 {
-			return 0, false
-		}
-		word += n
 	}
 	return 0, false
 }

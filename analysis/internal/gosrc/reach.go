@@ -17,7 +17,10 @@ type Reach struct {
 }
 
 // Has reports whether the variables can lead to an object of class c.
-func (r Reach) Has(c Class) bool { return r.all || r.set[c.n] }
+func (r Reach) Has(c Class) bool { return r.has(c.n) }
+
+// has is Has on a class root.
+func (r Reach) has(n node) bool { return r.all || r.set[n] }
 
 // Bounds of a reach walk.
 const (
@@ -172,23 +175,45 @@ func (pp PtrParam) Reaches(c Class) bool { return pp.reach.Has(c) }
 // dictionary) or one not read.
 func (p *Program) PtrParams(fr Frame) []PtrParam {
 	f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
-	if f == nil || f.sig == nil || f.sig.TypeParams().Len() > 0 || f.sig.RecvTypeParams().Len() > 0 {
+	if f == nil {
 		return nil
 	}
 	var out []PtrParam
+	for _, pw := range printedParams(f) {
+		if ptr, ok := pw.v.Type().(*types.Pointer); ok {
+			if named, ok := ptr.Elem().(*types.Named); ok {
+				if _, ok := named.Underlying().(*types.Struct); ok {
+					out = append(out, PtrParam{Word: pw.word, Type: types.TypeString(named, nil), reach: p.reachOf([]*types.Var{pw.v})})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// paramAt is a parameter and the position of its first word among the
+// argument words a traceback prints for a frame.
+type paramAt struct {
+	v    *types.Var
+	word int
+}
+
+// printedParams lists f's parameters (receiver first) with their word
+// positions, up to the first whose printed words the types do not fix (a
+// struct or array, a type parameter); none for a generic function (its
+// first word is its dictionary) or one without a signature.
+func printedParams(f *Func) []paramAt {
+	if f.sig == nil || f.sig.TypeParams().Len() > 0 || f.sig.RecvTypeParams().Len() > 0 {
+		return nil
+	}
+	var out []paramAt
 	word := 0
 	for _, v := range sigParams(f.sig, true) {
 		n := printedWords(v.Type())
 		if n == 0 {
 			break
 		}
-		if ptr, ok := v.Type().(*types.Pointer); ok {
-			if named, ok := ptr.Elem().(*types.Named); ok {
-				if _, ok := named.Underlying().(*types.Struct); ok {
-					out = append(out, PtrParam{Word: word, Type: types.TypeString(named, nil), reach: p.reachOf([]*types.Var{v})})
-				}
-			}
-		}
+		out = append(out, paramAt{v, word})
 		word += n
 	}
 	return out
