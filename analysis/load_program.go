@@ -10,6 +10,7 @@ import (
 	"go/build"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -310,28 +311,26 @@ func rootVersion(root string) string {
 
 // rootHoldsFrames reports whether every frame in the Go root the frames
 // name lies, in root's copy of its file, inside a declaration of its
-// function (up to a few files).
+// function: of the first eight Go files by path (frames in assembly,
+// such as runtime.goexit's, have no declaration to check).
 func rootHoldsFrames(root, named string, frames []Frame) bool {
 	byFile := map[string][]Frame{}
 	for _, f := range frames {
 		if goRootOf(f) != named {
 			continue // a function the runtime provides for another package (linkname)
 		}
-		if rel, ok := strings.CutPrefix(f.File, named+"/src/"); ok {
+		if rel, ok := strings.CutPrefix(f.File, named+"/src/"); ok && filepath.Ext(rel) == ".go" {
 			p := filepath.Join(root, "src", rel)
 			byFile[p] = append(byFile[p], f)
 		}
 	}
-	n := 0
-	for file, fs := range byFile {
-		if n++; n > 8 {
-			break
-		}
-		if !declsHoldFrames(file, fs) {
+	files := slices.Sorted(maps.Keys(byFile))
+	for _, file := range files[:min(len(files), 8)] {
+		if !declsHoldFrames(file, byFile[file]) {
 			return false
 		}
 	}
-	return n > 0
+	return len(files) > 0
 }
 
 // modCache is this machine's module cache.

@@ -25,6 +25,12 @@ func TestGoRootFor(t *testing.T) {
 	if got := goRootFor(frames, rootVersion(local)); got != [2]string{local, local} {
 		t.Errorf("a dump of this Go root, its version given: %v", got)
 	}
+	// every dump ends in runtime.goexit, written in assembly: no Go
+	// declaration holds it, and it must not make the root untrusted
+	withAsm := append(frames[:1:1], Frame{Function: "runtime.goexit", File: local + "/src/runtime/asm_amd64.s", Line: 1700})
+	if got := goRootFor(withAsm, ""); got != [2]string{local, local} {
+		t.Errorf("a dump with an assembly frame, version unknown: %v", got)
+	}
 	moved := []Frame{{Function: frames[0].Function, File: "/elsewhere/go/src/sync/waitgroup.go", Line: line}}
 	if got := goRootFor(moved, ""); got != [2]string{"/elsewhere/go", local} {
 		t.Errorf("another machine's root at another path, version unknown: %v", got)
