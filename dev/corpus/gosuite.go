@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/leakscope/leakscope/internal/gosym"
 )
 
 // The Go team's goroutine leak suite: the programs of
@@ -162,8 +164,8 @@ func helperReps(f *ast.File) map[string]int {
 	return out
 }
 
-// LeakLines turns a goroutine dump (or the runtime's goroutineleak
-// profile at debug=2) into the suite's "function() [wait reason]" form,
+// LeakLines turns a goroutine dump (a SIGQUIT traceback, or the
+// runtime's goroutineleak profile at debug=2) into the suite's "function() [wait reason]" form,
 // one per goroutine created by another, as the Go test reads its
 // output: the frame above "created by", without "main.", and the wait
 // reason without the wait time. onlyLeaked keeps the goroutines the
@@ -181,6 +183,7 @@ func LeakLines(dump string, onlyLeaked bool) map[int64]string {
 			continue
 		}
 		id, rest, ok := strings.Cut(header, " [")
+		id, _, _ = strings.Cut(id, " ") // a traceback's "5 gp=0x… m=nil"
 		goid, err := strconv.ParseInt(id, 10, 64)
 		if !ok || err != nil {
 			continue
@@ -190,10 +193,26 @@ func LeakLines(dump string, onlyLeaked bool) map[int64]string {
 		reason, _, _ = strings.Cut(reason, ", ") // the wait time, "locked to thread"
 		for i := len(lines) - 1; i >= 2; i-- {
 			if strings.HasPrefix(lines[i], "created by") {
-				out[goid] = strings.TrimPrefix(lines[i-2], "main.") + " [" + reason + "]"
+				j := i - 2
+				for j >= 3 && startFrame(lines[j]) {
+					j -= 2 // a traceback prints goexit and the go statement's wrapper
+				}
+				out[goid] = strings.TrimPrefix(lines[j], "main.") + " [" + reason + "]"
 				break
 			}
 		}
 	}
 	return out
+}
+
+// startFrame reports a frame line a debug=2 dump leaves out and a
+// traceback prints: runtime.goexit, or a wrapper the compiler made for
+// a go statement.
+func startFrame(line string) bool {
+	i := strings.LastIndexByte(line, '(')
+	if i < 0 {
+		return false
+	}
+	fn := line[:i]
+	return fn == "runtime.goexit" || gosym.Wrapper(fn)
 }

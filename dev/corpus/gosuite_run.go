@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,10 @@ import (
 // WriteTo takes one debug=2 goroutine dump first (to the file named by
 // $LEAKSCOPE_DUMP), before any goroutineleak profile is collected, so
 // the dump has none of the runtime's "(leaked)" marks. Concurrent
-// writers wait, runnable, until the dump is taken.
+// writers wait, runnable, until the dump is taken. Under
+// $LEAKSCOPE_QUIT the program instead sends itself SIGQUIT there and
+// sleeps: the runtime's traceback of every goroutine (runtime frames,
+// goexit and all) is the one input, taken while the caller sleeps.
 const suiteHook = `package main
 
 // Added by leakscope's suite harness (dev/corpus).
@@ -27,6 +31,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 type leakscopeProfile struct{ p *pprof.Profile }
@@ -37,6 +43,12 @@ func leakscopeLookup(p *pprof.Profile) *leakscopeProfile { return &leakscopeProf
 
 func (l *leakscopeProfile) WriteTo(w io.Writer, debug int) error {
 	if leakscopeState.CompareAndSwap(0, 1) {
+		if os.Getenv("LEAKSCOPE_QUIT") != "" {
+			syscall.Kill(os.Getpid(), syscall.SIGQUIT)
+			for {
+				time.Sleep(time.Hour)
+			}
+		}
 		if path := os.Getenv("LEAKSCOPE_DUMP"); path != "" {
 			if f, err := os.Create(path); err == nil {
 				pprof.Lookup("goroutine").WriteTo(f, 2)
@@ -123,15 +135,32 @@ type SuiteRun struct {
 // suiteRunTimeout ends a run that never finishes.
 const suiteRunTimeout = 2 * time.Minute
 
+// SuiteForm is the input a suite run leaves for leakscope.
+type SuiteForm string
+
+const (
+	// FormDump is one debug=2 goroutine dump, then the runtime's
+	// goroutineleak profile (the program's output).
+	FormDump SuiteForm = "dump"
+	// FormTraceback is the runtime's SIGQUIT traceback, taken at the
+	// same point while the goroutine that would write the profile
+	// sleeps; no profile of the runtime's is written.
+	FormTraceback SuiteForm = "traceback"
+)
+
 // RunSuiteCase runs one case of a built suite program once, as the Go
-// test does (GODEBUG=asyncpreemptoff=1, GOMAXPROCS=1 for simple cases).
-func RunSuiteCase(ctx context.Context, bin string, c SuiteCase, dumpPath string) (SuiteRun, error) {
+// test does (GODEBUG=asyncpreemptoff=1, GOMAXPROCS=1 for simple cases),
+// leaving its input of the form at dumpPath.
+func RunSuiteCase(ctx context.Context, bin string, c SuiteCase, dumpPath string, form SuiteForm) (SuiteRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, suiteRunTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, c.Name)
 	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOEXPERIMENT=goroutineleakprofile", "LEAKSCOPE_DUMP="+dumpPath)
 	if c.Simple {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
+	}
+	if form == FormTraceback {
+		return runQuit(cmd, c, dumpPath)
 	}
 	out, err := cmd.Output()
 	if err != nil {
@@ -145,6 +174,26 @@ func RunSuiteCase(ctx context.Context, bin string, c SuiteCase, dumpPath string)
 		return SuiteRun{}, fmt.Errorf("run %s: no dump was taken (the program never wrote its profile)", c.Name)
 	}
 	return run, err
+}
+
+// runQuit runs a case that sends itself SIGQUIT and keeps its traceback
+// at dumpPath (the runtime exits with status 2 after printing it).
+func runQuit(cmd *exec.Cmd, c SuiteCase, dumpPath string) (SuiteRun, error) {
+	cmd.Env = append(cmd.Env, "LEAKSCOPE_QUIT=1", "GOTRACEBACK=")
+	var tb bytes.Buffer
+	cmd.Stderr = &tb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(tb.String(), "SIGQUIT") {
+		return SuiteRun{}, fmt.Errorf("run %s: no SIGQUIT traceback (%v)", c.Name, err)
+	}
+	if err := os.WriteFile(dumpPath, tb.Bytes(), 0o644); err != nil {
+		return SuiteRun{}, err
+	}
+	if err := os.WriteFile(dumpPath+".out", nil, 0o644); err != nil {
+		return SuiteRun{}, err
+	}
+	return ReadSuiteRun(dumpPath)
 }
 
 // ReadSuiteRun reads a run kept at dumpPath: the dump, and beside it

@@ -26,7 +26,10 @@ import (
 // this run does not reproduce (LEAKSCOPE_SUITE_UPDATE=1 writes it).
 // LEAKSCOPE_SUITE_ONLY=A,B runs only those cases; LEAKSCOPE_SUITE_KEEP=dir
 // keeps the runs' dumps, outputs and bundles; LEAKSCOPE_SUITE_INPUTS=dir
-// scores the runs kept there again instead of running the programs.
+// scores the runs kept there again instead of running the programs;
+// LEAKSCOPE_SUITE_FORM=traceback takes a SIGQUIT traceback instead of
+// the dump (no runtime profile then: its column reads 0, and the table
+// is not checked).
 func TestGoLeakSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the Go leak suite's programs, several hundred times")
@@ -43,19 +46,23 @@ func TestGoLeakSuite(t *testing.T) {
 	if only := os.Getenv("LEAKSCOPE_SUITE_ONLY"); only != "" {
 		cases = keepCases(cases, strings.Split(only, ","))
 	}
+	form := FormDump
+	if os.Getenv("LEAKSCOPE_SUITE_FORM") == string(FormTraceback) {
+		form = FormTraceback
+	}
 	var runs map[string][]SuiteOutcome
 	if in := os.Getenv("LEAKSCOPE_SUITE_INPUTS"); in != "" {
 		runs = rescoreSuite(t, cases, in)
 	} else {
-		runs = buildAndRunSuite(t, goroot, cases)
+		runs = buildAndRunSuite(t, goroot, cases, form)
 	}
 	tab := SuiteTable(cases, runs)
 	t.Logf("the Go leak suite, leakscope from one dump beside the runtime's profile:\n%s\n%s", tab.Markdown(), tab.Details())
 	for _, p := range tab.Problems() {
 		t.Error(p)
 	}
-	if len(cases) < 10 {
-		return // a few cases, for a look
+	if len(cases) < 10 || form != FormDump {
+		return // a few cases, or another form: for a look
 	}
 	checkSuiteTable(t, tab)
 }
@@ -83,7 +90,7 @@ func checkSuiteTable(t *testing.T, tab *SuiteTab) {
 }
 
 // buildAndRunSuite builds the suite's programs and runs every case.
-func buildAndRunSuite(t *testing.T, goroot string, cases []SuiteCase) map[string][]SuiteOutcome {
+func buildAndRunSuite(t *testing.T, goroot string, cases []SuiteCase, form SuiteForm) map[string][]SuiteOutcome {
 	tmp := t.TempDir()
 	if keep := os.Getenv("LEAKSCOPE_SUITE_KEEP"); keep != "" {
 		tmp = keep // the dumps, outputs and bundles stay there
@@ -96,7 +103,7 @@ func buildAndRunSuite(t *testing.T, goroot string, cases []SuiteCase) map[string
 		}
 		bins[dir] = bin
 	}
-	return runSuite(t, cases, bins, tmp)
+	return runSuite(t, cases, bins, tmp, form)
 }
 
 // rescoreSuite scores again the runs LEAKSCOPE_SUITE_KEEP kept in dir
@@ -117,7 +124,7 @@ func rescoreSuite(t *testing.T, cases []SuiteCase, dir string) map[string][]Suit
 
 // runSuite runs every case its repetitions, a CPU's worth at a time,
 // and scores each run.
-func runSuite(t *testing.T, cases []SuiteCase, bins map[string]string, tmp string) map[string][]SuiteOutcome {
+func runSuite(t *testing.T, cases []SuiteCase, bins map[string]string, tmp string, form SuiteForm) map[string][]SuiteOutcome {
 	out := map[string][]SuiteOutcome{}
 	var mu sync.Mutex
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -131,7 +138,7 @@ func runSuite(t *testing.T, cases []SuiteCase, bins map[string]string, tmp strin
 				defer func() { <-sem }()
 				dir := filepath.Join(tmp, fmt.Sprintf("%s-%d", c.Name, r))
 				o := SuiteOutcome{Case: c.Name}
-				run, err := RunSuiteCase(context.Background(), bins[c.Dir], c, dir+".dump")
+				run, err := RunSuiteCase(context.Background(), bins[c.Dir], c, dir+".dump", form)
 				if err != nil {
 					o.Err = err.Error()
 				} else {
