@@ -34,7 +34,10 @@ type callSite struct {
 	// it may call code not read.
 	callees []*Func
 	unknown bool
-	done    map[*Func]bool
+	// goDone is the Done a goroutine that (*sync.WaitGroup).Go starts
+	// calls once the function it runs returns.
+	goDone *event
+	done   map[*Func]bool
 	// version is the dispatch class's state when last resolved.
 	version [3]int
 }

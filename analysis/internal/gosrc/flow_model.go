@@ -38,8 +38,12 @@ func (fl *flow) modeled(c *ast.CallExpr, ce callee, kind callKind) ([]node, bool
 		}
 		wg := fl.recvRef(ce.recv.(*ast.SelectorExpr), ce.sel)
 		fl.event(c.Lparen, c.Rparen, OpAddPos, wg, false, ce.recv.(*ast.SelectorExpr).X)
-		fl.addSite(&callSite{pos: c.Lparen, end: c.Rparen, caller: fl.cur, kind: callGo, dyn: a[0]})
-		fl.event(c.Lparen, c.Rparen, OpDone, wg, false, ce.recv.(*ast.SelectorExpr).X)
+		site := &callSite{pos: c.Lparen, end: c.Rparen, caller: fl.cur, kind: callGo, dyn: a[0]}
+		fl.addSite(site)
+		if fl.event(c.Lparen, c.Rparen, OpDone, wg, false, ce.recv.(*ast.SelectorExpr).X) {
+			done := fl.cur.events[len(fl.cur.events)-1]
+			site.goDone = &done // the started goroutine's, once its function returns
+		}
 		return nil, true
 	case "sync.NewCond":
 		args()

@@ -172,7 +172,11 @@ func (q *Query) Future(frames []Frame, skip int) Future {
 	var out Future
 	seen := map[Key]int{} // index in out.Caps
 	var deeper *Func
+	deeperAt := -1
 	for i, fr := range frames {
+		if fr.Function == wgGoFunc && deeperAt == i-1 && deeper != nil {
+			q.wgGoDone(&out, seen, deeper, i, fr.Line)
+		}
 		if machinery(fr.Function) || fr.Function == "" {
 			continue
 		}
@@ -184,7 +188,7 @@ func (q *Query) Future(frames []Frame, skip int) Future {
 			continue
 		}
 		q.frameFuture(&out, seen, f, fr.Line, i, i == skip, deeper)
-		deeper = f
+		deeper, deeperAt = f, i
 	}
 	return out
 }
@@ -337,4 +341,42 @@ func (p *Program) ownVars(f *Func) []*types.Var {
 		return true
 	})
 	return out
+}
+
+// wgGoFunc is the function a goroutine (*sync.WaitGroup).Go starts runs
+// in: it calls the function given to Go, then the WaitGroup's Done.
+const wgGoFunc = "sync.(*WaitGroup).Go.func1"
+
+// wgGoDone adds, for frame i of wgGoFunc running f, the Done it calls
+// once f returns: on the WaitGroup of each Go call that may start f
+// (which of them started this goroutine the frames do not say).
+func (q *Query) wgGoDone(out *Future, seen map[Key]int, f *Func, i, line int) {
+	for _, e := range q.p.goDones()[f] {
+		k := KeyOf(q.p.class(e.obj), e.op) // no Add of its own before it
+		switch j := seen[k]; {
+		case !q.tracked[k]:
+		case j > 0:
+			out.Caps[j-1].Anywhere = true
+		default:
+			out.Caps = append(out.Caps, Cap{Key: k, Frame: i, Line: line, Via: "(*sync.WaitGroup).Go", Anywhere: true})
+			seen[k] = len(out.Caps)
+		}
+	}
+}
+
+// goDones indexes, by the function started, the Done of each
+// (*sync.WaitGroup).Go call read, built on first use.
+func (p *Program) goDones() map[*Func][]event {
+	p.goDoneOnce.Do(func() {
+		p.goDone = map[*Func][]event{}
+		for _, s := range p.flow.sites {
+			if s.goDone == nil {
+				continue
+			}
+			for _, f := range s.callees {
+				p.goDone[f] = append(p.goDone[f], *s.goDone)
+			}
+		}
+	})
+	return p.goDone
 }

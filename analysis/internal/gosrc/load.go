@@ -72,6 +72,10 @@ type Program struct {
 	flow   *flow
 	// gifts answers Given (given.go), built on first use.
 	gifts givenIndex
+	// goDone indexes the Done of (*sync.WaitGroup).Go calls by the
+	// function started (future.go), built on first use.
+	goDone     map[*Func][]event
+	goDoneOnce sync.Once
 	// Problems says what could not be read, for the evidence's caveats.
 	Problems []string
 }
