@@ -125,6 +125,7 @@ type Suspect struct {
 	Consequences []Consequence `json:"consequences,omitempty"`
 
 	keys []groupKey // the dump groups a goroutine suspect counts
+	only *memberSet // of their goroutines, those it counts (nil: all)
 }
 
 // Incident is one root cause: the suspects (goroutine groups, and the heap

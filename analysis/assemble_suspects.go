@@ -39,6 +39,7 @@ func goroutineSuspect(in *loaded, x *candidate, a attribution, maxGoids int) *Su
 		for _, g := range s.groups {
 			sus.keys = append(sus.keys, g.key)
 		}
+		sus.only = s.only
 		if s.fromProfile {
 			sus.StackIDs = s.profileStacks
 		}

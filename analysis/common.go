@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -82,4 +83,20 @@ func (h *intHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// memberSet narrows a parted site's groups to its own members of the
+// latest snapshot: those among goids (in), or those not among them.
+type memberSet struct {
+	goids []int64 // sorted
+	in    bool
+}
+
+// has reports whether goroutine goid is a member.
+func (m *memberSet) has(goid int64) bool {
+	if m == nil {
+		return true
+	}
+	_, found := slices.BinarySearch(m.goids, goid)
+	return found == m.in
 }

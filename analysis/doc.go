@@ -43,6 +43,7 @@
 //     evidence_edges.go the wait-for graph; evidence_holders.go possible
 //     holders; evidence_progress.go the runtime's counters (Cond tickets,
 //     wait minutes); evidence_stuck.go the graph summed up by site;
+//     evidence_split.go parts a site whose members are partly stuck;
 //     evidence_reach.go and evidence_wake.go who can still wake a wait;
 //     the kept source read as Go: evidence_source.go (parsing, what a
 //     line allocates), evidence_stmt.go (the statement at a frame, timer

@@ -36,6 +36,7 @@ type evidence struct {
 // trends of the profiles.
 func gatherEvidence(in *loaded, rules []Rule) *evidence {
 	ev := &evidence{heap: heapStacks(in.prof, in.st), wait: buildWaitGraph(in.detail, in.st, in.src, in.prog)}
+	splitMixed(in, ev.wait)
 	facts := stuckFactsOf(in, ev.wait)
 	for _, s := range in.sites {
 		x := &candidate{s: s, facts: facts[s]}

@@ -47,6 +47,9 @@ type site struct {
 	// persist is how the members of the latest dump snapshot had been
 	// parked (filled by readDetail).
 	persist persistStat
+	// only, for a site parted by splitMixed, says which of its groups'
+	// goroutines in the latest snapshot are its members (nil: all).
+	only *memberSet
 }
 
 // handedOn counts, for a lock wait whose members are known by goid

@@ -243,7 +243,7 @@ func members(b *bundle.Bundle, mem memory.Allocator, s Suspect) ([]int64, error)
 			if ts(r) != at {
 				continue
 			}
-			if want[groupKey{state: normState(state(r)), stackID: stack(r), creator: creator(r)}] {
+			if want[groupKey{state: normState(state(r)), stackID: stack(r), creator: creator(r)}] && s.only.has(goid(r)) {
 				out = append(out, goid(r))
 			}
 		}

@@ -1,12 +1,15 @@
 // Command instancesprog plants stuck instances of code beside healthy
-// instances of the same code (analysis TestInstancesApart): workers
-// left blocked by earlier calls of a handler whose goroutine now waits in
-// a later call for its own worker; a Cond waiter
-// started through a helper whose instance has no signaller, beside a
-// signaller started the same way that signals a Cond of its own; and a
-// timer callback waiting on a lock left locked, beside a goroutine that
-// holds another box's lock and will release it. Every creator has
-// returned, so a dump's lineage alone places no instance. It serves
+// instances of the same code (analysis TestInstancesApart,
+// TestMixedSiteParts): workers left blocked by earlier calls of a
+// handler whose goroutine now waits in a later call for its own worker;
+// a Cond waiter started through a helper whose instance has no
+// signaller, beside a signaller started the same way that signals a
+// Cond of its own; a timer callback waiting on a lock left locked,
+// beside a goroutine that holds another box's lock and will release it;
+// and Cond waiters of one line and creator function, half of them with
+// a signaller that sleeps before it signals, half with none. Every
+// creator has returned, so a dump's lineage alone places no instance.
+// It serves
 // net/http/pprof on a loopback port, prints "ADDR host:port" and then
 // "READY" to stderr once every goroutine is in place, and runs until
 // SIGTERM. Unlike stuckprog it has no build constraint, so leakscope reads
@@ -70,6 +73,28 @@ func signaller() {
 	})
 }
 
+// pair waits, through after, on a Cond of its own; with signal, a
+// goroutine started the same way signals it in an hour. Pairs with and
+// without a signaller park at one line with one creator function: one
+// group, partly stuck.
+func pair(signal bool) {
+	n := &notifier{}
+	n.cond = sync.NewCond(&n.mu)
+	after(func() {
+		n.mu.Lock()
+		n.cond.Wait()
+		n.mu.Unlock()
+	})
+	if signal {
+		after(func() {
+			time.Sleep(time.Hour)
+			n.mu.Lock()
+			n.cond.Signal()
+			n.mu.Unlock()
+		})
+	}
+}
+
 // box holds a lock by value.
 type box struct {
 	id int64
@@ -113,10 +138,17 @@ func serve() {
 	handle(time.Hour, 2*time.Hour)
 }
 
+// pairs is how many pairs plant starts with a signaller, and how many
+// without.
+const pairs = 3
+
 // plant starts both pairs and the server, and returns.
 func plant() {
 	go lostSignal()
 	go signaller()
+	for i := range 2 * pairs {
+		go pair(i%2 == 0)
+	}
 	lost := &box{}
 	lost.mu.Lock()
 	time.AfterFunc(time.Millisecond, func() { lost.mu.Lock() })
@@ -133,7 +165,8 @@ func settle() {
 	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(10 * time.Millisecond) {
 		var b strings.Builder
 		pprof.Lookup("goroutine").WriteTo(&b, 2)
-		all := strings.Count(b.String(), "[chan send]:\nmain.work(") == 10 && strings.Contains(b.String(), "[select]:\nmain.handle(")
+		all := strings.Count(b.String(), "[chan send]:\nmain.work(") == 10 && strings.Contains(b.String(), "[select]:\nmain.handle(") &&
+			strings.Count(b.String(), "main.pair.func1(") == 2*pairs && strings.Count(b.String(), "main.pair.func2(") == pairs
 		for _, w := range want {
 			all = all && strings.Contains(b.String(), w)
 		}
