@@ -232,7 +232,7 @@ func depth(f *Func) int {
 // package-level variable's literal, its package).
 func namesDecl(fn string, f *Func) bool {
 	d := f.Decl()
-	sym := gosym.StripTypeArgs(fn)
+	sym := d.pkg.asSymbol(gosym.StripTypeArgs(fn))
 	prefix := d.pkg.symbol() + "."
 	if d.decl == nil {
 		return strings.HasPrefix(sym, prefix)

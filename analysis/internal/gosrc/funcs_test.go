@@ -1,6 +1,10 @@
 package gosrc
 
-import "testing"
+import (
+	"go/build"
+	"strings"
+	"testing"
+)
 
 // inlinedSrc builds (go build, Go 1.26) to main.F.F.func1.func2: the
 // literal given to run, made in F once f is inlined there; and
@@ -56,4 +60,27 @@ func funcName(f *Func) string {
 		return "none"
 	}
 	return f.Name
+}
+
+// TestFuncAtTestBinary checks that a test binary's names for a main
+// package's functions (its import path, not "main") find them, and that
+// another package's do not.
+func TestFuncAtTestBinary(t *testing.T) {
+	const file = "/src/srv/main.go"
+	line := 0
+	for i, l := range strings.Split(inlinedSrc, "\n") {
+		if strings.Contains(l, "// @innerwait") {
+			line = i + 1
+		}
+	}
+	p := Load(Config{Files: []File{{Path: file, Package: "example.com/srv", Text: []byte(inlinedSrc)}}, Libraries: &Libraries{GoRoot: build.Default.GOROOT}})
+	for sym, want := range map[string]string{
+		"main.F.func1.1":             "main.F.func1.1",
+		"example.com/srv.F.func1.1":  "main.F.func1.1",
+		"example.com/srv2.F.func1.1": "none",
+	} {
+		if f, why := p.FuncAt(sym, file, line); funcName(f) != want {
+			t.Errorf("FuncAt(%s): %s (%s), want %s", sym, funcName(f), why, want)
+		}
+	}
 }

@@ -101,6 +101,19 @@ func (k *pkg) symbol() string {
 	return k.path
 }
 
+// asSymbol is fn as the package's own symbol prefix names it: a test
+// binary names a main package's functions by its import path
+// ("example.com/cmd/srv.F" for "main.F"); any other name is kept.
+func (k *pkg) asSymbol(fn string) string {
+	if k.symbol() != "main" || k.path == "main" {
+		return fn
+	}
+	if rest, ok := strings.CutPrefix(fn, k.path+"."); ok {
+		return "main." + rest
+	}
+	return fn
+}
+
 // Load reads the program: every package of cfg.Files, and what they
 // import, type-checked with go/types.
 func Load(cfg Config) *Program {
