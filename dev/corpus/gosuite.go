@@ -197,7 +197,8 @@ func LeakLines(dump string, onlyLeaked bool) map[int64]string {
 				for j >= 3 && startFrame(lines[j]) {
 					j -= 2 // a traceback prints goexit and the go statement's wrapper
 				}
-				out[goid] = strings.TrimPrefix(lines[j], "main.") + " [" + reason + "]"
+				fn := strings.TrimPrefix(strings.TrimPrefix(lines[j], "main."), suiteModule+".")
+				out[goid] = fn + " [" + reason + "]"
 				break
 			}
 		}

@@ -18,9 +18,9 @@ import (
 // $LEAKSCOPE_DUMP), before any goroutineleak profile is collected, so
 // the dump has none of the runtime's "(leaked)" marks. Concurrent
 // writers wait, runnable, until the dump is taken. Under
-// $LEAKSCOPE_QUIT the program instead sends itself SIGQUIT there and
-// sleeps: the runtime's traceback of every goroutine (runtime frames,
-// goexit and all) is the one input, taken while the caller sleeps.
+// $LEAKSCOPE_QUIT the caller sleeps there instead while another
+// goroutine sends the process SIGQUIT: the runtime's traceback of every
+// goroutine (runtime frames, goexit and all) is the one input.
 const suiteHook = `package main
 
 // Added by leakscope's suite harness (dev/corpus).
@@ -44,7 +44,10 @@ func leakscopeLookup(p *pprof.Profile) *leakscopeProfile { return &leakscopeProf
 func (l *leakscopeProfile) WriteTo(w io.Writer, debug int) error {
 	if leakscopeState.CompareAndSwap(0, 1) {
 		if os.Getenv("LEAKSCOPE_QUIT") != "" {
-			syscall.Kill(os.Getpid(), syscall.SIGQUIT)
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				syscall.Kill(os.Getpid(), syscall.SIGQUIT)
+			}()
 			for {
 				time.Sleep(time.Hour)
 			}
@@ -64,26 +67,63 @@ func (l *leakscopeProfile) WriteTo(w io.Writer, debug int) error {
 }
 `
 
+// suiteTest makes a suite program a test binary too, as leak kernels
+// often are: TestMain runs the tests on a goroutine of their own and
+// sleeps, and the one test runs the case $LEAKSCOPE_CASE names.
+const suiteTest = `package main
+
+// Added by leakscope's suite harness (dev/corpus).
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	go func() { os.Exit(m.Run()) }()
+	time.Sleep(time.Hour)
+}
+
+func TestLeakscopeCase(t *testing.T) {
+	f := cmds[os.Getenv("LEAKSCOPE_CASE")]
+	if f == nil {
+		t.Fatalf("unknown case %q", os.Getenv("LEAKSCOPE_CASE"))
+	}
+	f()
+}
+`
+
+// suiteModule is the module path the suite is built in: a test binary
+// names package main's functions by it.
+const suiteModule = "leaksuite"
+
 // lookupCall is the suite's goroutineleak lookup, wrapped by the hook.
 const lookupCall = `pprof.Lookup("goroutineleak")`
 
 // BuildSuite copies one suite program from the Go root into dir/src,
 // wraps its goroutineleak lookups (same lines, so the frames name the
 // copied files at their lines) and builds it with the installed Go and
-// GOEXPERIMENT=goroutineleakprofile, as the Go test does.
-func BuildSuite(ctx context.Context, goroot, suiteDir, dir string) (string, error) {
+// GOEXPERIMENT=goroutineleakprofile, as the Go test does; for
+// FormTestTraceback, as a test binary (suiteTest).
+func BuildSuite(ctx context.Context, goroot, suiteDir, dir string, form SuiteForm) (string, error) {
 	src := filepath.Join(dir, "src", filepath.Base(suiteDir))
 	if err := copySuite(filepath.Join(SuiteRoot(goroot), suiteDir), src); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(src, "zz_leakscope_hook.go"), []byte(suiteHook), 0o644); err != nil {
-		return "", err
+	extra := map[string]string{"zz_leakscope_hook.go": suiteHook, "go.mod": "module " + suiteModule + "\n\ngo 1.26\n"}
+	build := []string{"build"}
+	if form == FormTestTraceback {
+		extra["zz_leakscope_test.go"] = suiteTest
+		build = []string{"test", "-c"}
 	}
-	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module leaksuite\n\ngo 1.26\n"), 0o644); err != nil {
-		return "", err
+	for name, text := range extra {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			return "", err
+		}
 	}
 	bin := filepath.Join(dir, filepath.Base(suiteDir))
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd := exec.CommandContext(ctx, "go", append(build, "-o", bin, ".")...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOEXPERIMENT=goroutineleakprofile", "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -146,6 +186,10 @@ const (
 	// same point while the goroutine that would write the profile
 	// sleeps; no profile of the runtime's is written.
 	FormTraceback SuiteForm = "traceback"
+	// FormTestTraceback is the same traceback of the case run as a Go
+	// test whose TestMain runs the tests on a goroutine and sleeps: the
+	// test runner's goroutines are in it too.
+	FormTestTraceback SuiteForm = "test-traceback"
 )
 
 // RunSuiteCase runs one case of a built suite program once, as the Go
@@ -155,11 +199,14 @@ func RunSuiteCase(ctx context.Context, bin string, c SuiteCase, dumpPath string,
 	ctx, cancel := context.WithTimeout(ctx, suiteRunTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, c.Name)
-	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOEXPERIMENT=goroutineleakprofile", "LEAKSCOPE_DUMP="+dumpPath)
+	if form == FormTestTraceback {
+		cmd = exec.CommandContext(ctx, bin, "-test.run=^TestLeakscopeCase$")
+	}
+	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOEXPERIMENT=goroutineleakprofile", "LEAKSCOPE_DUMP="+dumpPath, "LEAKSCOPE_CASE="+c.Name)
 	if c.Simple {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
 	}
-	if form == FormTraceback {
+	if form != FormDump {
 		return runQuit(cmd, c, dumpPath)
 	}
 	out, err := cmd.Output()

@@ -28,8 +28,9 @@ import (
 // keeps the runs' dumps, outputs and bundles; LEAKSCOPE_SUITE_INPUTS=dir
 // scores the runs kept there again instead of running the programs;
 // LEAKSCOPE_SUITE_FORM=traceback takes a SIGQUIT traceback instead of
-// the dump (no runtime profile then: its column reads 0, and the table
-// is not checked).
+// the dump, =test-traceback the same of the case run as a Go test whose
+// TestMain sleeps (no runtime profile then: its column reads 0, and the
+// table is not checked).
 func TestGoLeakSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the Go leak suite's programs, several hundred times")
@@ -47,8 +48,9 @@ func TestGoLeakSuite(t *testing.T) {
 		cases = keepCases(cases, strings.Split(only, ","))
 	}
 	form := FormDump
-	if os.Getenv("LEAKSCOPE_SUITE_FORM") == string(FormTraceback) {
-		form = FormTraceback
+	switch f := SuiteForm(os.Getenv("LEAKSCOPE_SUITE_FORM")); f {
+	case FormTraceback, FormTestTraceback:
+		form = f
 	}
 	var runs map[string][]SuiteOutcome
 	if in := os.Getenv("LEAKSCOPE_SUITE_INPUTS"); in != "" {
@@ -97,7 +99,7 @@ func buildAndRunSuite(t *testing.T, goroot string, cases []SuiteCase, form Suite
 	}
 	bins := map[string]string{}
 	for _, dir := range []string{"testgoroutineleakprofile", "testgoroutineleakprofile/goker"} {
-		bin, err := BuildSuite(context.Background(), goroot, dir, filepath.Join(tmp, filepath.Base(dir)))
+		bin, err := BuildSuite(context.Background(), goroot, dir, filepath.Join(tmp, filepath.Base(dir)), form)
 		if err != nil {
 			t.Fatal(err)
 		}
