@@ -28,7 +28,9 @@ var shapeProg = &testProg{name: "shapeprog"}
 //   - pool: N workers on one jobs channel, half in a plain receive,
 //     half in a select;
 //   - shared: N goroutines holding one struct, parked on it in eight
-//     ways.
+//     ways;
+//   - mixed: N Cond waiters at one line, each on a Cond of its own, half
+//     with a sleeping signaller: with source, a site parted in two.
 //
 // The program is read as Go once per process (its files' digest keys a
 // cache): the first sub-benchmark, first-read, pays that read, and the
@@ -37,7 +39,7 @@ func BenchmarkAnalyzeWaitShapes(b *testing.B) {
 	b.Run("first-read/pool/source=true/goroutines=1000", func(b *testing.B) {
 		benchAnalyze(b, waitShapeBundle(b, "pool", 1_000, true), func(*analysis.Report) error { return nil })
 	})
-	for _, shape := range []string{"pool", "shared"} {
+	for _, shape := range []string{"pool", "shared", "mixed"} {
 		for _, src := range []bool{true, false} {
 			for _, n := range waitShapeSizes {
 				name := fmt.Sprintf("%s/source=%v/goroutines=%d", shape, src, n)
@@ -46,6 +48,9 @@ func BenchmarkAnalyzeWaitShapes(b *testing.B) {
 					benchAnalyze(b, dir, func(rep *analysis.Report) error {
 						if len(rep.Suspects)+len(rep.LookAlikes) == 0 {
 							return fmt.Errorf("%s: no suspect and no look-alike for %d parked goroutines", name, n)
+						}
+						if shape == "mixed" && src {
+							return partedHalf(rep, n)
 						}
 						return nil
 					})
@@ -91,4 +96,15 @@ func writeWaitShape(dir, bin, shape string, n int, src bool) error {
 		}
 	}
 	return w.Close()
+}
+
+// partedHalf checks the mixed shape's report: the n/2 waiters without a
+// signaller are one suspect of their own.
+func partedHalf(rep *analysis.Report, n int) error {
+	for _, s := range rep.Suspects {
+		if s.Location == "main.pair.func1" && s.Count == int64(n/2) {
+			return nil
+		}
+	}
+	return fmt.Errorf("mixed/%d: no suspect of the %d waiters without a signaller", n, n/2)
 }

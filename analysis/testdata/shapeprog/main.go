@@ -7,6 +7,9 @@
 //	shapeprog shared N  N goroutines holding one struct, parked on it in
 //	                    eight ways: receive, send, select, Lock, RLock,
 //	                    RWMutex.Lock, Cond.Wait, WaitGroup.Wait
+//	shapeprog mixed N   N Cond waiters of one line and creator function,
+//	                    each on a Cond of its own, half of them with a
+//	                    signaller that sleeps before it signals
 package main
 
 import (
@@ -70,9 +73,35 @@ func park(s *shared, kind int) {
 	s.woken[kind]++ // keeps s live across the wait, so frames print it
 }
 
+// notifier is one mixed-shape instance's Cond.
+type notifier struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+}
+
+// pair starts one Cond waiter and, with signal, a goroutine that signals
+// its Cond in an hour; it returns, so the waiter's creator is gone.
+func pair(signal bool) {
+	n := &notifier{}
+	n.cond = sync.NewCond(&n.mu)
+	go func() {
+		n.mu.Lock()
+		n.cond.Wait()
+		n.mu.Unlock()
+	}()
+	if signal {
+		go func() {
+			time.Sleep(time.Hour)
+			n.mu.Lock()
+			n.cond.Signal()
+			n.mu.Unlock()
+		}()
+	}
+}
+
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: shapeprog pool|shared N")
+		fmt.Fprintln(os.Stderr, "usage: shapeprog pool|shared|mixed N")
 		os.Exit(2)
 	}
 	n, err := strconv.Atoi(os.Args[2])
@@ -101,6 +130,11 @@ func main() {
 			go park(s, i%8)
 		}
 		settleAndDump(n)
+	case "mixed":
+		for i := range n {
+			go pair(i%2 == 0)
+		}
+		settleAndDump(n + n/2)
 	}
 }
 
