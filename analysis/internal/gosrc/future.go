@@ -215,20 +215,11 @@ func (q *Query) frameFuture(out *Future, seen map[Key]int, f *Func, line, i int,
 		if p.onceFresh(f, e) {
 			fresh = i + 1
 		}
-		if j := seen[k]; j > 0 {
-			cp := &out.Caps[j-1]
-			cp.Where, cp.Anywhere = append(cp.Where, wh), cp.Anywhere || !ok
-			if cp.Fresh != fresh {
-				cp.Fresh = 0
-			}
-			return
-		}
 		via := ""
 		if e.call != nil {
 			via = callName(e.call)
 		}
-		out.Caps = append(out.Caps, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via, Where: []Where{wh}, Anywhere: !ok, Fresh: fresh})
-		seen[k] = len(out.Caps)
+		out.add(seen, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via, Where: []Where{wh}, Anywhere: !ok, Fresh: fresh})
 	}
 	skip := func(e event) bool {
 		return e.call != nil && deeper != nil && p.spans(e, line) && calls(e.call, deeper)
@@ -352,15 +343,26 @@ const wgGoFunc = "sync.(*WaitGroup).Go.func1"
 // (which of them started this goroutine the frames do not say).
 func (q *Query) wgGoDone(out *Future, seen map[Key]int, f *Func, i, line int) {
 	for _, e := range q.p.goDones()[f] {
-		k := KeyOf(q.p.class(e.obj), e.op) // no Add of its own before it
-		switch j := seen[k]; {
-		case !q.tracked[k]:
-		case j > 0:
-			out.Caps[j-1].Anywhere = true
-		default:
-			out.Caps = append(out.Caps, Cap{Key: k, Frame: i, Line: line, Via: "(*sync.WaitGroup).Go", Anywhere: true})
-			seen[k] = len(out.Caps)
+		if k := KeyOf(q.p.class(e.obj), e.op); q.tracked[k] { // no Add of its own before it
+			out.add(seen, Cap{Key: k, Frame: i, Line: line, Via: "(*sync.WaitGroup).Go", Anywhere: true})
 		}
+	}
+}
+
+// add adds capability c, or merges it into the one of its key already
+// there (seen: index + 1 by key): the objects both act on, anywhere if
+// either may, and Fresh only when both say the same frame.
+func (out *Future) add(seen map[Key]int, c Cap) {
+	j := seen[c.Key]
+	if j == 0 {
+		out.Caps = append(out.Caps, c)
+		seen[c.Key] = len(out.Caps)
+		return
+	}
+	cp := &out.Caps[j-1]
+	cp.Where, cp.Anywhere = append(cp.Where, c.Where...), cp.Anywhere || c.Anywhere
+	if cp.Fresh != c.Fresh {
+		cp.Fresh = 0
 	}
 }
 
