@@ -74,13 +74,6 @@ func repersist(sd *snapDetail, parted map[*site]bool) {
 	}
 }
 
-// reachedBy reports a parked goroutine that something able to run can
-// wake: a goroutine holding what it waits on, or a creator or child
-// feeding it (the members stuckFacts does not count unreached).
-func reachedBy(x *waitGor) bool {
-	return x.reach == reachMention || x.reach == reachFamily && fedByFamily(x)
-}
-
 // splittable reports a site whose counts are all the dumps' own, so that
 // they can be parted by member.
 func splittable(s *site) bool {

@@ -219,6 +219,13 @@ func semaOffset(x *waitGor, frames []Frame) uint64 {
 	return 0
 }
 
+// reachedBy reports a parked goroutine that something able to run can
+// wake: a goroutine holding what it waits on, or a creator or child
+// feeding it. The others are unreached.
+func reachedBy(x *waitGor) bool {
+	return x.reach == reachMention || x.reach == reachFamily && fedByFamily(x)
+}
+
 // addParked counts a parked member: its progress, timer bound, creator,
 // objects and how it is reached. It reports whether nothing that can
 // run reaches it (an unreached member, for addUnreached).
@@ -252,19 +259,18 @@ func (f *stuckFacts) addParked(w *waitGraph, x *waitGor) bool {
 				f.wokeHow = x.wokeHow
 			}
 		}
-		return false
 	case reachFamily:
 		if fedByFamily(x) {
 			f.byFamily++
-			return false
+		} else {
+			// A creator that can run rarely releases its child's lock,
+			// takes its send, ends its WaitGroup or signals a Cond it
+			// holds no pointer to: weak evidence, and the goroutine
+			// stays unreached.
+			f.familyProducer++
 		}
-		// A creator that can run rarely releases its child's lock,
-		// takes its send, ends its WaitGroup or signals a Cond it
-		// holds no pointer to: weak evidence, and the goroutine
-		// stays unreached.
-		f.familyProducer++
 	}
-	return true
+	return !reachedBy(x)
 }
 
 // markHeldWhileBlocked counts, for each site blocked on something other
