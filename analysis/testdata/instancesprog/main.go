@@ -36,6 +36,13 @@ type notifier struct {
 	cond *sync.Cond
 }
 
+// newNotifier makes one instance's notifier.
+func newNotifier() *notifier {
+	n := &notifier{}
+	n.cond = sync.NewCond(&n.mu)
+	return n
+}
+
 // after runs f on a goroutine of its own and closes the channel it
 // returns once f returns (the shape of Kubernetes' wait.After).
 func after(f func()) <-chan struct{} {
@@ -50,8 +57,7 @@ func after(f func()) <-chan struct{} {
 // lostSignal waits, through after, on a Cond of its own that nothing
 // signals.
 func lostSignal() {
-	n := &notifier{}
-	n.cond = sync.NewCond(&n.mu)
+	n := newNotifier()
 	after(func() {
 		n.mu.Lock()
 		n.cond.Wait()
@@ -61,8 +67,7 @@ func lostSignal() {
 
 // signaller signals a Cond of its own now and then, through after.
 func signaller() {
-	n := &notifier{}
-	n.cond = sync.NewCond(&n.mu)
+	n := newNotifier()
 	after(func() {
 		for {
 			n.mu.Lock()
@@ -78,8 +83,7 @@ func signaller() {
 // without a signaller park at one line with one creator function: one
 // group, partly stuck.
 func pair(signal bool) {
-	n := &notifier{}
-	n.cond = sync.NewCond(&n.mu)
+	n := newNotifier()
 	after(func() {
 		n.mu.Lock()
 		n.cond.Wait()
