@@ -165,10 +165,12 @@ func helperReps(f *ast.File) map[string]int {
 }
 
 // LeakLines turns a goroutine dump (a SIGQUIT traceback, or the
-// runtime's goroutineleak profile at debug=2) into the suite's "function() [wait reason]" form,
-// one per goroutine created by another, as the Go test reads its
-// output: the frame above "created by", without "main.", and the wait
-// reason without the wait time. onlyLeaked keeps the goroutines the
+// runtime's goroutineleak profile at debug=2) into the suite's
+// "function() [wait reason]" form, one per goroutine created by
+// another, as the Go test reads its output: the frame above "created
+// by" (past a traceback's goexit and go statement wrapper), without
+// "main." (or a test binary's "leaksuite."), and the wait reason
+// without the wait time. onlyLeaked keeps the goroutines the
 // runtime marked "(leaked)" (their mark removed). The result maps each
 // goroutine id to its line.
 func LeakLines(dump string, onlyLeaked bool) map[int64]string {

@@ -49,8 +49,11 @@ func TestGoLeakSuite(t *testing.T) {
 	}
 	form := FormDump
 	switch f := SuiteForm(os.Getenv("LEAKSCOPE_SUITE_FORM")); f {
+	case "", FormDump:
 	case FormTraceback, FormTestTraceback:
 		form = f
+	default:
+		t.Fatalf("LEAKSCOPE_SUITE_FORM=%s: want %s, %s or %s", f, FormDump, FormTraceback, FormTestTraceback)
 	}
 	var runs map[string][]SuiteOutcome
 	if in := os.Getenv("LEAKSCOPE_SUITE_INPUTS"); in != "" {
