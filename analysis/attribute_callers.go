@@ -372,7 +372,7 @@ func namesIn(d *ast.FuncDecl) map[string]bool {
 // index of that source and how to get one.
 func sourceCandidatesText(in *loaded, s *site) string {
 	if in.src == nil || len(in.src.callFiles) == 0 {
-		return "; the bundle holds no index of the program's own calls, which names the caller when only one function can have made them (it is made when capture or ingest can read the main package's source: ingest --source-root DIR)"
+		return "; the bundle holds no index of the program's own calls, which names the caller when only one function can have made them (it is made when capture or ingest can read the program's own source: ingest --source-root DIR)"
 	}
 	_, cands := callerInSource(in, s)
 	if len(cands) == 0 {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -43,10 +43,12 @@ type callIndex struct {
 	text      int64
 }
 
-// indexCalls emits the source_calls rows of the module of each main
-// package the frames name that neither the bundle in dir nor an earlier
-// call indexed: the main package's own directory and every other package
-// of the module.
+// indexCalls emits the source_calls rows of each module holding the
+// program's own code (the directories the frames name outside the Go
+// root, the module cache and vendor) that neither the bundle in dir nor
+// an earlier call indexed: those directories, with the test files of the
+// one a test binary tests, and every other package of the module but a
+// main one.
 func (s *Snapshotter) indexCalls(dir string, frames []bundle.StackFrame, emit func(schema.SourceCall) error) error {
 	if s.calls.done == nil {
 		done, err := indexedModules(dir)
@@ -55,7 +57,45 @@ func (s *Snapshotter) indexCalls(dir string, frames []bundle.StackFrame, emit fu
 		}
 		s.calls.done, s.calls.truncated = done, map[string]bool{}
 	}
-	for _, named := range s.mainDirs(frames) {
+	test := isTestBinary(frames)
+	for _, m := range s.programModules(frames) {
+		s.calls.done[m.path] = true
+		dirs, complete := packageDirs(m.read, m.own)
+		for _, dir := range dirs {
+			if err := s.indexPackage(emit, m.module, dir, test, m.tested[dir]); err != nil {
+				return err
+			}
+		}
+		if !complete {
+			if err := s.truncate(emit, m.module); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ownModule is a module not yet indexed, the directories of it (as read)
+// that the frames name, and those of them a frame of a test file is in.
+type ownModule struct {
+	module
+	own    []string
+	tested map[string]bool
+}
+
+// programModules groups the program's own directories the frames name,
+// in order, by the module holding them, leaving out modules indexed
+// already and directories in no module.
+func (s *Snapshotter) programModules(frames []bundle.StackFrame) []*ownModule {
+	tested := map[string]bool{}
+	for _, f := range frames {
+		if strings.HasSuffix(f.File, "_test.go") {
+			tested[filepath.Dir(f.File)] = true
+		}
+	}
+	byPath := map[string]*ownModule{}
+	var out []*ownModule
+	for _, named := range s.programDirs(frames) {
 		read := s.readDir(named)
 		if read == "" {
 			continue
@@ -64,42 +104,20 @@ func (s *Snapshotter) indexCalls(dir string, frames []bundle.StackFrame, emit fu
 		if !ok || s.calls.done[mod.path] {
 			continue
 		}
-		s.calls.done[mod.path] = true
-		dirs, complete := packageDirs(mod.read, read)
-		for _, dir := range dirs {
-			if err := s.indexPackage(emit, mod, dir); err != nil {
-				return err
-			}
+		m := byPath[mod.path]
+		if m == nil {
+			m = &ownModule{module: mod, tested: map[string]bool{}}
+			byPath[mod.path] = m
+			out = append(out, m)
 		}
-		if !complete {
-			if err := s.truncate(emit, mod); err != nil {
-				return err
-			}
-		}
+		m.own = append(m.own, read)
+		m.tested[read] = tested[named]
 	}
-	return nil
-}
-
-// mainDirs lists, sorted, the directories (as frames name them) of the
-// frames of package main.
-func (s *Snapshotter) mainDirs(frames []bundle.StackFrame) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, f := range frames {
-		if !strings.HasPrefix(f.Function, "main.") || !goSource(f.File) {
-			continue
-		}
-		if d := filepath.Dir(f.File); !seen[d] {
-			seen[d] = true
-			out = append(out, d)
-		}
-	}
-	sort.Strings(out)
 	return out
 }
 
-// readDir is where the directory of a main package's file was read
-// from ("" when none of its files was).
+// readDir is where the directory of a program file was read from (""
+// when none of its files was).
 func (s *Snapshotter) readDir(named string) string {
 	for p, f := range s.files {
 		if filepath.Dir(p) == named && f.read != "" {
@@ -109,8 +127,8 @@ func (s *Snapshotter) readDir(named string) string {
 	return ""
 }
 
-// findModule walks up from a main package's directory, as named and as
-// read, to the first go.mod that names a module.
+// findModule walks up from a package's directory, as named and as read,
+// to the first go.mod that names a module.
 func findModule(named, read string) (module, bool) {
 	for i := 0; i < maxModuleUp; i++ {
 		if data, err := readBounded(filepath.Join(read, "go.mod")); err == nil {
@@ -129,13 +147,13 @@ func findModule(named, read string) (module, bool) {
 }
 
 // packageDirs lists the directories of a module's packages to index:
-// the main package's, and every other directory of the module (not a
-// nested module's, vendor, testdata, node_modules, or hidden) whose
-// package is not main — another program's main package is not linked
-// into this one. It reports false when it stopped at maxIndexDirs
-// directories.
-func packageDirs(root, mainDir string) ([]string, bool) {
-	out := []string{mainDir}
+// own, the program's directories, then every other directory of the
+// module (not a nested module's, vendor, testdata, node_modules, or
+// hidden) whose package is not main — another program's main package is
+// not linked into this one. It reports false when it stopped at
+// maxIndexDirs directories.
+func packageDirs(root string, own []string) ([]string, bool) {
+	out := slices.Clone(own)
 	seen := 0
 	complete := true
 	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -149,7 +167,7 @@ func packageDirs(root, mainDir string) ([]string, bool) {
 		if p != root && skippedDir(p, d.Name()) {
 			return filepath.SkipDir
 		}
-		if name := packageName(p); p != mainDir && name != "" && name != "main" {
+		if name := packageName(p); !slices.Contains(own, p) && name != "" && name != "main" {
 			out = append(out, p)
 		}
 		return nil

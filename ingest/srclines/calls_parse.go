@@ -45,13 +45,18 @@ func goFiles(dir string) []string {
 }
 
 // indexPackage emits the source_calls rows of one package directory of
-// mod, within the index's bounds.
-func (s *Snapshotter) indexPackage(emit func(schema.SourceCall) error, mod module, dir string) error {
+// mod, of a test binary when test, with its test files when tested (the
+// package the test binary tests), within the index's bounds.
+func (s *Snapshotter) indexPackage(emit func(schema.SourceCall) error, mod module, dir string, test, tested bool) error {
 	rel, err := filepath.Rel(mod.read, dir)
 	if err != nil {
 		return nil
 	}
-	for _, p := range goFiles(dir) {
+	files := goFiles(dir)
+	if tested {
+		files = append(files, testFiles(dir)...)
+	}
+	for _, p := range files {
 		if s.calls.files >= maxIndexFiles || s.calls.text >= maxIndexText {
 			return s.truncate(emit, mod)
 		}
@@ -69,14 +74,7 @@ func (s *Snapshotter) indexPackage(emit func(schema.SourceCall) error, mod modul
 			continue
 		}
 		named := filepath.ToSlash(filepath.Join(mod.named, rel, filepath.Base(p)))
-		pkg := mod.path
-		if rel != "." {
-			pkg = path.Join(mod.path, filepath.ToSlash(rel))
-		}
-		if f.Name.Name == "main" {
-			pkg = "main"
-		}
-		for _, r := range fileCalls(fset, f, named, pkg) {
+		for _, r := range fileCalls(fset, f, named, symbolPackage(mod, rel, f.Name.Name, test)) {
 			if err := emit(r); err != nil {
 				return err
 			}
@@ -86,6 +84,25 @@ func (s *Snapshotter) indexPackage(emit func(schema.SourceCall) error, mod modul
 		}
 	}
 	return nil
+}
+
+// symbolPackage is how the binary names the functions of a file of
+// package name in directory rel of mod: by import path, "main" for a
+// program's main package, and with "_test" for a test binary's external
+// test package; a test binary names even a main package by its import
+// path.
+func symbolPackage(mod module, rel, name string, test bool) string {
+	ip := mod.path
+	if rel != "." {
+		ip = path.Join(mod.path, filepath.ToSlash(rel))
+	}
+	switch {
+	case test && strings.HasSuffix(name, "_test"):
+		return ip + "_test"
+	case name == "main" && !test:
+		return "main"
+	}
+	return ip
 }
 
 // truncate emits, once per module, the row saying its index stopped at

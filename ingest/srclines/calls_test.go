@@ -3,6 +3,7 @@ package srclines
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +57,9 @@ func Open[T any]() *sql.DB { db, _ := sql.Open("a", "b"); return db }
 
 var _, _ = yaml.Marshal(nil)
 `,
+	"store/store_test.go":     "package store\n\nimport (\n\t\"database/sql\"\n\t\"testing\"\n)\n\nfunc TestOpen(t *testing.T) { sql.Open(\"a\", \"b\") }\n",
+	"store/x_test.go":         "package store_test\n\nimport \"example.com/shop/store\"\n\nfunc ExampleOpen() { store.Open[int]() }\n",
+	"cmd/api/main_test.go":    "package main\n\nimport (\n\t\"database/sql\"\n\t\"testing\"\n)\n\nfunc TestReport(t *testing.T) { sql.Open(\"a\", \"b\") }\n",
 	"store/testdata/x.go":     "package x\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
 	"web/node_modules/x/x.go": "package x\n\nimport \"database/sql\"\n\nfunc f() { sql.Open(\"\", \"\") }\n",
 	"tools/go.mod":            "module example.com/shop/tools\n",
@@ -63,6 +67,7 @@ var _, _ = yaml.Marshal(nil)
 }
 
 // TestIndexCalls indexes the calls of a program's module: its main
+// package (not its test files)
 // package and the module's other packages, not another program's main
 // package, a nested module, testdata or node_modules; a shadowed import name is not a
 // call into the package; a second snapshot of the bundle adds nothing;
@@ -158,4 +163,66 @@ func readCalls(t *testing.T, dir string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestIndexCallsTestBinary indexes a test binary's calls as the binary
+// names its functions: the tested package by import path, main too, its
+// test files with it (an external test package's with "_test"), and
+// the module's other non-main packages without theirs.
+func TestIndexCallsTestBinary(t *testing.T) {
+	root := t.TempDir()
+	for name, text := range shop {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := []string{
+		"call database/sql.Open example.com/shop/store.Open[...] 8",
+		"call gopkg.in/yaml.v3.Marshal example.com/shop/store.init 10",
+		"file example.com/shop  0",
+	}
+	for _, c := range []struct {
+		name  string
+		frame bundle.StackFrame
+		want  []string
+	}{
+		{"a library package's test", bundle.StackFrame{Function: "example.com/shop/store.TestOpen", File: filepath.Join(root, "store/store_test.go"), Line: 8}, append([]string{
+			"call database/sql.Open example.com/shop/store.TestOpen 8",
+			"call example.com/shop/store.Open example.com/shop/store_test.ExampleOpen 5",
+			"file example.com/shop  0",
+			"file example.com/shop  0",
+		}, store...)},
+		{"a main package's test", bundle.StackFrame{Function: "example.com/shop/cmd/api.TestReport", File: filepath.Join(root, "cmd/api/main_test.go"), Line: 8}, append([]string{
+			"call database/sql.Open example.com/shop/cmd/api.TestReport 8",
+			"call database/sql.Open example.com/shop/cmd/api.(*server).report 13",
+			"call example.com/shop/store.Open example.com/shop/cmd/api.main 24",
+			"literal net/http.Client example.com/shop/cmd/api.(*server).report 15",
+			"literal net/http.Transport example.com/shop/cmd/api.(*server).report 15",
+			"file example.com/shop  0",
+			"file example.com/shop  0",
+		}, store...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "t.lsb")
+			mem := memory.DefaultAllocator
+			w, err := bundle.Create(dir, bundle.NewManifest("t", "test"), mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.StackID([]bundle.StackFrame{c.frame})
+			if _, err := Snapshot(w, mem, Options{Source: "ingest"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clone(c.want)
+			sort.Strings(want)
+			if got := readCalls(t, dir); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
 }

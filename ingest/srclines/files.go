@@ -75,7 +75,7 @@ func (s *Snapshotter) keepModule(emit func(schema.SourceFile) error, mod module,
 			return err
 		}
 	}
-	dirs, _ := packageDirs(mod.read, mainDir)
+	dirs, _ := packageDirs(mod.read, []string{mainDir})
 	for _, d := range dirs {
 		rel, err := filepath.Rel(mod.read, d)
 		if err != nil {

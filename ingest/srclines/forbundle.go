@@ -2,7 +2,7 @@ package srclines
 
 import (
 	"fmt"
-	"strings"
+	"path/filepath"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/memory"
@@ -38,17 +38,21 @@ func ForBundle(b *bundle.Bundle, mem memory.Allocator, opts Options) ([]schema.S
 }
 
 // CallsForBundle indexes, without changing the bundle, the calls of the
-// program's source as [Snapshot] would with opts, for each module of a
-// main package b's frames name that b holds no index of: what `leakscope
-// report --source-root` gives the analysis.
+// program's source as [Snapshot] would with opts, for each module of the
+// program's own code b's frames name that b holds no index of: what
+// `leakscope report --source-root` gives the analysis.
 func CallsForBundle(b *bundle.Bundle, mem memory.Allocator, opts Options) ([]schema.SourceCall, error) {
 	frames, err := bundleFrames(b, mem)
 	if err != nil {
 		return nil, err
 	}
 	s := New(opts)
+	own := map[string]bool{}
+	for _, d := range s.programDirs(frames) {
+		own[d] = true
+	}
 	for _, f := range frames {
-		if strings.HasPrefix(f.Function, "main.") && s.files[f.File] == nil {
+		if own[filepath.Dir(f.File)] && s.files[f.File] == nil {
 			s.files[f.File] = readFile(f.File, Candidates(f.File, s.opts))
 		}
 	}
