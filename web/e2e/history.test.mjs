@@ -48,7 +48,7 @@ test('overview chart: the history is shaded apart from the capture', async () =>
   assert.equal(await page.locator('#overview-chart').getAttribute('data-history'), String(hist.snapshots.length));
   // What the chart has painted: the band's pixels and a column in it and
   // one in the capture. A loaded machine may paint after the canvas
-  // appears, so the shading is waited for (10 s at most), then asserted.
+  // appears, so the shading is waited for (30 s at most), then asserted.
   const measure = ([snapshots, capStart]) => {
     const el = document.querySelector('#overview-chart');
     if (!el || !el.uplot || !el.historyBand) return null;

@@ -452,7 +452,7 @@ test('overview chart: trace-window series drawn window by window with nothing in
   await page.waitForSelector('#overview-chart canvas');
   assert.equal(await page.locator('#overview-chart').getAttribute('data-windows'), String(windows.length));
   // What the chart has painted; a loaded machine may paint after the
-  // canvas appears, so the line is waited for (10 s at most), then the
+  // canvas appears, so the line is waited for (30 s at most), then the
   // last reading asserted.
   const measure = ([windows, live]) => {
     const el = document.querySelector('#overview-chart');
