@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/version"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -103,10 +104,11 @@ const lookupCall = `pprof.Lookup("goroutineleak")`
 
 // BuildSuite copies one suite program from the Go root into dir/src,
 // wraps its goroutineleak lookups (same lines, so the frames name the
-// copied files at their lines) and builds it with the installed Go and
-// GOEXPERIMENT=goroutineleakprofile, as the Go test does; for
-// FormTestTraceback, as a test binary (suiteTest).
-func BuildSuite(ctx context.Context, goroot, suiteDir, dir string, form SuiteForm) (string, error) {
+// copied files at their lines) and builds it with toolchain (a
+// GOTOOLCHAIN value; "local" is the installed Go) and, where that Go
+// still has it as an experiment, GOEXPERIMENT=goroutineleakprofile, as
+// the Go test does; for FormTestTraceback, as a test binary (suiteTest).
+func BuildSuite(ctx context.Context, goroot, suiteDir, dir string, form SuiteForm, toolchain string) (string, error) {
 	src := filepath.Join(dir, "src", filepath.Base(suiteDir))
 	if err := copySuite(filepath.Join(SuiteRoot(goroot), suiteDir), src); err != nil {
 		return "", err
@@ -125,11 +127,32 @@ func BuildSuite(ctx context.Context, goroot, suiteDir, dir string, form SuiteFor
 	bin := filepath.Join(dir, filepath.Base(suiteDir))
 	cmd := exec.CommandContext(ctx, "go", append(build, "-o", bin, ".")...)
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOEXPERIMENT=goroutineleakprofile", "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	env, err := suiteBuildEnv(ctx, src, toolchain)
+	if err != nil {
+		return "", err
+	}
+	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s: %w\n%s", suiteDir, err, out)
+		return "", fmt.Errorf("build %s with GOTOOLCHAIN=%s: %w\n%s", suiteDir, toolchain, err, out)
 	}
 	return bin, nil
+}
+
+// suiteBuildEnv is the environment that builds the suite in src with
+// toolchain: GOEXPERIMENT=goroutineleakprofile before Go 1.27, which
+// has the profile always and refuses the experiment's name.
+func suiteBuildEnv(ctx context.Context, src, toolchain string) ([]string, error) {
+	env := append(os.Environ(), "GOTOOLCHAIN="+toolchain, "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	cmd := exec.CommandContext(ctx, "go", "env", "GOVERSION")
+	cmd.Dir, cmd.Env = src, env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env GOVERSION with GOTOOLCHAIN=%s: %w", toolchain, err)
+	}
+	if v := strings.TrimSpace(string(out)); version.Compare(v, "go1.27") < 0 {
+		env = append(env, "GOEXPERIMENT=goroutineleakprofile")
+	}
+	return env, nil
 }
 
 // copySuite copies the Go files of one suite directory (not its
