@@ -67,20 +67,13 @@ var _, _ = yaml.Marshal(nil)
 }
 
 // TestIndexCalls indexes the calls of a program's module: its main
-// package (not its test files)
-// package and the module's other packages, not another program's main
-// package, a nested module, testdata or node_modules; a shadowed import name is not a
-// call into the package; a second snapshot of the bundle adds nothing;
-// CallsForBundle gives a bundle without an index the same rows.
+// package (not its test files) and the module's other packages, not
+// another program's main package, a nested module, testdata or
+// node_modules; a shadowed import name is not a call into the package;
+// a second snapshot of the bundle adds nothing; CallsForBundle gives a
+// bundle without an index the same rows.
 func TestIndexCalls(t *testing.T) {
-	root := t.TempDir()
-	for name, text := range shop {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := writeShop(t)
 	bdir := filepath.Join(t.TempDir(), "s.lsb")
 	mem := memory.DefaultAllocator
 	for round := 0; round < 2; round++ {
@@ -143,6 +136,23 @@ func TestIndexCalls(t *testing.T) {
 	}
 }
 
+// writeShop writes the shop module into a temporary directory and
+// returns it.
+func writeShop(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range shop {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
 // readCalls lists a bundle's source_calls rows as "kind callee function
 // line", sorted.
 func readCalls(t *testing.T, dir string) []string {
@@ -170,14 +180,7 @@ func readCalls(t *testing.T, dir string) []string {
 // test files with it (an external test package's with "_test"), and
 // the module's other non-main packages without theirs.
 func TestIndexCallsTestBinary(t *testing.T) {
-	root := t.TempDir()
-	for name, text := range shop {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := writeShop(t)
 	store := []string{
 		"call database/sql.Open example.com/shop/store.Open[...] 8",
 		"call gopkg.in/yaml.v3.Marshal example.com/shop/store.init 10",
