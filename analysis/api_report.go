@@ -320,7 +320,7 @@ type MissingSource struct {
 // Statement (any of the named facts holds of the statement, read as Go
 // from the source kept in the bundle, that the goroutines wait at or the
 // heap site allocates at: "select", "receive", "range", "send",
-// "in-loop", "timer-case", "ticker-case", "stopped-timer-case",
+// "in-loop", "semaphore-acquire", "timer-case", "ticker-case", "stopped-timer-case",
 // "done-case", "signal-case", "calls:time.AfterFunc", …; see
 // [waitStmt.facts]), Source (any regexp matches that statement as
 // go/printer prints it, comments left out; never the file's text),

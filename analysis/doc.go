@@ -48,7 +48,8 @@
 //     the kept source read as Go: evidence_source.go (parsing, what a
 //     line allocates), evidence_stmt.go (the statement at a frame, timer
 //     cases, locks held by the waiter, loops with no way out),
-//     evidence_resolve.go (values and parameters by name).
+//     evidence_stmt_sema.go (a send that takes a channel semaphore's
+//     slot), evidence_resolve.go (values and parameters by name).
 //   - verdicts (verdict.go: judge): verdict_score.go the one scoring
 //     function and the stuck channel's evidence weighed; verdict_index.go
 //     the best-ranked candidate by function; verdict_heaphold.go heap credited to the

@@ -219,7 +219,7 @@ func classifyFound(rules []Rule, kind, state string, functions []string, st *wai
 
 // statementFacts are the statement facts a rule may name (besides
 // calls:PKG.FUNC).
-var statementFacts = []string{stmtSelect, stmtReceive, stmtRange, stmtSend, stmtOther, "in-loop",
+var statementFacts = []string{stmtSelect, stmtReceive, stmtRange, stmtSend, stmtOther, "in-loop", factSemaphore,
 	caseTimer + "-case", caseTicker + "-case", caseMaybeTimer + "-case", caseStopped + "-case", caseDone + "-case",
 	caseSignal + "-case", caseSend + "-case", caseChan + "-case"}
 

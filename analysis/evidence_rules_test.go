@@ -20,6 +20,15 @@ func TestDefaultRulesClassify(t *testing.T) {
 		{"chan receive", "ticker-not-stopped", []string{"runtime.chanrecv2", "main.poll"}, "func poll(d time.Duration) {\n\tt := time.NewTicker(d)\n\tfor range t.C { // here\n\t}\n}"},
 		// A ticker elsewhere in the function is not the receive's channel.
 		{"chan receive", "chan-receive-never-closed", []string{"runtime.chanrecv1", "main.f"}, "func f(ch chan int) {\n\tt := time.NewTicker(d)\n\t<-t.C\n\t<-ch // here\n}"},
+		// A send the same function undoes later with a receive whose
+		// value it drops takes a channel semaphore's slot; an answer
+		// read back, another channel, or a receive before it does not.
+		{"chan send", "semaphore-never-released", []string{"main.f"}, "func f(l *limiter) error {\n\tl.slots <- struct{}{} // here\n\tif err := op(); err != nil {\n\t\treturn err\n\t}\n\t<-l.slots\n\treturn nil\n}"},
+		{"chan send", "semaphore-never-released", []string{"main.f"}, "func f(sem chan struct{}) {\n\tsem <- struct{}{} // here\n\tdefer func() { <-sem }()\n\twork()\n}"},
+		{"chan send", "chan-send-no-receiver", []string{"main.f"}, "func f(ch chan int) int {\n\tch <- 1 // here\n\treturn <-ch\n}"},
+		{"chan send", "chan-send-no-receiver", []string{"main.f"}, "func f(ch chan int) {\n\tch <- 1 // here\n\tv := <-ch\n\tuse(v)\n}"},
+		{"chan send", "chan-send-no-receiver", []string{"main.f"}, "func f(a, b chan int) {\n\ta <- 1 // here\n\t<-b\n}"},
+		{"chan send", "chan-send-no-receiver", []string{"main.f"}, "func f(sem chan int) {\n\t<-sem\n\tsem <- 1 // here\n}"},
 		{"select", "select-without-cancel", []string{"runtime.selectgo", "main.f"}, ""},
 		{"select", "http-body-not-closed", []string{"runtime.selectgo", "net/http.(*persistConn).readLoop"}, ""},
 		{"sync.WaitGroup.Wait", "waitgroup-never-done", []string{"sync.(*WaitGroup).Wait", "main.f"}, ""},

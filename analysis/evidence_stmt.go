@@ -84,6 +84,7 @@ func (c *sourceCode) findWait(f Frame, kind string) *waitStmt {
 	case *ast.SendStmt:
 		w.kind = stmtSend
 		w.cases = []waitCase{{kind: caseSend, expr: printNode(p.fset, n.Chan), line: p.line(n.Pos())}}
+		w.releasedAt = releaseAfter(p, n, stack)
 	default:
 		w.kind = stmtOther
 	}
@@ -99,7 +100,8 @@ func (c *sourceCode) findWait(f Frame, kind string) *waitStmt {
 
 // facts names what the statement is and how it can end, for the rules'
 // statement conditions: its kind ("select", "receive", "range", "send",
-// "statement"), "in-loop", one "CASE-case" per kind of case it has
+// "statement"), "in-loop", "semaphore-acquire" (factSemaphore), one
+// "CASE-case" per kind of case it has
 // ("timer-case", "ticker-case", "stopped-timer-case", "done-case",
 // "signal-case", "maybe-timer-case", "channel-case", "send-case") and
 // "calls:PKG.FUNC" for each package function it calls. None when the
@@ -111,6 +113,9 @@ func (w *waitStmt) facts() []string {
 	out := []string{w.kind}
 	if w.inLoop {
 		out = append(out, "in-loop")
+	}
+	if w.releasedAt > 0 {
+		out = append(out, factSemaphore)
 	}
 	seen := map[string]bool{}
 	for _, c := range w.cases {

@@ -234,8 +234,11 @@ type waitStmt struct {
 	// can never end.
 	endless bool
 	calls   []string // package functions it calls (time.AfterFunc), sorted
-	text    string   // the statement as go/printer prints it (comments left out)
-	why     string
+	// releasedAt is, for a send, the line of the receive that gives a
+	// channel semaphore's slot back (see releaseAfter); 0 for none.
+	releasedAt int
+	text       string // the statement as go/printer prints it (comments left out)
+	why        string
 }
 
 // stmtKey is a frame's line and the wait kind looked for there.
