@@ -56,14 +56,21 @@ func runTimerProg(t *testing.T, mode string) string {
 // addr.
 func fetchDump(t *testing.T, addr string) []byte {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=2")
+	return httpGet(t, "http://"+addr+"/debug/pprof/goroutine?debug=2")
+}
+
+// httpGet GETs url and returns its body; an error or a status other
+// than 200 fails the test.
+func httpGet(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("dump: %v (status %d)", err, resp.StatusCode)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %v (status %d)", url, err, resp.StatusCode)
 	}
 	return b
 }

@@ -3,8 +3,6 @@ package analysis_test
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,18 +63,7 @@ func recordTickerLeak(t *testing.T, root string) *bundle.Bundle {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	get := func(path string) []byte {
-		resp, err := http.Get(p.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %s %v", path, resp.Status, err)
-		}
-		return data
-	}
+	get := func(path string) []byte { return httpGet(t, p.URL+path) }
 	dir := filepath.Join(t.TempDir(), "t.lsb")
 	w, err := bundle.Create(dir, bundle.NewManifest("trace-int", "test"), memory.DefaultAllocator)
 	if err != nil {

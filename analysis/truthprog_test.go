@@ -2,9 +2,7 @@ package analysis_test
 
 import (
 	"context"
-	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,12 +50,12 @@ func runTruthProg(t *testing.T) truthRun {
 		Interval: 2 * time.Second, TraceWindow: time.Second, NoEBPF: true}, nil); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := strconv.ParseFloat(getText(t, p.URL+"/lag"), 64)
+	ms, err := strconv.ParseFloat(strings.TrimSpace(string(httpGet(t, p.URL+"/lag"))), 64)
 	if err != nil {
 		t.Fatalf("lag: %v", err)
 	}
 	r.lag = time.Duration(ms * float64(time.Millisecond))
-	ns, err := strconv.ParseInt(getText(t, p.URL+"/first"), 10, 64)
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(httpGet(t, p.URL+"/first"))), 10, 64)
 	if err != nil || ns == 0 {
 		t.Fatalf("first leak %d: %v", ns, err)
 	}
@@ -219,21 +217,6 @@ func knownOnset(t *testing.T, r truthRun, g analysis.Suspect) {
 	if o.At.Before(lo) || o.At.After(hi) || !o.At.Before(g.FirstSeen.Add(time.Nanosecond)) {
 		t.Errorf("onset %v (%s: %s), first leak at %v (estimate allowed in [%v, %v]), first seen %v", o.At, o.Basis, o.Detail, r.first, lo, hi, g.FirstSeen)
 	}
-}
-
-// getText GETs url and returns its body, trimmed.
-func getText(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	return strings.TrimSpace(string(body))
 }
 
 // knownSource: the blocked line is quoted from the kept source.
