@@ -114,7 +114,7 @@ func (p *Program) startsAt(f *Func, line int) ([]start, []int32) {
 		reached = append(reached, x.Index)
 		work = append(work, x.Succs...)
 	}
-	return []start{{block: b, idx: idx}}, reached
+	return []start{{block: b, idx: idx, pos: n.pos}}, reached
 }
 
 // pendingDefers are the events of the defer statements a frame has run

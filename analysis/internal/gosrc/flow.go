@@ -26,6 +26,8 @@ type flow struct {
 	// mutated are the variables some statement assigns or takes the
 	// address of (place.go).
 	mutated map[*types.Var]bool
+	// writes are the fields and structs some statement writes (path.go).
+	writes fieldWrites
 	// allEscape: the walk from the escaping roots hit its bounds.
 	allEscape bool
 	holders   map[node][]*types.Var
@@ -69,7 +71,7 @@ func newFlow(p *Program) *flow {
 	}
 	fl.markEscapes()
 	fl.holdersOf()
-	fl.mutated = p.mutatedVars()
+	fl.mutated, fl.writes = p.mutatedVars()
 	fl.cl.freeze()
 	for _, f := range p.funcs.all {
 		p.blockEvents(f)
@@ -126,7 +128,7 @@ func (fl *flow) event(pos, end token.Pos, op Op, obj node, sel bool, operand ast
 	if fl.cur == nil || obj == none {
 		return false
 	}
-	fl.cur.events = append(fl.cur.events, event{pos: pos, end: end, op: op, obj: obj, select_: sel, v: localVar(fl.info, operand)})
+	fl.cur.events = append(fl.cur.events, event{pos: pos, end: end, op: op, obj: obj, select_: sel, v: localVar(fl.info, operand), path: fl.pathOf(operand)})
 	return true
 }
 

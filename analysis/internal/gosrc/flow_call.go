@@ -27,6 +27,8 @@ type callSite struct {
 	dyn      node        // a func value's class, or an interface receiver's
 	method   string      // the interface method called on dyn
 	args     []node      // receiver first
+	// argPaths are the arguments as access paths, aligned with args.
+	argPaths []accessPath
 	results  []node
 	ellipsis bool
 	recv     bool // args[0] is the receiver
@@ -105,13 +107,17 @@ func (fl *flow) call(c *ast.CallExpr, kind callKind) []node {
 	}
 	site := &callSite{pos: c.Lparen, end: c.Rparen, caller: fl.cur, kind: kind, dyn: none, ellipsis: c.Ellipsis.IsValid()}
 	if ce.recv != nil {
+		x := ce.recv.(*ast.SelectorExpr).X
 		site.args = append(site.args, fl.recvRef(ce.recv.(*ast.SelectorExpr), ce.sel))
+		idx := ce.sel.Index()
+		site.argPaths = append(site.argPaths, fl.pathOf(x).through(fl.info.TypeOf(x), idx[:len(idx)-1]))
 		site.recv = true
 	} else if ce.obj != nil && ce.obj.Type().(*types.Signature).Recv() != nil {
 		site.recv = true // T.M(x, …)
 	}
 	for _, a := range c.Args {
 		site.args = append(site.args, fl.ref(a))
+		site.argPaths = append(site.argPaths, fl.pathOf(a))
 	}
 	site.results = fl.resultNodes(c)
 	switch {

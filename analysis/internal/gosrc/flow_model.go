@@ -72,13 +72,16 @@ func (fl *flow) syncCall(c *ast.CallExpr, ce callee, op Op) {
 	var obj node
 	var operand ast.Expr
 	var at place
+	var path accessPath
 	if ce.recv != nil {
 		obj, operand = fl.recvRef(ce.recv.(*ast.SelectorExpr), ce.sel), ce.recv.(*ast.SelectorExpr).X
 		if idx := ce.sel.Index(); len(idx) > 0 {
 			at, _ = fl.placeOf(operand, idx[:len(idx)-1])
+			path = fl.pathOf(operand).through(fl.info.TypeOf(operand), idx[:len(idx)-1])
 		}
 	} else if len(c.Args) > 0 {
 		obj, operand = fl.ref(c.Args[0]), c.Args[0] // (*sync.Mutex).Lock(mu)
+		path = fl.pathOf(operand)
 	}
 	for _, a := range c.Args {
 		fl.ref(a)
@@ -87,7 +90,8 @@ func (fl *flow) syncCall(c *ast.CallExpr, ce callee, op Op) {
 		op = OpAddPos // Add(n), n not a negative constant: it adds work, it releases no one
 	}
 	if op != OpNone && fl.event(c.Lparen, c.Rparen, op, obj, false, operand) {
-		fl.cur.events[len(fl.cur.events)-1].at = at
+		e := &fl.cur.events[len(fl.cur.events)-1]
+		e.at, e.path = at, path
 	}
 }
 

@@ -32,10 +32,17 @@ func localVar(info *types.Info, x ast.Expr) *types.Var {
 	return v
 }
 
+// freshDef is one definition of a fresh local: where, and the value it
+// is given (nil for a declaration without one: the zero value).
+type freshDef struct {
+	pos token.Pos
+	rhs ast.Expr
+}
+
 // freshVars finds f's fresh locals, with where each is (re)defined
 // (built with its graph: see Program.graph).
-func freshVars(f *Func) map[*types.Var][]token.Pos {
-	fresh := map[*types.Var][]token.Pos{}
+func freshVars(f *Func) map[*types.Var][]freshDef {
+	fresh := map[*types.Var][]freshDef{}
 	info := f.pkg.info
 	if info == nil || f.body() == nil {
 		return fresh
@@ -46,7 +53,7 @@ func freshVars(f *Func) map[*types.Var][]token.Pos {
 			return
 		}
 		if made && (rhs == nil || isAlloc(info, rhs)) {
-			fresh[v] = append(fresh[v], pos)
+			fresh[v] = append(fresh[v], freshDef{pos, rhs})
 		} else {
 			not[v] = true
 		}
@@ -160,11 +167,13 @@ func (p *Program) freshOp(f *Func, e event) bool {
 // block, in position order.
 type freshBlocks map[int32][]freshItem
 
-// freshItem is a definition of the variable, or an operation on it.
+// freshItem is a definition of the variable, or an operation on it, or
+// a call acting through it on objects of the keys.
 type freshItem struct {
-	pos token.Pos
-	def bool
-	e   event
+	pos  token.Pos
+	def  bool
+	e    event
+	keys []Key
 }
 
 // in lists a block's items from position at on.
@@ -197,8 +206,8 @@ func (fg *funcGraph) freshItems(f *Func) []freshBlocks {
 			continue
 		}
 		for _, d := range f.fresh[v] {
-			if b, ok := fg.blockAt(d); ok {
-				fb[b] = append(fb[b], freshItem{pos: d, def: true})
+			if b, ok := fg.blockAt(d.pos); ok {
+				fb[b] = append(fb[b], freshItem{pos: d.pos, def: true})
 			}
 		}
 		for _, items := range fb {
@@ -231,7 +240,7 @@ func (p *Program) onceFresh(f *Func, e event) bool {
 		return false
 	}
 	defs := f.fresh[e.v]
-	return len(defs) == 1 && !p.inLoop(f, p.fset.Position(defs[0]).Line)
+	return len(defs) == 1 && !p.inLoop(f, p.fset.Position(defs[0].pos).Line)
 }
 
 // OnceAt reports whether the line of a frame lies outside every loop of

@@ -32,7 +32,7 @@ type Func struct {
 	events []event
 	graph  *funcGraph
 	// fresh are its fresh locals (fresh.go), read on first use.
-	fresh map[*types.Var][]token.Pos
+	fresh map[*types.Var][]freshDef
 }
 
 // body is the function's body.

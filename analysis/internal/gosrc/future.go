@@ -66,13 +66,18 @@ type Query struct {
 	scopes       map[*Func]Reach
 	// keep filters the events a walk takes (withFilter).
 	keep func(event) bool
+	// origins and freshCalls memoise origin.go's answers.
+	origins        map[originKey]origins
+	freshCalls     map[freshCallKey]*types.Var
+	freshCallItems map[*Func][]freshBlocks
 }
 
 // Track prepares answers about the given operations: every function's
 // summary of which of them it can reach through the calls it makes, and
 // the statements performing each.
 func (p *Program) Track(keys []Key) *Query {
-	q := &Query{p: p, tracked: map[Key]bool{}, trackedClass: map[node]bool{}, scopes: map[*Func]Reach{}}
+	q := &Query{p: p, tracked: map[Key]bool{}, trackedClass: map[node]bool{}, scopes: map[*Func]Reach{},
+		origins: map[originKey]origins{}, freshCalls: map[freshCallKey]*types.Var{}, freshCallItems: map[*Func][]freshBlocks{}}
 	for _, k := range keys {
 		q.tracked[k] = true
 		if acquireOf(k.Op()) != OpNone {
@@ -225,6 +230,11 @@ func (q *Query) frameFuture(out *Future, seen map[Key]int, f *Func, line, i int,
 		return e.call != nil && deeper != nil && p.spans(e, line) && calls(e.call, deeper)
 	}
 	filtered := func(e event) bool { return !skip(e) }
+	anyEmit := func(k Key, e event) {
+		if e.call == nil || q.freshRoot(f, e, k) == nil {
+			emit(k, e) // else it acts through a fresh local: reachCurrent's
+		}
+	}
 	starts, reached := p.startsAt(f, line)
 	held := map[node]bool{}
 	if waiting {
@@ -235,7 +245,7 @@ func (q *Query) frameFuture(out *Future, seen map[Key]int, f *Func, line, i int,
 		}
 	}
 	q.withFilter(filtered, func() {
-		q.reachAny(f, starts, emit)
+		q.reachAny(f, starts, anyEmit)
 		q.reachCurrent(f, starts, emit)
 		q.reachUnmatched(f, starts, held, emit)
 	})

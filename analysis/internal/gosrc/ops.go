@@ -91,6 +91,8 @@ type event struct {
 	// at is where a sync operation's object lies, when the code says
 	// (place.go).
 	at place
+	// path is the operand as an access path (path.go).
+	path accessPath
 }
 
 // syncOps maps the sync methods the analysis models to their operation.

@@ -117,9 +117,11 @@ func (p *Program) sizes() types.Sizes {
 func (p *Program) fixed(v *types.Var) bool { return !p.flow.mutated[v] }
 
 // mutatedVars lists every variable some statement assigns (after its
-// definition), increments, ranges into or takes the address of.
-func (p *Program) mutatedVars() map[*types.Var]bool {
+// definition), increments, ranges into or takes the address of, and the
+// fields and structs written (path.go).
+func (p *Program) mutatedVars() (map[*types.Var]bool, fieldWrites) {
 	out := map[*types.Var]bool{}
+	fw := fieldWrites{fields: map[*types.Var]bool{}}
 	for _, f := range p.funcs.all {
 		if f.parent != nil {
 			continue // the walk of the function it is written in covers it
@@ -133,6 +135,7 @@ func (p *Program) mutatedVars() map[*types.Var]bool {
 			}
 		}
 		ast.Inspect(f.body(), func(n ast.Node) bool {
+			fw.noteStmt(info, n)
 			switch x := n.(type) {
 			case *ast.AssignStmt:
 				for _, l := range x.Lhs {
@@ -153,7 +156,7 @@ func (p *Program) mutatedVars() map[*types.Var]bool {
 			return true
 		})
 	}
-	return out
+	return out, fw
 }
 
 // paramWord is the position of parameter v among the argument words a

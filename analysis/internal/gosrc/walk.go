@@ -2,6 +2,7 @@ package gosrc
 
 import (
 	"go/token"
+	"slices"
 	"sort"
 
 	"golang.org/x/tools/go/cfg"
@@ -30,6 +31,9 @@ func (p *Program) blockEvents(f *Func) [][]event { return p.graph(f).events }
 type start struct {
 	block *cfg.Block
 	idx   int
+	// pos is where the frame's statement begins (NoPos: at event idx):
+	// a definition there has not run yet.
+	pos token.Pos
 }
 
 // reachAny collects the tracked operations that need no matching, from
@@ -61,9 +65,10 @@ func (q *Query) reachAny(f *Func, starts []start, emit func(Key, event)) {
 // reachCurrent collects the tracked operations on f's fresh locals that
 // the starts reach before the path defines their variable again: those
 // act on the objects the locals hold now; after a definition, on new
-// ones no goroutine waits on yet.
+// ones no goroutine waits on yet. The calls acting only through a fresh
+// local (freshCallBlocks) count the same way.
 func (q *Query) reachCurrent(f *Func, starts []start, emit func(Key, event)) {
-	for _, defs := range q.p.graph(f).fresh {
+	for _, defs := range append(slices.Clip(q.p.graph(f).fresh), q.freshCallBlocks(f)...) {
 		type state struct {
 			b       int32
 			defined bool
@@ -74,8 +79,8 @@ func (q *Query) reachCurrent(f *Func, starts []start, emit func(Key, event)) {
 			for _, it := range defs.in(b.Index, at) {
 				if it.def {
 					defined = true
-				} else if e := it.e; !defined && q.kept(e) {
-					q.anyOf(e, emit)
+				} else if !defined && q.kept(it.e) {
+					q.emitItem(it, emit)
 				}
 			}
 			for _, s := range b.Succs {
@@ -86,8 +91,24 @@ func (q *Query) reachCurrent(f *Func, starts []start, emit func(Key, event)) {
 			}
 		}
 		for _, s := range starts {
-			visit(s.block, q.p.startPos(f, s), false)
+			at := s.pos
+			if at == token.NoPos {
+				at = q.p.startPos(f, s)
+			}
+			visit(s.block, at, false)
 		}
+	}
+}
+
+// emitItem emits a fresh local's operation, or the keys a call acts on
+// through it.
+func (q *Query) emitItem(it freshItem, emit func(Key, event)) {
+	if it.keys == nil {
+		q.anyOf(it.e, emit)
+		return
+	}
+	for _, k := range it.keys {
+		emit(k, it.e)
 	}
 }
 

@@ -1,0 +1,119 @@
+package gosrc
+
+import (
+	"strings"
+	"testing"
+)
+
+const originSrc = `package main
+
+import "sync"
+
+type queue struct{ cond *sync.Cond }
+
+func (q *queue) get() {
+	q.cond.L.Lock()
+	defer q.cond.L.Unlock()
+	q.cond.Wait() // @wait
+}
+
+func (q *queue) put() { q.cond.Signal() }
+
+type getter interface {
+	get()
+	put()
+}
+
+type controller struct {
+	a, b getter
+}
+
+func (c *controller) signals() {
+	for i := 0; i < 10; i++ {
+		c.a.put()
+		c.b.put()
+	}
+}
+
+func (c *controller) run() {
+	go c.a.get()
+	go c.b.get()
+}
+
+func newQueue() *queue { return &queue{cond: sync.NewCond(&sync.Mutex{})} }
+
+var shared = newQueue()
+
+func start() {
+	c := &controller{ // @start
+		a: &queue{cond: sync.NewCond(&sync.Mutex{})},
+		b: &queue{sync.NewCond(&sync.Mutex{})},
+	}
+	go c.run()
+	c.signals() // @signals
+}
+
+func startShared() {
+	c := &controller{a: shared, b: &queue{}} // @shared
+	c.signals()
+}
+
+func startMade() {
+	c := &controller{a: newQueue(), b: newQueue()} // @made
+	c.signals()
+}
+
+type reset struct{ q *queue }
+
+func (r *reset) put() { r.q.put() }
+
+func startReset() {
+	r := &reset{q: &queue{cond: sync.NewCond(&sync.Mutex{})}} // @reset
+	r.put()
+}
+
+func swap(r *reset) { r.q = shared }
+
+func main() {
+	for i := 0; i < 100; i++ {
+		go start()
+		go startShared()
+		go startMade()
+		go startReset()
+	}
+	swap(&reset{})
+}
+`
+
+// TestFreshCalls checks that a goroutine that has not yet made the
+// objects a call of its acts on cannot wake a goroutine parked now on
+// one of them: start, before its composite literal, signals only Conds
+// it will make. Once made, it can. A controller given a package-level
+// queue, or queues a function returns, or a struct whose field some
+// statement writes again, can reach objects made before.
+func TestFreshCalls(t *testing.T) {
+	g := load(t, originSrc)
+	wait := g.wait(t, "cond", Frame{Function: "sync.(*Cond).Wait"}, g.at("main.(*queue).get", "wait")).Cases[0]
+	if cp, ok := g.can(wait, -1, g.at("main.start", "start")); ok {
+		t.Errorf("start before making its queues can signal a Cond parked now: %+v", cp)
+	}
+	if _, ok := g.can(wait, -1, g.at("main.start", "signals")); !ok {
+		t.Error("start signalling its own queues cannot wake their waiters")
+	}
+	for _, mark := range []string{"shared", "made"} {
+		if _, ok := g.can(wait, -1, g.at("main.start"+capital(mark), mark)); !ok {
+			t.Errorf("%s: a controller with queues made elsewhere cannot signal", mark)
+		}
+	}
+	if _, ok := g.can(wait, -1, g.at("main.startReset", "reset")); !ok {
+		t.Error("a struct whose field is written again counts as fresh")
+	}
+	g = load(t, strings.Replace(originSrc, "r.q = shared", "_ = r.q", 1))
+	wait = g.wait(t, "cond", Frame{Function: "sync.(*Cond).Wait"}, g.at("main.(*queue).get", "wait")).Cases[0]
+	if cp, ok := g.can(wait, -1, g.at("main.startReset", "reset")); ok {
+		t.Errorf("a struct whose field no statement writes again, made later, can signal: %+v", cp)
+	}
+}
+
+// capital is s with its first letter upper-cased.
+func capital(s string) string { return string(s[0]-'a'+'A') + s[1:] }
