@@ -30,7 +30,10 @@ var shapeProg = &testProg{name: "shapeprog"}
 //   - shared: N goroutines holding one struct, parked on it in eight
 //     ways;
 //   - mixed: N Cond waiters at one line, each on a Cond of its own, half
-//     with a sleeping signaller: with source, a site parted in two.
+//     with a sleeping signaller: with source, a site parted in two;
+//   - bounded: N Cond waiters, each on its controller's queue, one in a
+//     hundred controllers with a sleeping signaller of its own queue:
+//     with source, a suspect whose waiters are stuck but for a bound.
 //
 // The program is read as Go once per process (its files' digest keys a
 // cache): the first sub-benchmark, first-read, pays that read, and the
@@ -39,7 +42,7 @@ func BenchmarkAnalyzeWaitShapes(b *testing.B) {
 	b.Run("first-read/pool/source=true/goroutines=1000", func(b *testing.B) {
 		benchAnalyze(b, waitShapeBundle(b, "pool", 1_000, true), func(*analysis.Report) error { return nil })
 	})
-	for _, shape := range []string{"pool", "shared", "mixed"} {
+	for _, shape := range []string{"pool", "shared", "mixed", "bounded"} {
 		for _, src := range []bool{true, false} {
 			for _, n := range waitShapeSizes {
 				name := fmt.Sprintf("%s/source=%v/goroutines=%d", shape, src, n)
@@ -51,6 +54,9 @@ func BenchmarkAnalyzeWaitShapes(b *testing.B) {
 						}
 						if shape == "mixed" && src {
 							return partedHalf(rep, n)
+						}
+						if shape == "bounded" && src {
+							return boundedStuck(rep, n)
 						}
 						return nil
 					})
@@ -107,4 +113,15 @@ func partedHalf(rep *analysis.Report, n int) error {
 		}
 	}
 	return fmt.Errorf("mixed/%d: no suspect of the %d waiters without a signaller", n, n/2)
+}
+
+// boundedStuck checks the bounded shape's suspect: all n waiters, stuck
+// but for the one in a hundred whose controller signals.
+func boundedStuck(rep *analysis.Report, n int) error {
+	for _, s := range rep.Suspects {
+		if s.Location == "main.(*queue).get" && s.Count == int64(n) {
+			return nil
+		}
+	}
+	return fmt.Errorf("bounded/%d: no suspect of the %d waiters", n, n)
 }

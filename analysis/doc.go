@@ -44,7 +44,9 @@
 //     holders; evidence_progress.go the runtime's counters (Cond tickets,
 //     wait minutes); evidence_stuck.go the graph summed up by site;
 //     evidence_split.go parts a site whose members are partly stuck;
-//     evidence_reach.go and evidence_wake.go who can still wake a wait;
+//     evidence_reach.go and evidence_wake.go who can still wake a wait,
+//     evidence_bound.go how many of a class's waiters the goroutines
+//     that can run can wake at most;
 //     the kept source read as Go: evidence_source.go (parsing, what a
 //     line allocates), evidence_stmt.go (the statement at a frame, timer
 //     cases, locks held by the waiter, loops with no way out),

@@ -169,11 +169,15 @@ func (w *waitGraph) reachAll() {
 		}
 	}
 	for len(queue) > 0 {
-		y := queue[0]
-		queue = queue[1:]
-		queue = w.wakeByProgram(ix, y, queue)
-		queue = w.wakeByWords(ix, y, queue)
+		for len(queue) > 0 {
+			y := queue[0]
+			queue = queue[1:]
+			queue = w.wakeByProgram(ix, y, queue)
+			queue = w.wakeByWords(ix, y, queue)
+		}
+		queue = w.resolveBounds(ix, queue)
 	}
+	w.markBounds(ix)
 	w.familyReach()
 }
 
@@ -221,27 +225,33 @@ func (w *waitGraph) wakeByProgram(ix *wakeIndex, y *waitGor, queue []*waitGor) [
 	if w.prog == nil || len(ix.byKey) == 0 {
 		return queue
 	}
-	for _, cp := range w.futureOf(y).Caps {
-		kw := ix.byKey[cp.Key]
-		if kw == nil {
+	fut := w.futureOf(y)
+	for _, cp := range fut.Caps {
+		if ix.byKey[cp.Key] == nil || w.deferBounded(y, cp) {
 			continue
 		}
-		how := w.wakeText(y, cp)
-		queue = w.wakeIn(kw, y, cp, how, queue)
-		if kw.addressed == nil {
-			continue
+		queue = w.wakeCap(ix, y, cp, queue)
+	}
+	return queue
+}
+
+// wakeCap wakes the decided waiters release cp of y can reach.
+func (w *waitGraph) wakeCap(ix *wakeIndex, y *waitGor, cp gosrc.Cap, queue []*waitGor) []*waitGor {
+	kw := ix.byKey[cp.Key]
+	how := w.wakeText(y, cp)
+	queue = w.wakeIn(kw, y, cp, how, queue)
+	if kw.addressed == nil {
+		return queue
+	}
+	addrs, placed := w.capAddrs(y, cp)
+	if !placed {
+		return w.wakeIn(kw.addressed, y, cp, how, queue)
+	}
+	for _, a := range addrs {
+		for _, x := range kw.byAddr[a] {
+			queue = wake(x, y, fmt.Sprintf("%s, on the same object (%#x)", how, a), queue)
 		}
-		addrs, placed := w.capAddrs(y, cp)
-		if !placed {
-			queue = w.wakeIn(kw.addressed, y, cp, how, queue)
-			continue
-		}
-		for _, a := range addrs {
-			for _, x := range kw.byAddr[a] {
-				queue = wake(x, y, fmt.Sprintf("%s, on the same object (%#x)", how, a), queue)
-			}
-			delete(kw.byAddr, a)
-		}
+		delete(kw.byAddr, a)
 	}
 	return queue
 }

@@ -25,9 +25,12 @@ type stuckFacts struct {
 	// every statement that could end it is known (releasers names a
 	// few; none at all when there is no such statement), and none can
 	// still run. globals names the package-level variables they wait on.
-	decided         int
-	releasers       []string
-	globals         []string
+	decided   int
+	releasers []string
+	globals   []string
+	// bound is set when goroutines that can run release their class but
+	// reach too few of its objects to wake them all (evidence_bound.go).
+	bound           *waitBound
 	byFamily        int // consumers reachable only through their creator or children
 	familyProducer  int // unreached, but their creator or a child can run
 	infraWaiting    int // machinery (the test runner) waiting for a goroutine it created that is stuck
@@ -300,6 +303,9 @@ func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[strin
 			f.globals = w.waitGlobals(x)
 		}
 		f.decided++
+		if f.bound == nil {
+			f.bound = x.bound
+		}
 	}
 	if x.selfHeld != "" {
 		f.selfHeld++
@@ -315,7 +321,7 @@ func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[strin
 		if len(f.possibleNotes) == 0 {
 			f.possibleNotes = x.possible
 		}
-	} else if len(x.wakers) == 0 && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
+	} else if len(x.wakers) == 0 && x.bound == nil && (x.kind != "waitgroup" || len(w.children[x.goid]) == 0) {
 		f.noWaker++
 		if x.block.obj != 0 {
 			f.noWakerExact++

@@ -80,6 +80,10 @@ type waitGor struct {
 	// program; "" for a pointer in the frames).
 	wokeBy  *waitGor
 	wokeHow string
+	// bound is set on a waiter left parked although goroutines that can
+	// run release its class: they reach too few objects of it to wake
+	// every waiter (evidence_bound.go).
+	bound *waitBound
 }
 
 // waitGraph is the wait-for reasoning over the latest snapshot.
@@ -114,6 +118,9 @@ type waitGraph struct {
 	// prog is the program read as Go (nil when the bundle holds none of
 	// its files).
 	prog *wakeProgram
+	// bounds are the releases deferred by class during the fixpoint
+	// (evidence_bound.go).
+	bounds *boundLedger
 }
 
 // waitScene is what the whole snapshot tells about each goroutine's wait.

@@ -402,6 +402,11 @@ func decidedWeights(f *stuckFacts, on string, add func(string, float64, string, 
 		add(kindNoReleaser, wNoReleaser*d, "nothing can ever wake them: no statement of the program %s %s, so no goroutine, running or yet to start, can%s", releaseVerb(f.kind), what, runtime)
 		return
 	}
+	if b := f.bound; b != nil {
+		stuck := min(b.stuck, f.decided)
+		add("unreachable", wDecided*float64(stuck)/float64(f.parked), "%d of %d wait on what%s only these statements of the program can release: %s; %s", f.decided, f.parked, on, strings.Join(f.releasers, "; "), b.String())
+		return
+	}
 	add("unreachable", wDecided*d, "%d of %d wait on what%s only these statements of the program can release: %s; none can still run: every goroutine whose frames lead to one is parked, and no goroutine that can run reaches one", f.decided, f.parked, on, strings.Join(f.releasers, "; "))
 }
 

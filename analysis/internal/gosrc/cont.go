@@ -72,14 +72,15 @@ func mayReturn(c *ast.CallExpr) bool {
 }
 
 // nodeAt is the node a frame of f at line is at: the innermost one
-// spanning the line, else the first one after it; -1 when none (the
+// spanning the line (of two apart on one line, the first: the rest from
+// it holds the other's), else the first one after it; -1 when none (the
 // function is returning).
 func (fg *funcGraph) nodeAt(line int) int {
 	at := -1
 	for i, n := range fg.nodes {
 		switch {
 		case n.startLine <= line && line <= n.endLine:
-			if at < 0 || fg.nodes[at].startLine > line || n.end-n.pos < fg.nodes[at].end-fg.nodes[at].pos {
+			if at < 0 || fg.nodes[at].startLine > line || fg.nodes[at].spanning(n) {
 				at = i
 			}
 		case n.startLine > line && (at < 0 || fg.nodes[at].startLine > line && n.pos < fg.nodes[at].pos):
@@ -87,6 +88,13 @@ func (fg *funcGraph) nodeAt(line int) int {
 		}
 	}
 	return at
+}
+
+// spanning reports that n should stand for a line instead of m, both
+// spanning it: n lies inside m, or before it, apart.
+func (m cfgNode) spanning(n cfgNode) bool {
+	inside := n.pos >= m.pos && n.end <= m.end && n.end-n.pos < m.end-m.pos
+	return inside || n.end <= m.pos
 }
 
 // startsAt is where the rest of a frame of f at line begins, and the

@@ -14,7 +14,10 @@
 //   - whether a frame may hold an object its goroutine was handed when
 //     it started, or only ones it made ([Program.Given]);
 //   - which object a release acts on, when a pointer the frames print
-//     places it ([Where]).
+//     places it ([Where]);
+//   - how many objects of a class a goroutine's rest can act on at most,
+//     and which calls act only on objects a local not yet defined will
+//     hold ([Cap] Objects; origin.go, from access paths: path.go).
 //
 // Objects are abstract: the storage a value can flow to, found by
 // unification over the typed syntax (Steensgaard's points-to analysis,

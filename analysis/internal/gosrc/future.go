@@ -3,6 +3,7 @@ package gosrc
 import (
 	"go/ast"
 	"go/types"
+	"slices"
 
 	"github.com/leakscope/leakscope/internal/gosym"
 )
@@ -145,6 +146,14 @@ type Cap struct {
 	// in the rest acts on a local that frame's function makes anew once
 	// per call (the instance of the frame's current call); 0 otherwise.
 	Fresh int
+	// Bounded is set when every object of the class the rest can act on
+	// through this operation is one of Objects: each names one object
+	// for the whole rest (a frame's parameter no statement assigns, then
+	// fields only composite literals set; origin.go), so the goroutine
+	// can act on at most len(Objects) objects of the class, whichever
+	// they are.
+	Bounded bool
+	Objects []string
 }
 
 // Where is one object a release acts on: Offset bytes past the pointer
@@ -224,7 +233,9 @@ func (q *Query) frameFuture(out *Future, seen map[Key]int, f *Func, line, i int,
 		if e.call != nil {
 			via = callName(e.call)
 		}
-		out.add(seen, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via, Where: []Where{wh}, Anywhere: !ok, Fresh: fresh})
+		objs, bounded := q.frameObjects(f, e, k, i)
+		out.add(seen, Cap{Key: k, Frame: i, Line: p.fset.Position(e.pos).Line, Via: via, Where: []Where{wh}, Anywhere: !ok, Fresh: fresh,
+			Bounded: bounded, Objects: objs})
 	}
 	skip := func(e event) bool {
 		return e.call != nil && deeper != nil && p.spans(e, line) && calls(e.call, deeper)
@@ -249,6 +260,17 @@ func (q *Query) frameFuture(out *Future, seen map[Key]int, f *Func, line, i int,
 		q.reachCurrent(f, starts, emit)
 		q.reachUnmatched(f, starts, held, emit)
 	})
+	if deeper != nil && len(starts) > 0 && p.loopsBack(starts[0].block) {
+		for _, e := range p.blockEvents(f)[starts[0].block.Index] {
+			if !skip(e) {
+				continue
+			}
+			for _, k := range q.callAnyKeys(e.call) { // the call in progress, made again on a later turn
+				objs, bounded := q.frameObjects(f, e, k, i)
+				out.widen(seen, k, objs, bounded)
+			}
+		}
+	}
 	for _, e := range p.pendingDefers(f, reached, starts) {
 		if e.call != nil && e.call.unknown && out.Unknown == "" {
 			out.Unknown = callName(e.call)
@@ -374,6 +396,31 @@ func (out *Future) add(seen map[Key]int, c Cap) {
 	if cp.Fresh != c.Fresh {
 		cp.Fresh = 0
 	}
+	cp.addObjects(c.Objects, c.Bounded)
+}
+
+// addObjects adds the objects another release of the key acts on.
+func (cp *Cap) addObjects(objs []string, bounded bool) {
+	cp.Bounded = cp.Bounded && bounded
+	for _, o := range objs {
+		if cp.Bounded && !slices.Contains(cp.Objects, o) {
+			cp.Objects = append(cp.Objects, o)
+		}
+	}
+	if !cp.Bounded {
+		cp.Objects = nil
+	}
+}
+
+// widen adds to the capability of key k already there (seen: index + 1
+// by key) the objects another of its releases acts on; the deeper
+// frames stand for that release's key itself.
+func (out *Future) widen(seen map[Key]int, k Key, objs []string, bounded bool) {
+	j := seen[k]
+	if j == 0 {
+		return
+	}
+	out.Caps[j-1].addObjects(objs, bounded)
 }
 
 // goDones indexes, by the function started, the Done of each

@@ -2,10 +2,12 @@ package gosrc
 
 import (
 	"cmp"
+	"fmt"
 	"go/ast"
 	"go/types"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Origins. What a function's operations of one kind act on, in terms of
@@ -336,4 +338,55 @@ func (q *Query) callAnyKeys(s *callSite) []Key {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// frameObjects names the objects of key k (an operation needing no
+// matching) that event e of frame i, running f, can act on: each origin
+// of it rooted at one of f's parameters no statement assigns, as "frame
+// i, parameter j, fields". bounded is false when one is not so rooted.
+func (q *Query) frameObjects(f *Func, e event, k Key, i int) (objs []string, bounded bool) {
+	if f.sig == nil || acquireOf(k.Op()) != OpNone {
+		return nil, false
+	}
+	params := sigParams(f.sig, true)
+	add := func(path accessPath) bool {
+		o, ok := q.p.paramOrigin(params, path)
+		if !ok {
+			return false
+		}
+		name := objectName(i, o)
+		if !slices.Contains(objs, name) {
+			objs = append(objs, name)
+		}
+		return true
+	}
+	if e.call == nil {
+		return objs, add(e.path)
+	}
+	for _, h := range e.call.callees {
+		if !slices.Contains(q.sums[h].any, k) {
+			continue
+		}
+		sub := q.originsOf(h, k)
+		if sub.unknown {
+			return nil, false
+		}
+		for _, o := range sub.list {
+			ap, ok := argPath(e.call, h, o.param)
+			if !ok || !add(ap.extend(o.fields)) {
+				return nil, false
+			}
+		}
+	}
+	return objs, len(objs) > 0
+}
+
+// objectName names an origin of frame i for Cap.Objects.
+func objectName(i int, o origin) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d.%d", i, o.param)
+	for _, f := range o.fields {
+		b.WriteString("." + f.Name())
+	}
+	return b.String()
 }

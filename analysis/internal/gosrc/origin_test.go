@@ -1,6 +1,7 @@
 package gosrc
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,7 @@ func (q *queue) get() {
 	q.cond.Wait() // @wait
 }
 
-func (q *queue) put() { q.cond.Signal() }
+func (q *queue) put() { q.cond.Signal() } // @signal
 
 type getter interface {
 	get()
@@ -30,8 +31,14 @@ type controller struct {
 
 func (c *controller) signals() {
 	for i := 0; i < 10; i++ {
-		c.a.put()
+		c.a.put() // @puta
 		c.b.put()
+	}
+}
+
+func each(qs []*queue) {
+	for _, q := range qs {
+		q.put() // @each
 	}
 }
 
@@ -82,6 +89,7 @@ func main() {
 		go startReset()
 	}
 	swap(&reset{})
+	each(nil)
 }
 `
 
@@ -117,3 +125,30 @@ func TestFreshCalls(t *testing.T) {
 
 // capital is s with its first letter upper-cased.
 func capital(s string) string { return string(s[0]-'a'+'A') + s[1:] }
+
+// TestBoundedObjects checks which objects of a class a goroutine's rest
+// can act on: signals reaches its controller's two queues' Conds (fields
+// only composite literals set), and, while a put of its loop is in
+// progress, that put's own Cond too (the next turn calls it again); a
+// loop over a slice reaches any.
+func TestBoundedObjects(t *testing.T) {
+	g := load(t, originSrc)
+	wait := g.wait(t, "cond", Frame{Function: "sync.(*Cond).Wait"}, g.at("main.(*queue).get", "wait")).Cases[0]
+	for _, c := range []struct {
+		frames []Frame
+		want   []string
+	}{
+		{[]Frame{g.at("main.(*controller).signals", "puta")}, []string{"0.0.a.cond", "0.0.b.cond"}},
+		{[]Frame{g.at("main.(*queue).put", "signal"), g.at("main.(*controller).signals", "puta")}, []string{"0.0.cond", "1.0.a.cond", "1.0.b.cond"}},
+		{[]Frame{g.at("main.each", "each")}, nil},
+	} {
+		cp, ok := g.can(wait, -1, c.frames...)
+		if !ok {
+			t.Fatalf("%v cannot signal", c.frames)
+		}
+		got := slices.Sorted(slices.Values(cp.Objects))
+		if cp.Bounded != (c.want != nil) || !slices.Equal(got, c.want) {
+			t.Errorf("%v: bounded %v, objects %v; want %v", c.frames, cp.Bounded, got, c.want)
+		}
+	}
+}

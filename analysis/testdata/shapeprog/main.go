@@ -10,6 +10,11 @@
 //	shapeprog mixed N   N Cond waiters of one line and creator function,
 //	                    each on a Cond of its own, half of them with a
 //	                    signaller that sleeps before it signals
+//	shapeprog bounded N N Cond waiters, each on the Cond of a queue its
+//	                    controller holds behind an interface (set by the
+//	                    controller's composite literal alone), one in a
+//	                    hundred with a signaller that sleeps, then
+//	                    signals its own controller's queue
 package main
 
 import (
@@ -99,9 +104,50 @@ func pair(signal bool) {
 	}
 }
 
+// getter is a bounded-shape queue as its controller holds it.
+type getter interface {
+	get()
+	put()
+}
+
+// queue is a Cond over its own lock.
+type queue struct{ cond *sync.Cond }
+
+func (q *queue) get() {
+	q.cond.L.Lock()
+	q.cond.Wait()
+	q.cond.L.Unlock()
+}
+
+func (q *queue) put() { q.cond.Signal() }
+
+// controller holds one queue.
+type controller struct{ q getter }
+
+// run starts the queue's worker and returns, so its creator is gone.
+func (c *controller) run() { go c.q.get() }
+
+// signals signals the queue hourly.
+func (c *controller) signals() {
+	for {
+		time.Sleep(time.Hour)
+		c.q.put()
+	}
+}
+
+// control makes a controller and starts its worker, then, with signal,
+// signals its queue.
+func control(signal bool) {
+	c := &controller{q: &queue{cond: sync.NewCond(&sync.Mutex{})}}
+	go c.run()
+	if signal {
+		c.signals()
+	}
+}
+
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: shapeprog pool|shared|mixed N")
+		fmt.Fprintln(os.Stderr, "usage: shapeprog pool|shared|mixed|bounded N")
 		os.Exit(2)
 	}
 	n, err := strconv.Atoi(os.Args[2])
@@ -135,6 +181,11 @@ func main() {
 			go pair(i%2 == 0)
 		}
 		settleAndDump(n + n/2)
+	case "bounded":
+		for i := range n {
+			go control(i%100 == 0)
+		}
+		settleAndDump(n + (n+99)/100)
 	}
 }
 
