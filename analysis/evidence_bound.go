@@ -10,16 +10,16 @@ import (
 )
 
 // Bounded releases. A goroutine that can run may release a class of
-// objects that escapes (every instance of a struct field is one class)
-// though it can reach only a few of them: each of its releases acts on
-// an object its frames' parameters lead to through fields only
-// composite literals set ([gosrc.Cap] Objects). When the class's
-// waiters wait on more distinct objects than all such goroutines
-// together reach, and nothing else can release the class, at least the
-// waiters beyond the most-waited-on of those objects stay parked for
-// good, whichever objects are released. The fixpoint defers these
-// releases by class, then either wakes every waiter of the class (the
-// bound does not hold) or leaves them parked with the bound.
+// objects (every instance of a struct field is one class) though it can
+// reach only a few of them: each of its releases acts on an object its
+// frames' parameters lead to through fields only composite literals set
+// ([gosrc.Cap] Objects). When the class's waiters wait on more distinct
+// objects than all such goroutines together reach, and nothing else can
+// release the class, at least the waiters beyond the most-waited-on of
+// those objects stay parked for good, whichever objects are released.
+// The fixpoint defers these releases by class, then either makes them as
+// it would have (the bound does not hold) or leaves the waiters parked
+// with the bound.
 
 // boundLedger holds the deferred releases by class.
 type boundLedger struct {
@@ -233,6 +233,10 @@ func (b *waitBound) String() string {
 	if len(b.names) > 0 {
 		what = strings.Join(b.names, ", ")
 	}
-	return fmt.Sprintf("of the goroutines that can still run, only %s reach one, and together they can act on at most %d of the %d %s these %d goroutines wait on (each through its frames' parameters and fields only composite literals set, read from the program as Go): at least %d of the %d stay parked for good, whichever are released",
-		strings.Join(who, ", "), b.reach, b.waited, what, b.waiters, b.stuck, b.waiters)
+	verb := "reach one, and together they can"
+	if len(b.wakers) == 1 {
+		verb = "reaches one, and it can"
+	}
+	return fmt.Sprintf("of the goroutines that can still run, only %s %s act on at most %d of the %d %s these %d goroutines wait on (each through its frames' parameters and fields only composite literals set, read from the program as Go): at least %d of the %d stay parked for good, whichever are released",
+		strings.Join(who, ", "), verb, b.reach, b.waited, what, b.waiters, b.stuck, b.waiters)
 }

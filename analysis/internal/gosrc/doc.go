@@ -17,7 +17,8 @@
 //     places it ([Where]);
 //   - how many objects of a class a goroutine's rest can act on at most,
 //     and which calls act only on objects a local not yet defined will
-//     hold ([Cap] Objects; origin.go, from access paths: path.go).
+//     hold ([Cap] Objects; origin.go and freshcall.go, over access
+//     paths: path.go).
 //
 // Objects are abstract: the storage a value can flow to, found by
 // unification over the typed syntax (Steensgaard's points-to analysis,
