@@ -34,6 +34,9 @@ type classBound struct {
 	wakers   []*waitGor
 	objects  map[*waitGor][]string
 	deferred []deferredRelease
+	// bound and cands are the bound and its waiters as last resolved.
+	bound *waitBound
+	cands []*waitGor
 }
 
 // waitBound is what a waiter left parked under a bound is told.
@@ -95,7 +98,9 @@ func (w *waitGraph) resolveBounds(ix *wakeIndex, queue []*waitGor) []*waitGor {
 	waiters, parked := w.waitersByClass(ix), w.parkedReleases()
 	for _, id := range slices.Sorted(maps.Keys(w.bounds.byClass)) {
 		cb := w.bounds.byClass[id]
-		if _, ok := w.boundOf(cb, waiters[id], parked[id]); ok {
+		b, ok := w.boundOf(cb, waiters[id], parked[id])
+		if ok {
+			cb.bound, cb.cands = b, waiters[id]
 			continue
 		}
 		delete(w.bounds.byClass, id)
@@ -108,18 +113,14 @@ func (w *waitGraph) resolveBounds(ix *wakeIndex, queue []*waitGor) []*waitGor {
 }
 
 // markBounds gives the waiters of each class whose bound holds the
-// bound, once nothing more can be woken.
-func (w *waitGraph) markBounds(ix *wakeIndex) {
+// bound: the last resolveBounds, after which nothing more woke, left it.
+func (w *waitGraph) markBounds() {
 	if w.bounds == nil {
 		return
 	}
-	waiters, parked := w.waitersByClass(ix), w.parkedReleases()
-	for _, id := range slices.Sorted(maps.Keys(w.bounds.byClass)) {
-		cands := waiters[id]
-		if b, ok := w.boundOf(w.bounds.byClass[id], cands, parked[id]); ok {
-			for _, x := range cands {
-				x.bound = b
-			}
+	for _, cb := range w.bounds.byClass {
+		for _, x := range cb.cands {
+			x.bound = cb.bound
 		}
 	}
 }

@@ -177,7 +177,7 @@ func (w *waitGraph) reachAll() {
 		}
 		queue = w.resolveBounds(ix, queue)
 	}
-	w.markBounds(ix)
+	w.markBounds()
 	w.familyReach()
 }
 

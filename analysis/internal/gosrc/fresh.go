@@ -134,12 +134,10 @@ func walkOwn(n ast.Node, inLit bool, visit func(ast.Node, bool)) {
 
 // isAlloc reports an expression that makes a new object.
 func isAlloc(info *types.Info, e ast.Expr) bool {
-	switch x := ast.Unparen(e).(type) {
-	case *ast.CompositeLit:
+	if literalOf(e) != nil {
 		return true
-	case *ast.UnaryExpr:
-		_, ok := ast.Unparen(x.X).(*ast.CompositeLit)
-		return x.Op == token.AND && ok
+	}
+	switch x := ast.Unparen(e).(type) {
 	case *ast.CallExpr:
 		switch fn := ast.Unparen(x.Fun).(type) {
 		case *ast.Ident:
@@ -205,17 +203,23 @@ func (fg *funcGraph) freshItems(f *Func) []freshBlocks {
 		if !ops {
 			continue
 		}
-		for _, d := range f.fresh[v] {
-			if b, ok := fg.blockAt(d.pos); ok {
-				fb[b] = append(fb[b], freshItem{pos: d.pos, def: true})
-			}
-		}
-		for _, items := range fb {
-			sort.SliceStable(items, func(i, j int) bool { return items[i].pos < items[j].pos })
-		}
-		out = append(out, fb)
+		out = append(out, fg.withDefs(fb, f.fresh[v]))
 	}
 	return out
+}
+
+// withDefs adds a fresh local's definitions to its items and puts each
+// block's items in position order.
+func (fg *funcGraph) withDefs(fb freshBlocks, defs []freshDef) freshBlocks {
+	for _, d := range defs {
+		if b, ok := fg.blockAt(d.pos); ok {
+			fb[b] = append(fb[b], freshItem{pos: d.pos, def: true})
+		}
+	}
+	for _, items := range fb {
+		sort.SliceStable(items, func(i, j int) bool { return items[i].pos < items[j].pos })
+	}
+	return fb
 }
 
 // blockAt is the block of the innermost node holding position pos.

@@ -3,6 +3,7 @@ package gosrc
 import (
 	"cmp"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"maps"
 	"slices"
@@ -44,31 +45,23 @@ type freshCallKey struct {
 func (q *Query) computeFreshRoot(f *Func, e event, k Key) *types.Var {
 	p := q.p
 	p.graph(f) // builds f.fresh
-	var root *types.Var
-	for _, h := range e.call.callees {
-		if !slices.Contains(q.sums[h].any, k) {
-			continue
-		}
-		sub := q.originsOf(h, k)
-		if sub.unknown || len(sub.list) == 0 {
+	paths, ok := q.callPaths(e.call, k)
+	if !ok || len(paths) == 0 {
+		return nil
+	}
+	root := paths[0].root
+	defs, fresh := f.fresh[root]
+	if !fresh {
+		return nil
+	}
+	for _, path := range paths {
+		if path.root != root || !p.stablePath(path.fields) {
 			return nil
 		}
-		for _, o := range sub.list {
-			ap, ok := argPath(e.call, h, o.param)
-			if !ok || root != nil && ap.root != root {
+		for _, d := range defs {
+			if !freshAlong(f.pkg.info, d.rhs, path.fields) {
 				return nil
 			}
-			defs, fresh := f.fresh[ap.root]
-			full := ap.extend(o.fields)
-			if !fresh || full.root == nil || !p.stablePath(full.fields) {
-				return nil
-			}
-			for _, d := range defs {
-				if !freshAlong(f.pkg.info, d.rhs, full.fields) {
-					return nil
-				}
-			}
-			root = ap.root
 		}
 	}
 	return root
@@ -108,8 +101,10 @@ func literalOf(e ast.Expr) *ast.CompositeLit {
 	case *ast.CompositeLit:
 		return x
 	case *ast.UnaryExpr:
-		lit, _ := ast.Unparen(x.X).(*ast.CompositeLit)
-		return lit
+		if x.Op == token.AND {
+			lit, _ := ast.Unparen(x.X).(*ast.CompositeLit)
+			return lit
+		}
 	}
 	return nil
 }
@@ -191,16 +186,7 @@ func (q *Query) freshCallBlocks(f *Func) []freshBlocks {
 	vars := slices.SortedFunc(maps.Keys(byVar), func(a, b *types.Var) int { return cmp.Compare(a.Pos(), b.Pos()) })
 	out := make([]freshBlocks, 0, len(vars))
 	for _, v := range vars {
-		fb := byVar[v]
-		for _, d := range f.fresh[v] {
-			if b, ok := fg.blockAt(d.pos); ok {
-				fb[b] = append(fb[b], freshItem{pos: d.pos, def: true})
-			}
-		}
-		for _, items := range fb {
-			slices.SortStableFunc(items, func(a, b freshItem) int { return cmp.Compare(a.pos, b.pos) })
-		}
-		out = append(out, fb)
+		out = append(out, fg.withDefs(byVar[v], f.fresh[v]))
 	}
 	q.freshCallItems[f] = out
 	return out

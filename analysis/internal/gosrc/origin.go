@@ -75,21 +75,12 @@ func (q *Query) computeOrigins(g *Func, k Key) origins {
 			}
 			continue
 		}
-		for _, h := range e.call.callees {
-			if !slices.Contains(q.sums[h].any, k) {
-				continue
-			}
-			sub := q.originsOf(h, k)
-			if sub.unknown {
-				return origins{unknown: true}
-			}
-			for _, o := range sub.list {
-				ap, ok := argPath(e.call, h, o.param)
-				if !ok {
-					return origins{unknown: true}
-				}
-				add(ap.extend(o.fields))
-			}
+		paths, ok := q.callPaths(e.call, k)
+		if !ok {
+			return origins{unknown: true}
+		}
+		for _, path := range paths {
+			add(path)
 		}
 		if out.unknown {
 			return out
@@ -114,6 +105,32 @@ func (p *Program) paramOrigin(params []*types.Var, path accessPath) (origin, boo
 	}
 	i := slices.Index(params, path.root)
 	return origin{param: i, fields: path.fields}, i >= 0
+}
+
+// callPaths are the objects of key k (an operation needing no
+// matching) a call can act on, as paths from the caller's variables:
+// each origin of each callee reaching k, from the argument the call
+// passes for its parameter. ok is false when one of them is not so
+// written.
+func (q *Query) callPaths(s *callSite, k Key) (paths []accessPath, ok bool) {
+	for _, h := range s.callees {
+		if !slices.Contains(q.sums[h].any, k) {
+			continue
+		}
+		sub := q.originsOf(h, k)
+		if sub.unknown {
+			return nil, false
+		}
+		for _, o := range sub.list {
+			ap, ok := argPath(s, h, o.param)
+			full := ap.extend(o.fields)
+			if !ok || full.root == nil {
+				return nil, false
+			}
+			paths = append(paths, full)
+		}
+	}
+	return paths, true
 }
 
 // argPath is the argument a call passes for h's parameter i (the
@@ -152,19 +169,13 @@ func (q *Query) frameObjects(f *Func, e event, k Key, i int) (objs []string, bou
 	if e.call == nil {
 		return objs, add(e.path)
 	}
-	for _, h := range e.call.callees {
-		if !slices.Contains(q.sums[h].any, k) {
-			continue
-		}
-		sub := q.originsOf(h, k)
-		if sub.unknown {
+	paths, ok := q.callPaths(e.call, k)
+	if !ok {
+		return nil, false
+	}
+	for _, path := range paths {
+		if !add(path) {
 			return nil, false
-		}
-		for _, o := range sub.list {
-			ap, ok := argPath(e.call, h, o.param)
-			if !ok || !add(ap.extend(o.fields)) {
-				return nil, false
-			}
 		}
 	}
 	return objs, len(objs) > 0
