@@ -502,15 +502,15 @@ func incidentSummary(inc Incident, top Suspect) string {
 	case top.Kind == KindHeap:
 		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s)", where, FormatRate(inc.BytesPerMin, KindHeap), format.Bytes(float64(inc.RetainedBytes)), what)
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
-		return fmt.Sprintf("%s created from %s leak, %s%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, FormatRate(inc.GoroutinesPerMin, KindGoroutine), heap, what)
+		return fmt.Sprintf("%s created from %s %s, %s%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, format.Verb(inc.Goroutines, "leaks", "leak"), FormatRate(inc.GoroutinesPerMin, KindGoroutine), heap, what)
 	case inc.CallsPerMin > 0:
 		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min", where, format.Count(inc.PerCall, "goroutine"), heap, what, format.Figure(inc.CallsPerMin))
 	case top.Verdict == "leaking":
 		// Growth with no rate (one step): still a leak, as in every
 		// other capture of it (docs/DESIGN.md, "One verdict").
-		return fmt.Sprintf("%s created from %s leak%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, what)
+		return fmt.Sprintf("%s created from %s %s%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, format.Verb(inc.Goroutines, "leaks", "leak"), heap, what)
 	}
-	return fmt.Sprintf("%s created from %s are stuck%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, what)
+	return fmt.Sprintf("%s created from %s %s stuck%s (%s)", format.Count(int64(inc.Goroutines), "goroutine"), where, format.Verb(inc.Goroutines, "is", "are"), heap, what)
 }
 
 // parkedIn is the user's function goroutines are parked in: the

@@ -45,11 +45,11 @@ func incidentWhat(inc analysis.Incident) string {
 	case inc.Goroutines == 0:
 		return fmt.Sprintf("heap allocated under %s grows %s to %s (%s).", where, rate(inc.BytesPerMin, "bytes"), format.Bytes(float64(inc.RetainedBytes)), lit(what))
 	case inc.CallsPerMin > 0 && len(inc.Suspects) == 1:
-		return fmt.Sprintf("%s created from %s leak, %s%s (%s).", format.Count(int64(inc.Goroutines), "goroutine"), where, rate(inc.GoroutinesPerMin, ""), heap, lit(what))
+		return fmt.Sprintf("%s created from %s %s, %s%s (%s).", format.Count(int64(inc.Goroutines), "goroutine"), where, format.Verb(inc.Goroutines, "leaks", "leak"), rate(inc.GoroutinesPerMin, ""), heap, lit(what))
 	case inc.CallsPerMin > 0:
 		return fmt.Sprintf("each call to %s leaks %s%s (%s); %s calls/min, %s now.", where, goroutines(inc.PerCall), heap, lit(what), trimNum(inc.CallsPerMin), format.Count(int64(inc.Goroutines), "goroutine"))
 	}
-	return fmt.Sprintf("%s created from %s are stuck%s (%s).", format.Count(int64(inc.Goroutines), "goroutine"), where, heap, lit(what))
+	return fmt.Sprintf("%s created from %s %s stuck%s (%s).", format.Count(int64(inc.Goroutines), "goroutine"), where, format.Verb(inc.Goroutines, "is", "are"), heap, lit(what))
 }
 
 func goroutines(n float64) string {

@@ -82,6 +82,15 @@ func Count[N ~int | ~int32 | ~int64 | ~uint32 | ~uint64 | ~float64](n N, noun st
 	return Figure(v) + " " + pluralNoun(noun)
 }
 
+// Verb is the form of a verb that agrees with a count: one when n is
+// one ("is", "leaks"), else many ("are", "leak").
+func Verb[N ~int | ~int32 | ~int64 | ~uint32 | ~uint64 | ~float64](n N, one, many string) string {
+	if v := float64(n); v == 1 || v == -1 {
+		return one
+	}
+	return many
+}
+
 // Figure writes a figure with no needless ".0": whole with thousands
 // separators ("4,737"), else as [Number] does ("2.5").
 func Figure(v float64) string {

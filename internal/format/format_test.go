@@ -45,6 +45,15 @@ func TestCount(t *testing.T) {
 	}
 }
 
+// TestVerb checks that a verb agrees with its count as Count's noun does.
+func TestVerb(t *testing.T) {
+	for n, want := range map[int64]string{1: "1 goroutine is stuck", 2: "2 goroutines are stuck", 0: "0 goroutines are stuck"} {
+		if got := Count(n, "goroutine") + " " + Verb(n, "is", "are") + " stuck"; got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}
+
 func TestRates(t *testing.T) {
 	for v, want := range map[float64]string{836.4: "+836/min", 99.94: "+99.9/min", 3.5: "+3.5/min", -2: "-2.0/min", 0: "+0.0/min", 1234.5: "+1,235/min", -0.01: "0.0/min"} {
 		if got := Rate(v); got != want {
