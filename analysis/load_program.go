@@ -223,9 +223,11 @@ func (ps *programSource) diskPath(file string) string {
 }
 
 // gosrcMachinery reports frames in packages the program reading models
-// rather than reads: the runtime, sync, internal packages.
+// rather than reads: the runtime, sync/atomic, internal packages. sync
+// is read: its modelled methods stay operations (gosrc's syncOps), and
+// Once, Map and Pool are code like any other.
 func gosrcMachinery(fn string) bool {
-	for _, p := range []string{"runtime.", "runtime/", "internal/", "sync.", "sync/", "syscall.", "reflect.", "time.", "unsafe."} {
+	for _, p := range []string{"runtime.", "runtime/", "internal/", "sync/", "syscall.", "reflect.", "time.", "unsafe."} {
 		if strings.HasPrefix(fn, p) {
 			return true
 		}

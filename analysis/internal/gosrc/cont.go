@@ -59,10 +59,45 @@ func (p *Program) graph(f *Func) *funcGraph {
 	for _, n := range fg.nodes {
 		fg.events[n.block] = append(fg.events[n.block], eventsIn(f, []posRange{{n.pos, n.end}})...)
 	}
+	fg.rangeEvents(f)
 	f.fresh = freshVars(f)
 	fg.fresh = fg.freshItems(f)
 	f.graph = fg
 	return fg
+}
+
+// rangeEvents places the events a range statement's header makes at its
+// "for", which lie in none of its nodes (go/cfg adds only its X, Key and
+// Value, to the block before the loop): a receive from a channel comes
+// on every turn, so in the loop's own block; a call of a function
+// ranged over comes once, beside X.
+func (fg *funcGraph) rangeEvents(f *Func) {
+	for _, b := range fg.g.Blocks {
+		s, ok := b.Stmt.(*ast.RangeStmt)
+		if !ok || !b.Live || b.Kind != cfg.KindRangeLoop {
+			continue
+		}
+		for _, e := range eventsIn(f, []posRange{{s.For, s.For + 1}}) {
+			at := b.Index
+			if e.call != nil {
+				at = fg.blockOf(s.X)
+			}
+			if at >= 0 {
+				fg.events[at] = append(fg.events[at], e)
+				sort.SliceStable(fg.events[at], func(i, j int) bool { return fg.events[at][i].pos < fg.events[at][j].pos })
+			}
+		}
+	}
+}
+
+// blockOf is the block of the node n is, -1 when none.
+func (fg *funcGraph) blockOf(n ast.Node) int32 {
+	for _, c := range fg.nodes {
+		if c.pos == n.Pos() && c.end == n.End() {
+			return c.block
+		}
+	}
+	return -1
 }
 
 // mayReturn reports whether a call can return: panic cannot.

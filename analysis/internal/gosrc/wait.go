@@ -41,11 +41,22 @@ type Case struct {
 }
 
 // machinery reports functions whose frames are the blocking call's
-// machinery, not its statement: the runtime and the sync methods the
-// analysis models.
+// machinery, not its statement: the runtime, internal packages and the
+// sync types the analysis models (their methods and closures; sync's
+// own helpers). The rest of sync (Once, OnceFunc, Map, Pool) is read as
+// code: sync.(*Once).doSlow holds its lock while it calls f.
 func machinery(fn string) bool {
-	for _, p := range []string{"runtime.", "internal/", "sync.", "sync/atomic."} {
+	for _, p := range []string{"runtime.", "internal/", "sync/atomic."} {
 		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	rest, ok := strings.CutPrefix(fn, "sync.")
+	if !ok {
+		return false
+	}
+	for _, t := range []string{"(*Mutex).", "(*RWMutex).", "(*WaitGroup).", "(*Cond).", "(*rlocker).", "(*notifyList).", "runtime_", "throw", "fatal"} {
+		if strings.HasPrefix(rest, t) {
 			return true
 		}
 	}
