@@ -28,6 +28,9 @@ type stuckFacts struct {
 	decided   int
 	releasers []string
 	globals   []string
+	// deadlines names the contexts whose deadline can still end their
+	// wait though no statement calls their cancel function.
+	deadlines []string
 	// bound is set when goroutines that can run release their class but
 	// reach too few of its objects to wake them all (evidence_bound.go).
 	bound           *waitBound
@@ -301,6 +304,7 @@ func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[strin
 		if f.decided == 0 {
 			f.releasers = w.releaseStatements(x)
 			f.globals = w.waitGlobals(x)
+			f.deadlines = droppedDeadlines(x.prog.w)
 		}
 		f.decided++
 		if f.bound == nil {

@@ -126,6 +126,7 @@ func (w *waitGraph) decide() {
 		keys = append(keys, x.prog.keys...)
 	}
 	wp.q = wp.p.Track(keys)
+	w.timerWakes()
 	for _, x := range w.gs {
 		if x.prog == nil {
 			continue
@@ -138,6 +139,23 @@ func (w *waitGraph) decide() {
 			}
 			if hs, any := w.homesOf(x, c); !any {
 				x.prog.homes[i] = hs
+			}
+		}
+	}
+}
+
+// timerWakes takes as able to run the decided waiters a function handed
+// to time.AfterFunc can release: its timer may still be pending, as a
+// timer case of their own would be.
+func (w *waitGraph) timerWakes() {
+	for _, x := range w.gs {
+		if x.prog == nil {
+			continue
+		}
+		for _, k := range x.prog.keys {
+			if len(w.prog.q.TimerReleases(k)) > 0 {
+				x.classified, x.prog = classified{class: classLive}, nil
+				break
 			}
 		}
 	}

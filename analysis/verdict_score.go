@@ -399,6 +399,10 @@ func decidedWeights(f *stuckFacts, on string, add func(string, float64, string, 
 		if len(f.globals) > 0 {
 			runtime = " (a finding the runtime's goroutineleak detection cannot make: it takes what a package-level variable holds as reachable)"
 		}
+		if len(f.deadlines) > 0 {
+			add(kindNoReleaser, wNoReleaser*d, "nothing but a deadline can wake them: no statement of the program %s %s, and none calls the cancel function of %s (dropped, as go vet's lostcancel warns), so they wait until its deadline passes", releaseVerb(f.kind), what, strings.Join(f.deadlines, ", "))
+			return
+		}
 		add(kindNoReleaser, wNoReleaser*d, "nothing can ever wake them: no statement of the program %s %s, so no goroutine, running or yet to start, can%s", releaseVerb(f.kind), what, runtime)
 		return
 	}

@@ -73,3 +73,29 @@ func (c Class) DoneOf() (timer, opaque, ok bool) {
 	}
 	return timer, opaque, true
 }
+
+// CancelCalled reports, for a context's Done channel c, whether a cancel
+// function of its context or of one it derives from is called by some
+// statement of the program or given to code not read, which may call it.
+// When none is, only a deadline can close c.
+func (c Class) CancelCalled() bool {
+	c.p.calledOnce.Do(c.p.indexCalled)
+	for _, k := range c.p.cancelsOf(c) {
+		if k.Opaque() || c.p.called[k.n] {
+			return true
+		}
+	}
+	return false
+}
+
+// indexCalled records the cancel functions the program's statements call.
+func (p *Program) indexCalled() {
+	p.called = map[node]bool{}
+	for _, f := range p.funcs.all {
+		for _, e := range f.events {
+			if e.op == OpCancel {
+				p.called[p.flow.cl.find(e.obj)] = true
+			}
+		}
+	}
+}

@@ -4,13 +4,20 @@
 // version, the module cache). It answers what the wait-for reasoning asks
 // of the code, each answer with the statement it rests on:
 //
-//   - what the statement a frame blocks in waits on ([Program.WaitAt]);
+//   - what the statement a frame blocks in waits on ([Program.WaitAt]),
+//     read past the runtime and the sync types it models (Mutex, RWMutex,
+//     WaitGroup, Cond); the rest of sync (Once, Map, Pool) is code like
+//     any other;
 //   - which statements of the program can operate on that object, and how
 //     (send, receive, close, Done, Unlock, Signal, …);
 //   - what a goroutine can still do from where its frames are
 //     ([Program.Future]): the rest of each frame's function by its
-//     control-flow graph (golang.org/x/tools/go/cfg) and what the calls
-//     in it reach;
+//     control-flow graph (golang.org/x/tools/go/cfg; a range over a
+//     channel receives at its loop's head on every turn) and what the
+//     calls in it reach;
+//   - what functions handed to time.AfterFunc can release when their
+//     timer fires ([Query.TimerReleases]), and whether a context's cancel
+//     is ever called ([Class.CancelCalled]);
 //   - whether a frame may hold an object its goroutine was handed when
 //     it started, or only ones it made ([Program.Given]);
 //   - which object a release acts on, when a pointer the frames print

@@ -62,6 +62,11 @@ func (fl *flow) modeled(c *ast.CallExpr, ce callee, kind callKind) ([]node, bool
 	case "time.AfterFunc":
 		a := args()
 		fl.asyncCallback(a)
+		if len(a) == 2 && a[1] != none {
+			for _, f := range fl.cl.data(a[1]).funcs {
+				fl.timers = append(fl.timers, timerCallback{f: f, pos: c.Lparen})
+			}
+		}
 		return []node{fl.alloc(c.Lparen, "timer")}, true
 	}
 	return fl.modeledContext(c, name, args)

@@ -76,6 +76,10 @@ type Program struct {
 	// function started (future.go), built on first use.
 	goDone     map[*Func][]event
 	goDoneOnce sync.Once
+	// called holds the cancel-function classes some statement calls
+	// (ctx.go), built on first use.
+	called     map[node]bool
+	calledOnce sync.Once
 	// Problems says what could not be read, for the evidence's caveats.
 	Problems []string
 }

@@ -1,0 +1,42 @@
+package analysis_test
+
+import (
+	"strings"
+	"testing"
+)
+
+var wakeProg = &testProg{name: "wakeprog"}
+
+// TestWakersReadAsGo runs wakeprog, whose parked goroutines only the
+// program read as Go tells apart: a consumer sleeping in its range body
+// receives again (so its workers and their producer can be woken), a
+// context's deadline closes its Done channel, and a time.AfterFunc
+// callback can send; none of these is a suspect. The one bug is named:
+// the lazy dial blocked inside sync.Once, with the callers queued on the
+// Once's mutex folded under it as goroutines waiting for the lock it
+// holds.
+func TestWakersReadAsGo(t *testing.T) {
+	bin := wakeProg.build(t)
+	rep := analyseDumps(t, true, startProg(t, bin).dump(t))
+	for _, loc := range []string{"main.consume", "main.work", "main.produce", "main.hold", "main.reap"} {
+		if s := suspectAt(rep, loc); s != nil {
+			t.Errorf("%s is a suspect: %s %s %+v", loc, s.Verdict, s.Pattern, s.Evidence)
+		}
+	}
+	s := suspectAt(rep, "main.(*client).dial")
+	if s == nil || s.Pattern != "lock-held-while-blocked" {
+		t.Fatalf("the dial blocked in sync.Once: %+v; suspects %+v", s, rep.Suspects)
+	}
+	folded := int64(0)
+	for _, c := range s.Consequences {
+		if c.Location == "main.(*client).call" && strings.Contains(c.State, "Mutex.Lock") {
+			folded += c.Count
+		}
+	}
+	if folded != 2 {
+		t.Errorf("callers queued on the Once folded: %d, want 2: %+v", folded, s.Consequences)
+	}
+	if len(rep.Suspects) != 1 {
+		t.Errorf("%d suspects, want the dial alone: %+v", len(rep.Suspects), rep.Suspects)
+	}
+}
