@@ -1,0 +1,3 @@
+module expiryreaper
+
+go 1.22

@@ -1,0 +1,3 @@
+module leasewait
+
+go 1.22

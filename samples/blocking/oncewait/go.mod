@@ -1,0 +1,3 @@
+module oncewait
+
+go 1.22

@@ -1,0 +1,3 @@
+module rangesleeper
+
+go 1.22
