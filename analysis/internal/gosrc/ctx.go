@@ -62,35 +62,51 @@ func (p *Program) cancelsOf(c Class) []Class {
 // whether one of them comes from code not read (opaque: that code may
 // cancel it). ok is false when c is no context's Done channel.
 func (c Class) DoneOf() (timer, opaque, ok bool) {
-	ctxs := c.p.ctxOf(c)
-	if len(ctxs) == 0 {
-		return false, false, false
-	}
-	for n := range c.p.ancestors(ctxs) {
-		d := c.p.flow.cl.data(n)
-		timer = timer || d.flags&fTimer != 0
-		opaque = opaque || d.flags&fOpaque != 0
-	}
-	return timer, opaque, true
+	d := c.doneFacts()
+	return d.timer, d.opaque, d.ok
 }
 
 // CancelCalled reports, for a context's Done channel c, whether a cancel
 // function of its context or of one it derives from is called by some
 // statement of the program or given to code not read, which may call it.
 // When none is, only a deadline can close c.
-func (c Class) CancelCalled() bool {
-	c.p.calledOnce.Do(c.p.indexCalled)
-	for _, k := range c.p.cancelsOf(c) {
-		if k.Opaque() || c.p.called[k.n] {
-			return true
+func (c Class) CancelCalled() bool { return c.doneFacts().called }
+
+// doneFacts is what DoneOf and CancelCalled answer of one class, worked
+// out once per Program (every waiter on a context asks).
+type doneFacts struct{ timer, opaque, ok, called bool }
+
+func (c Class) doneFacts() doneFacts {
+	if !c.Valid() {
+		return doneFacts{}
+	}
+	p := c.p
+	p.calledOnce.Do(p.indexCalled)
+	p.lazy.Lock()
+	defer p.lazy.Unlock()
+	if d, ok := p.doneMemo[c.n]; ok {
+		return d
+	}
+	var d doneFacts
+	if ctxs := p.ctxOf(c); len(ctxs) > 0 {
+		d.ok = true
+		for n := range p.ancestors(ctxs) {
+			f := p.flow.cl.data(n).flags
+			d.timer = d.timer || f&fTimer != 0
+			d.opaque = d.opaque || f&fOpaque != 0
+		}
+		for _, k := range p.cancelsOf(c) {
+			d.called = d.called || k.Opaque() || p.called[k.n]
 		}
 	}
-	return false
+	p.doneMemo[c.n] = d
+	return d
 }
 
 // indexCalled records the cancel functions the program's statements call.
 func (p *Program) indexCalled() {
 	p.called = map[node]bool{}
+	p.doneMemo = map[node]doneFacts{}
 	for _, f := range p.funcs.all {
 		for _, e := range f.events {
 			if e.op == OpCancel {

@@ -71,6 +71,9 @@ type Query struct {
 	origins        map[originKey]origins
 	freshCalls     map[freshCallKey]*types.Var
 	freshCallItems map[*Func][]freshBlocks
+	// timerStmts are the time.AfterFunc calls whose function can perform
+	// each tracked operation (timers.go).
+	timerStmts map[Key][]Stmt
 }
 
 // Track prepares answers about the given operations: every function's
@@ -86,6 +89,7 @@ func (p *Program) Track(keys []Key) *Query {
 		}
 	}
 	q.summarize()
+	q.indexTimers()
 	q.stmts = map[Key][]Stmt{}
 	for _, f := range p.funcs.all {
 		for _, e := range f.events {

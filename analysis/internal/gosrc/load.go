@@ -76,9 +76,11 @@ type Program struct {
 	// function started (future.go), built on first use.
 	goDone     map[*Func][]event
 	goDoneOnce sync.Once
-	// called holds the cancel-function classes some statement calls
-	// (ctx.go), built on first use.
+	// called holds the cancel-function classes some statement calls,
+	// doneMemo what each Done channel class answers (ctx.go); built on
+	// first use.
 	called     map[node]bool
+	doneMemo   map[node]doneFacts
 	calledOnce sync.Once
 	// Problems says what could not be read, for the evidence's caveats.
 	Problems []string

@@ -20,18 +20,23 @@ type timerCallback struct {
 // TimerReleases lists, for a tracked operation, the statements handing
 // time.AfterFunc a function that can perform it (through the calls it
 // makes); nil when none does.
-func (q *Query) TimerReleases(k Key) []Stmt {
-	if !q.tracked[k] {
-		return nil
-	}
-	var out []Stmt
+func (q *Query) TimerReleases(k Key) []Stmt { return q.timerStmts[k] }
+
+// indexTimers records, once the summaries are made, the tracked
+// operations each timer callback can perform.
+func (q *Query) indexTimers() {
+	q.timerStmts = map[Key][]Stmt{}
 	for _, t := range q.p.flow.timers {
 		s := q.sums[t.f]
-		if s == nil || !slices.Contains(s.any, k) && !slices.Contains(s.unmatched, k) {
+		if s == nil {
 			continue
 		}
 		pos := q.p.fset.Position(t.pos)
-		out = append(out, Stmt{File: pos.Filename, Line: pos.Line, Func: t.f.Name})
+		st := Stmt{File: pos.Filename, Line: pos.Line, Func: t.f.Name}
+		for _, k := range slices.Concat(s.any, s.unmatched) {
+			if !slices.Contains(q.timerStmts[k], st) {
+				q.timerStmts[k] = append(q.timerStmts[k], st)
+			}
+		}
 	}
-	return out
 }
