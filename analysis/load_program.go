@@ -108,7 +108,7 @@ func (ps *programSource) frameDirs(frames []Frame) (bodies, roots []string) {
 			ps.libs.Modules[mod] = ver
 		}
 		if ps.root[1] != "" && strings.HasPrefix(p, ps.root[1]+"/src/") || isModCache(p) {
-			if d := filepath.Dir(p); !dirs[d] && !gosrcMachinery(flame.PackageOf(gosym.ElideTypeArgs(f.Function))+".") {
+			if d := filepath.Dir(p); !dirs[d] && !gosrcMachinery(flame.PackageOf(gosym.ElideTypeArgs(f.Function))+".") && !gosrc.Machinery(f.Function) {
 				dirs[d] = true
 				bodies = append(bodies, d)
 			}
@@ -223,9 +223,9 @@ func (ps *programSource) diskPath(file string) string {
 }
 
 // gosrcMachinery reports frames in packages the program reading models
-// rather than reads: the runtime, sync/atomic, internal packages. sync
-// is read: its modelled methods stay operations (gosrc's syncOps), and
-// Once, Map and Pool are code like any other.
+// rather than reads: the runtime, sync/atomic, internal packages. sync's
+// bodies are read only for a frame in its code beyond the types gosrc
+// models (gosrc.Machinery): Once, Map, Pool.
 func gosrcMachinery(fn string) bool {
 	for _, p := range []string{"runtime.", "runtime/", "internal/", "sync/", "syscall.", "reflect.", "time.", "unsafe."} {
 		if strings.HasPrefix(fn, p) {

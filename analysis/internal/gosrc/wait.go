@@ -40,11 +40,13 @@ type Case struct {
 	Default bool
 }
 
-// machinery reports functions whose frames are the blocking call's
+// Machinery reports functions whose frames are the blocking call's
 // machinery, not its statement: the runtime, internal packages and the
 // sync types the analysis models (their methods and closures; sync's
 // own helpers). The rest of sync (Once, OnceFunc, Map, Pool) is read as
 // code: sync.(*Once).doSlow holds its lock while it calls f.
+func Machinery(fn string) bool { return machinery(fn) }
+
 func machinery(fn string) bool {
 	for _, p := range []string{"runtime.", "internal/", "sync/atomic."} {
 		if strings.HasPrefix(fn, p) {
