@@ -3,6 +3,7 @@ package gosrc
 import (
 	"go/token"
 	"go/types"
+	"slices"
 )
 
 // node is a storage location or object of the abstract heap; unified
@@ -40,17 +41,19 @@ type cinfo struct {
 	allocs    []Alloc
 	funcs     []*Func       // function values of the class
 	decls     []*types.Func // function values declared without a body read
-	dyn       []types.Type  // dynamic types of interface values in it
-	vars      []*types.Var  // named storage in it, for texts
-	parents   []node        // contexts it derives from
-	cancels   []node        // contexts its cancel functions cancel
+	// dyn are the dynamic types of interface values in it, and sent,
+	// for a channel's element, the types of the values sent on it: each
+	// once, all of them (dispatch and reach walks must see every one).
+	dyn, sent []types.Type
+	vars      []*types.Var // named storage in it, for texts
+	parents   []node       // contexts it derives from
+	cancels   []node       // contexts its cancel functions cancel
 }
 
-// Caps on what a class lists (texts and dispatch need a few).
+// Caps on what a class lists for texts.
 const (
 	maxAllocs = 8
 	maxVars   = 8
-	maxDyn    = 64
 )
 
 // classes is the union-find over nodes.
@@ -181,7 +184,8 @@ func merge(dx, dy *cinfo, work [][2]node) [][2]node {
 	dx.allocs = capAppend(dx.allocs, dy.allocs, maxAllocs)
 	dx.funcs = appendNew(dx.funcs, dy.funcs)
 	dx.decls = appendNew(dx.decls, dy.decls)
-	dx.dyn = capAppend(dx.dyn, dy.dyn, maxDyn)
+	dx.dyn = appendTypes(dx.dyn, dy.dyn)
+	dx.sent = appendTypes(dx.sent, dy.sent)
 	dx.vars = capAppend(dx.vars, dy.vars, maxVars)
 	dx.parents = append(dx.parents, dy.parents...)
 	dx.cancels = append(dx.cancels, dy.cancels...)
@@ -195,6 +199,16 @@ func merge(dx, dy *cinfo, work [][2]node) [][2]node {
 		}
 	}
 	return work
+}
+
+// appendTypes adds to dst the types of src it does not hold.
+func appendTypes(dst, src []types.Type) []types.Type {
+	for _, t := range src {
+		if !slices.ContainsFunc(dst, func(u types.Type) bool { return types.Identical(u, t) }) {
+			dst = append(dst, t)
+		}
+	}
+	return dst
 }
 
 func capAppend[T any](dst, src []T, n int) []T {

@@ -144,14 +144,7 @@ func (fl *flow) flowInto(dst node, dstT types.Type, r node, srcT types.Type) {
 	fl.cl.join(fl.cl.pts(dst), r)
 	if isInterface(dstT) && srcT != nil && !isInterface(srcT) {
 		d := fl.cl.data(r)
-		for _, t := range d.dyn {
-			if types.Identical(t, srcT) {
-				return
-			}
-		}
-		if len(d.dyn) < maxDyn {
-			d.dyn = append(d.dyn, srcT)
-		}
+		d.dyn = appendTypes(d.dyn, []types.Type{srcT})
 	}
 }
 
@@ -319,7 +312,19 @@ func (fl *flow) send(x *ast.SendStmt, sel bool) {
 	ch := fl.ref(x.Chan)
 	v := fl.ref(x.Value)
 	fl.cl.join(fl.cl.pts(fl.cl.elem(ch)), v)
+	fl.noteSent(fl.cl.elem(ch), fl.info.TypeOf(x.Value))
 	fl.event(x.Arrow, x.End(), OpSend, ch, sel, x.Chan)
+}
+
+// noteSent records the type of a value sent into a channel's element
+// class: the receivers, who need not descend from the sender, reach
+// what that type's fields hold (fields are classes by type).
+func (fl *flow) noteSent(elem node, t types.Type) {
+	if elem == none || t == nil || scalar(t) {
+		return
+	}
+	d := fl.cl.data(elem)
+	d.sent = appendTypes(d.sent, []types.Type{t})
 }
 
 // recv walks a receive expression and returns the value received.

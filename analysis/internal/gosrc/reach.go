@@ -80,6 +80,9 @@ func (w *reachWalk) addClass(n node, depth int) {
 	for _, t := range d.dyn {
 		w.addType(t, depth+1)
 	}
+	for _, t := range d.sent {
+		w.addType(t, depth+1)
+	}
 	for _, f := range d.funcs {
 		if !w.funcs[f] {
 			w.funcs[f] = true
