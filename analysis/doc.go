@@ -46,7 +46,8 @@
 //     evidence_split.go parts a site whose members are partly stuck;
 //     evidence_reach.go and evidence_wake.go who can still wake a wait,
 //     evidence_bound.go how many of a class's waiters the goroutines
-//     that can run can wake at most;
+//     that can run can wake at most, evidence_instances.go the waiters
+//     a release bounded to a few objects wakes;
 //     the kept source read as Go: evidence_source.go (parsing, what a
 //     line allocates), evidence_stmt.go (the statement at a frame, timer
 //     cases, locks held by the waiter, loops with no way out),

@@ -245,6 +245,11 @@ func (w *waitGraph) wakeCap(ix *wakeIndex, y *waitGor, cp gosrc.Cap, queue []*wa
 	}
 	addrs, placed := w.capAddrs(y, cp)
 	if !placed {
+		if n := boundedTo(w.prog.p.KeyClass(cp.Key), cp); n > 0 {
+			if q, ok := w.wakeInstances(kw, y, cp, n, how, queue); ok {
+				return w.wakeUnplaced(kw.addressed, y, w.prog.p.KeyClass(cp.Key), how, q)
+			}
+		}
 		return w.wakeIn(kw.addressed, y, cp, how, queue)
 	}
 	for _, a := range addrs {

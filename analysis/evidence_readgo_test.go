@@ -40,3 +40,37 @@ func TestWakersReadAsGo(t *testing.T) {
 		t.Errorf("%d suspects, want the dial alone: %+v", len(rep.Suspects), rep.Suspects)
 	}
 }
+
+var groupProg = &testProg{name: "groupprog"}
+
+// TestGroupWaitersBounded runs groupprog: five calls of a fan-out group
+// leaked their closers, parked in the group's Wait, while a member of a
+// sixth call still runs. That member's closure holds one group, so it
+// can end one Wait at most: five closers are stuck, with the ten
+// senders whose Done they wait for.
+func TestGroupWaitersBounded(t *testing.T) {
+	bin := groupProg.build(t)
+	rep := analyseDumps(t, true, startProg(t, bin).dump(t))
+	for _, s := range rep.Suspects {
+		t.Logf("suspect %s %s %s at %s: %d", s.ID, s.Verdict, s.Pattern, s.Location, s.Count)
+		for _, c := range s.Consequences {
+			t.Logf("  folded %s [%s] ×%d", c.Location, c.State, c.Count)
+		}
+	}
+	senders := suspectAt(rep, "main.first.func1")
+	if senders == nil || senders.Count != 10 {
+		t.Fatalf("the blocked senders: %+v; want 10", senders)
+	}
+	closers := int64(0)
+	for _, c := range senders.Consequences {
+		if strings.Contains(c.State, "WaitGroup.Wait") {
+			closers += c.Count
+		}
+	}
+	if s := suspectAt(rep, "main.(*group).Wait"); s != nil {
+		closers += s.Count
+	}
+	if closers != 5 {
+		t.Errorf("closers stuck: %d, want 5 (the live fetch can end its own group's Wait alone)", closers)
+	}
+}

@@ -121,6 +121,9 @@ type waitGraph struct {
 	// bounds are the releases deferred by class during the fixpoint
 	// (evidence_bound.go).
 	bounds *boundLedger
+	// picked counts the objects each bounded release woke the waiters
+	// of (evidence_instances.go).
+	picked map[pickKey]int
 }
 
 // waitScene is what the whole snapshot tells about each goroutine's wait.

@@ -152,8 +152,9 @@ type Cap struct {
 	Fresh int
 	// Bounded is set when every object of the class the rest can act on
 	// through this operation is one of Objects: each names one object
-	// for the whole rest (a frame's parameter no statement assigns, then
-	// fields only composite literals set; origin.go), so the goroutine
+	// for the whole rest (a frame's parameter, or a variable its literal
+	// captures, that no statement assigns, then fields only composite
+	// literals set; origin.go), so the goroutine
 	// can act on at most len(Objects) objects of the class, whichever
 	// they are.
 	Bounded bool

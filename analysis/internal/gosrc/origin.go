@@ -39,8 +39,10 @@ type originKey struct {
 	k Key
 }
 
-// originsOf are the origins of g's operations of key k, an operation
-// that needs no matching (see anyOf). A call cycle through g is unknown.
+// originsOf are the origins of g's operations of key k (a release that
+// needs matching counts wherever it is: its origin bounds the objects
+// whether or not an acquire before it matches it). A call cycle through
+// g is unknown.
 func (q *Query) originsOf(g *Func, k Key) origins {
 	key := originKey{g, k}
 	if o, ok := q.origins[key]; ok {
@@ -107,14 +109,13 @@ func (p *Program) paramOrigin(params []*types.Var, path accessPath) (origin, boo
 	return origin{param: i, fields: path.fields}, i >= 0
 }
 
-// callPaths are the objects of key k (an operation needing no
-// matching) a call can act on, as paths from the caller's variables:
-// each origin of each callee reaching k, from the argument the call
-// passes for its parameter. ok is false when one of them is not so
-// written.
+// callPaths are the objects of key k a call can act on, as paths from
+// the caller's variables: each origin of each callee reaching k, from
+// the argument the call passes for its parameter. ok is false when one
+// of them is not so written.
 func (q *Query) callPaths(s *callSite, k Key) (paths []accessPath, ok bool) {
 	for _, h := range s.callees {
-		if !slices.Contains(q.sums[h].any, k) {
+		if sum := q.sums[h]; !slices.Contains(sum.any, k) && !slices.Contains(sum.unmatched, k) {
 			continue
 		}
 		sub := q.originsOf(h, k)
@@ -146,15 +147,16 @@ func argPath(s *callSite, h *Func, i int) (accessPath, bool) {
 	return ap, ap.root != nil
 }
 
-// frameObjects names the objects of key k (an operation needing no
-// matching) that event e of frame i, running f, can act on: each origin
-// of it rooted at one of f's parameters no statement assigns, as "frame
-// i, parameter j, fields". bounded is false when one is not so rooted.
+// frameObjects names the objects of key k that event e of frame i,
+// running f, can act on: each origin of it rooted at one of f's
+// parameters, or of the variables its literal captures, that no
+// statement assigns (one value for the whole frame), as "frame i, root
+// j, fields". bounded is false when one is not so rooted.
 func (q *Query) frameObjects(f *Func, e event, k Key, i int) (objs []string, bounded bool) {
-	if f.sig == nil || acquireOf(k.Op()) != OpNone {
+	if f.sig == nil {
 		return nil, false
 	}
-	params := sigParams(f.sig, true)
+	params := append(sigParams(f.sig, true), q.p.flow.captured[f]...)
 	add := func(path accessPath) bool {
 		o, ok := q.p.paramOrigin(params, path)
 		if !ok {

@@ -81,6 +81,19 @@ func startReset() {
 
 func swap(r *reset) { r.q = shared }
 
+func spawn(q *queue) {
+	go func() {
+		q.put() // @captured
+	}()
+}
+
+func spawnMoved(q *queue) {
+	go func() {
+		q.put() // @moved
+	}()
+	q = shared
+}
+
 func main() {
 	for i := 0; i < 100; i++ {
 		go start()
@@ -130,7 +143,9 @@ func capital(s string) string { return string(s[0]-'a'+'A') + s[1:] }
 // can act on: signals reaches its controller's two queues' Conds (fields
 // only composite literals set), and, while a put of its loop is in
 // progress, that put's own Cond too (the next turn calls it again); a
-// loop over a slice reaches any.
+// goroutine's literal reaches the one queue it captures, unless a
+// statement assigns that variable again; a loop over a slice reaches
+// any.
 func TestBoundedObjects(t *testing.T) {
 	g := load(t, originSrc)
 	wait := g.wait(t, "cond", Frame{Function: "sync.(*Cond).Wait"}, g.at("main.(*queue).get", "wait")).Cases[0]
@@ -141,6 +156,8 @@ func TestBoundedObjects(t *testing.T) {
 		{[]Frame{g.at("main.(*controller).signals", "puta")}, []string{"0.0.a.cond", "0.0.b.cond"}},
 		{[]Frame{g.at("main.(*queue).put", "signal"), g.at("main.(*controller).signals", "puta")}, []string{"0.0.cond", "1.0.a.cond", "1.0.b.cond"}},
 		{[]Frame{g.at("main.each", "each")}, nil},
+		{[]Frame{g.at("main.spawn.func1", "captured")}, []string{"0.0.cond"}},
+		{[]Frame{g.at("main.spawnMoved.func1", "moved")}, nil},
 	} {
 		cp, ok := g.can(wait, -1, c.frames...)
 		if !ok {
