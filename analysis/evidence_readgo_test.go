@@ -47,7 +47,7 @@ var groupProg = &testProg{name: "groupprog"}
 // leaked their closers, parked in the group's Wait, while a member of a
 // sixth call still runs. That member's closure holds one group, so it
 // can end one Wait at most: five closers are stuck, with the ten
-// senders whose Done they wait for.
+// senders whose Done they wait for; the same with sync.WaitGroup.Go.
 func TestGroupWaitersBounded(t *testing.T) {
 	bin := groupProg.build(t)
 	rep := analyseDumps(t, true, startProg(t, bin).dump(t))
@@ -57,20 +57,24 @@ func TestGroupWaitersBounded(t *testing.T) {
 			t.Logf("  folded %s [%s] ×%d", c.Location, c.State, c.Count)
 		}
 	}
-	senders := suspectAt(rep, "main.first.func1")
-	if senders == nil || senders.Count != 10 {
-		t.Fatalf("the blocked senders: %+v; want 10", senders)
-	}
-	closers := int64(0)
-	for _, c := range senders.Consequences {
-		if strings.Contains(c.State, "WaitGroup.Wait") {
-			closers += c.Count
+	for _, fn := range []string{"main.first", "main.firstWG"} {
+		senders := suspectAt(rep, fn+".func1")
+		if senders == nil || senders.Count != 10 {
+			t.Fatalf("%s's blocked senders: %+v; want 10", fn, senders)
 		}
-	}
-	if s := suspectAt(rep, "main.(*group).Wait"); s != nil {
-		closers += s.Count
-	}
-	if closers != 5 {
-		t.Errorf("closers stuck: %d, want 5 (the live fetch can end its own group's Wait alone)", closers)
+		closers := int64(0)
+		for _, c := range senders.Consequences {
+			if strings.Contains(c.State, "WaitGroup.Wait") {
+				closers += c.Count
+			}
+		}
+		for _, at := range []string{"main.(*group).Wait", fn + ".func2"} {
+			if s := suspectAt(rep, at); s != nil {
+				closers += s.Count
+			}
+		}
+		if closers != 5 {
+			t.Errorf("%s's closers stuck: %d, want 5 (the live fetch can end its own group's Wait alone)", fn, closers)
+		}
 	}
 }

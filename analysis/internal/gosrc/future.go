@@ -1,6 +1,7 @@
 package gosrc
 
 import (
+	"fmt"
 	"go/ast"
 	"go/types"
 	"slices"
@@ -377,11 +378,13 @@ const wgGoFunc = "sync.(*WaitGroup).Go.func1"
 
 // wgGoDone adds, for frame i of wgGoFunc running f, the Done it calls
 // once f returns: on the WaitGroup of each Go call that may start f
-// (which of them started this goroutine the frames do not say).
+// (which of them started this goroutine the frames do not say), one
+// WaitGroup in all (the receiver of the Go call that started it).
 func (q *Query) wgGoDone(out *Future, seen map[Key]int, f *Func, i, line int) {
 	for _, e := range q.p.goDones()[f] {
 		if k := KeyOf(q.p.class(e.obj), e.op); q.tracked[k] { // no Add of its own before it
-			out.add(seen, Cap{Key: k, Frame: i, Line: line, Via: "(*sync.WaitGroup).Go", Anywhere: true})
+			out.add(seen, Cap{Key: k, Frame: i, Line: line, Via: "(*sync.WaitGroup).Go", Anywhere: true,
+				Bounded: true, Objects: []string{fmt.Sprintf("%d.wg", i)}})
 		}
 	}
 }

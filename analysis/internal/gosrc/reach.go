@@ -139,19 +139,32 @@ func (p *Program) inputVars(f *Func) []*types.Var {
 // EntryReach is what a goroutine with these frames (leaf first) was
 // started with: what its entry function's parameters and captured
 // variables lead to. The entry is the outermost frame read (a go
-// statement's wrapper is not read: the function it calls is). ok is false
-// when that frame's function is not read.
+// statement's wrapper is not read: the function it calls is); one that
+// (*sync.WaitGroup).Go started was also given the WaitGroups of the Go
+// calls that may start it. ok is false when that frame's function is
+// not read.
 func (p *Program) EntryReach(frames []Frame) (Reach, bool) {
+	wgGo := false
 	for i := len(frames) - 1; i >= 0; i-- {
 		fr := frames[i]
 		if machinery(fr.Function) || gosym.Wrapper(fr.Function) {
+			wgGo = wgGo || fr.Function == wgGoFunc
 			continue
 		}
 		f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
 		if f == nil {
 			return Reach{}, false
 		}
-		return p.reachOf(p.inputVars(f)), true
+		w := &reachWalk{p: p, r: Reach{set: map[node]bool{}}, types: map[types.Type]bool{}, funcs: map[*Func]bool{}}
+		for _, v := range p.inputVars(f) {
+			w.addVar(v, 0)
+		}
+		if wgGo {
+			for _, e := range p.goDones()[f] { // the WaitGroup whose Go started it
+				w.addClass(e.obj, 0)
+			}
+		}
+		return w.r, true
 	}
 	return Reach{}, false
 }

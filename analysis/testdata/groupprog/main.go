@@ -4,7 +4,8 @@
 // waiting in the group's Wait. The syncer that calls first makes five
 // such calls, then one whose only member is still fetching (asleep):
 // that member can still end its own group's Wait, and no other, since
-// its closure holds that one group. It serves net/http/pprof on a
+// its closure holds that one group. syncerWG does the same with a
+// sync.WaitGroup's Go, whose goroutine calls Done on its own WaitGroup. It serves net/http/pprof on a
 // loopback port, prints "ADDR host:port" and then "READY" to stderr once
 // every goroutine is in place, and runs until SIGTERM.
 package main
@@ -49,11 +50,35 @@ func first(parts int, fetch func(int) int) int {
 	return <-out
 }
 
+// firstWG is first with a sync.WaitGroup's Go: the same bug.
+func firstWG(parts int, fetch func(int) int) int {
+	var wg sync.WaitGroup
+	out := make(chan int)
+	for i := range parts {
+		wg.Go(func() { out <- fetch(i) })
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	return <-out
+}
+
 func syncer() {
 	for range 5 {
 		first(3, func(i int) int { return i })
 	}
 	first(1, func(int) int {
+		time.Sleep(time.Hour)
+		return 0
+	})
+}
+
+func syncerWG() {
+	for range 5 {
+		firstWG(3, func(i int) int { return i })
+	}
+	firstWG(1, func(int) int {
 		time.Sleep(time.Hour)
 		return 0
 	})
@@ -68,7 +93,8 @@ func main() {
 	go http.Serve(ln, nil)
 	base := runtime.NumGoroutine()
 	go syncer()
-	for runtime.NumGoroutine() < base+18 { // the syncer, 10 senders, 5 closers, the fetch and its closer
+	go syncerWG()
+	for runtime.NumGoroutine() < base+36 { // per syncer: itself, 10 senders, 5 closers, the fetch and its closer
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond)
