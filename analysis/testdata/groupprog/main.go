@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -94,7 +95,7 @@ func main() {
 	base := runtime.NumGoroutine()
 	go syncer()
 	go syncerWG()
-	for runtime.NumGoroutine() < base+36 { // per syncer: itself, 10 senders, 5 closers, the fetch and its closer
+	for runtime.NumGoroutine() < base+36 || parked("chan send") < 20 || parked("sync.WaitGroup.Wait") < 12 { // per syncer: itself, 10 senders, 5 closers, the fetch and its closer
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -102,4 +103,12 @@ func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	<-sigs
+}
+
+// parked counts the goroutines whose state in a dump of all of them is
+// state (waits in progress, not just goroutines started).
+func parked(state string) int {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	return bytes.Count(buf[:n], []byte("["+state+"]"))
 }

@@ -12,6 +12,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -100,7 +101,7 @@ func main() {
 	for range 3 {
 		go c.call()
 	}
-	for runtime.NumGoroutine() < 13 {
+	for runtime.NumGoroutine() < 13 || parked("sync.Mutex.Lock") < 2 { // the two callers queued on the Once
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -108,4 +109,12 @@ func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	<-sigs
+}
+
+// parked counts the goroutines whose state in a dump of all of them is
+// state (waits in progress, not just goroutines started).
+func parked(state string) int {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	return bytes.Count(buf[:n], []byte("["+state+"]"))
 }
