@@ -182,7 +182,7 @@ func embeddedField(t types.Type, index []int) *types.Var {
 // went into a container or a channel (its receivers need not descend from
 // its maker), with all they lead to.
 func (fl *flow) markEscapes() {
-	w := &reachWalk{p: fl.p, r: Reach{set: map[node]bool{}}, types: map[types.Type]bool{}, funcs: map[*Func]bool{}, unbounded: true}
+	w := fl.p.newReachWalk(true)
 	for v, n := range fl.vars {
 		if fl.cl.data(n).flags&(fGlobal|fOpaque|fElem) != 0 {
 			w.addVar(v, 0)

@@ -197,7 +197,7 @@ func (q *Query) Future(frames []Frame, skip int) Future {
 		if fr.Function == wgGoFunc && deeperAt == i-1 && deeper != nil {
 			q.wgGoDone(&out, seen, deeper, i, fr.Line)
 		}
-		if machinery(fr.Function) || fr.Function == "" {
+		if Machinery(fr.Function) || fr.Function == "" {
 			continue
 		}
 		f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)

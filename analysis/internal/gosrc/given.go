@@ -1,7 +1,6 @@
 package gosrc
 
 import (
-	"go/types"
 	"sync"
 )
 
@@ -173,7 +172,7 @@ func (p *Program) buildGiven(gi *givenIndex) {
 		gi.started[f] = true
 		handedFrom = append(handedFrom, f)
 	}
-	w := &reachWalk{p: p, r: Reach{set: map[node]bool{}}, types: map[types.Type]bool{}, funcs: map[*Func]bool{}, unbounded: true}
+	w := p.newReachWalk(true)
 	for _, f := range handedFrom {
 		for _, v := range p.inputVars(f) {
 			w.addVar(v, 0)

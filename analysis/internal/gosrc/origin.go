@@ -156,7 +156,7 @@ func (q *Query) frameObjects(f *Func, e event, k Key, i int) (objs []string, bou
 	if f.sig == nil {
 		return nil, false
 	}
-	params := append(sigParams(f.sig, true), q.p.flow.captured[f]...)
+	params := q.p.inputVars(f)
 	add := func(path accessPath) bool {
 		o, ok := q.p.paramOrigin(params, path)
 		if !ok {

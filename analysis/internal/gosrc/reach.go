@@ -30,11 +30,16 @@ const (
 
 // reachOf walks from some variables.
 func (p *Program) reachOf(vars []*types.Var) Reach {
-	w := &reachWalk{p: p, r: Reach{set: map[node]bool{}}, types: map[types.Type]bool{}, funcs: map[*Func]bool{}}
+	w := p.newReachWalk(false)
 	for _, v := range vars {
 		w.addVar(v, 0)
 	}
 	return w.r
+}
+
+// newReachWalk starts a walk with nothing reached.
+func (p *Program) newReachWalk(unbounded bool) *reachWalk {
+	return &reachWalk{p: p, r: Reach{set: map[node]bool{}}, types: map[types.Type]bool{}, funcs: map[*Func]bool{}, unbounded: unbounded}
 }
 
 // reachWalk is reachOf's state.
@@ -147,7 +152,7 @@ func (p *Program) EntryReach(frames []Frame) (Reach, bool) {
 	wgGo := false
 	for i := len(frames) - 1; i >= 0; i-- {
 		fr := frames[i]
-		if machinery(fr.Function) || gosym.Wrapper(fr.Function) {
+		if Machinery(fr.Function) || gosym.Wrapper(fr.Function) {
 			wgGo = wgGo || fr.Function == wgGoFunc
 			continue
 		}
@@ -155,7 +160,7 @@ func (p *Program) EntryReach(frames []Frame) (Reach, bool) {
 		if f == nil {
 			return Reach{}, false
 		}
-		w := &reachWalk{p: p, r: Reach{set: map[node]bool{}}, types: map[types.Type]bool{}, funcs: map[*Func]bool{}}
+		w := p.newReachWalk(false)
 		for _, v := range p.inputVars(f) {
 			w.addVar(v, 0)
 		}

@@ -63,8 +63,8 @@ func TestMachinery(t *testing.T) {
 		"sync.(*Cond).Wait": true, "sync.runtime_SemacquireMutex": true, "internal/sync.(*Mutex).lockSlow": true,
 		"sync.(*Once).doSlow": false, "sync.(*Map).LoadOrStore": false, "sync.OnceFunc.func2": false, "main.main": false,
 	} {
-		if got := machinery(fn); got != want {
-			t.Errorf("machinery(%s) = %v, want %v", fn, got, want)
+		if got := Machinery(fn); got != want {
+			t.Errorf("Machinery(%s) = %v, want %v", fn, got, want)
 		}
 	}
 }

@@ -45,9 +45,7 @@ type Case struct {
 // sync types the analysis models (their methods and closures; sync's
 // own helpers). The rest of sync (Once, OnceFunc, Map, Pool) is read as
 // code: sync.(*Once).doSlow holds its lock while it calls f.
-func Machinery(fn string) bool { return machinery(fn) }
-
-func machinery(fn string) bool {
+func Machinery(fn string) bool {
 	for _, p := range []string{"runtime.", "internal/", "sync/atomic."} {
 		if strings.HasPrefix(fn, p) {
 			return true
@@ -82,7 +80,7 @@ func (p *Program) WaitAt(frames []Frame, kind string) (*Wait, string) {
 		return nil, "not a wait on a channel or sync object"
 	}
 	i := 0
-	for i < len(frames) && machinery(frames[i].Function) {
+	for i < len(frames) && Machinery(frames[i].Function) {
 		i++
 	}
 	if i == len(frames) {
@@ -232,7 +230,7 @@ func (p *Program) exprAt(f *Func, e event) string {
 // False when the frame's function is not read.
 func (p *Program) RuntimeSema(frames []Frame) bool {
 	i := 0
-	for i < len(frames) && machinery(frames[i].Function) {
+	for i < len(frames) && Machinery(frames[i].Function) {
 		i++
 	}
 	if i == len(frames) {
