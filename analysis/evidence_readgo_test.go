@@ -1,6 +1,8 @@
 package analysis_test
 
 import (
+	"bytes"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -76,5 +78,37 @@ func TestGroupWaitersBounded(t *testing.T) {
 		if closers != 5 {
 			t.Errorf("%s's closers stuck: %d, want 5 (the live fetch can end its own group's Wait alone)", fn, closers)
 		}
+	}
+}
+
+var unstartedProg = &testProg{name: "unstartedprog"}
+
+// TestUnstartedGoroutineWakes runs unstartedprog, which dumps itself
+// while a goroutine it started has not run yet: the dump shows it only
+// in its go statement's wrapper. That goroutine will send what its
+// creator waits for, so the creator is not stuck; its twin, whose sender
+// waits on a gate nothing opens, is, folded under that sender.
+func TestUnstartedGoroutineWakes(t *testing.T) {
+	bin := unstartedProg.build(t)
+	out, err := exec.Command(bin).Output()
+	if err != nil || !bytes.Contains(out, []byte("main.watch.gowrap1()")) {
+		t.Fatalf("unstartedprog: %v; its dump shows no unstarted goroutine:\n%s", err, out)
+	}
+	rep := analyseDumps(t, true, out)
+	if s := suspectAt(rep, "main.watch"); s != nil {
+		t.Errorf("the watchers are a suspect: %s %+v", s.Verdict, s.Evidence)
+	}
+	s := suspectAt(rep, "main.(*watcher).run")
+	if s == nil {
+		t.Fatalf("the sender behind the closed gate is no suspect: %+v", rep.Suspects)
+	}
+	folded := int64(0)
+	for _, c := range s.Consequences {
+		if c.Location == "main.watch" {
+			folded += c.Count
+		}
+	}
+	if folded != 1 {
+		t.Errorf("watchers folded under the stuck sender: %d, want 1 (the other's sender has yet to run): %+v", folded, s.Consequences)
 	}
 }

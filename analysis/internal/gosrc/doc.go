@@ -14,7 +14,8 @@
 //     ([Program.Future]): the rest of each frame's function by its
 //     control-flow graph (golang.org/x/tools/go/cfg; a range over a
 //     channel receives at its loop's head on every turn) and what the
-//     calls in it reach;
+//     calls in it reach; one shown only in the wrapper the compiler made
+//     for its go statement has yet to run the call it makes (gowrap.go);
 //   - what functions handed to time.AfterFunc can release when their
 //     timer fires ([Query.TimerReleases]), and whether a context's cancel
 //     is ever called ([Class.CancelCalled]);

@@ -186,11 +186,17 @@ type Future struct {
 // there reach. skip is the index of the frame whose wait it is blocked
 // in (-1 for none): that wait's own operation does not count. An
 // operation on a class that does not escape counts only from a frame
-// whose function holds that class (a variable of it in scope).
+// whose function holds that class (a variable of it in scope). A
+// goroutine shown only in its go statement's wrapper will run the whole
+// function the statement calls.
 func (q *Query) Future(frames []Frame, skip int) Future {
 	p := q.p
 	var out Future
 	seen := map[Key]int{} // index in out.Caps
+	if f, e, i, ok := p.unstartedGo(frames); ok {
+		q.goCallFuture(&out, seen, f, e, i)
+		return out
+	}
 	var deeper *Func
 	deeperAt := -1
 	for i, fr := range frames {

@@ -146,32 +146,43 @@ func (p *Program) inputVars(f *Func) []*types.Var {
 // variables lead to. The entry is the outermost frame read (a go
 // statement's wrapper is not read: the function it calls is); one that
 // (*sync.WaitGroup).Go started was also given the WaitGroups of the Go
-// calls that may start it. ok is false when that frame's function is
-// not read.
+// calls that may start it. One shown only in its go statement's wrapper
+// is entering the functions that statement may call. ok is false when
+// the entry's function is not read.
 func (p *Program) EntryReach(frames []Frame) (Reach, bool) {
 	wgGo := false
-	for i := len(frames) - 1; i >= 0; i-- {
+	var entry *Func
+	for i := len(frames) - 1; i >= 0 && entry == nil; i-- {
 		fr := frames[i]
 		if Machinery(fr.Function) || gosym.Wrapper(fr.Function) {
 			wgGo = wgGo || fr.Function == wgGoFunc
 			continue
 		}
-		f, _ := p.FuncAt(fr.Function, fr.File, fr.Line)
-		if f == nil {
+		if entry, _ = p.FuncAt(fr.Function, fr.File, fr.Line); entry == nil {
 			return Reach{}, false
 		}
-		w := p.newReachWalk(false)
-		for _, v := range p.inputVars(f) {
-			w.addVar(v, 0)
-		}
-		if wgGo {
-			for _, e := range p.goDones()[f] { // the WaitGroup whose Go started it
-				w.addClass(e.obj, 0)
-			}
-		}
-		return w.r, true
 	}
-	return Reach{}, false
+	var inputs []*types.Var
+	switch _, e, _, unstarted := p.unstartedGo(frames); {
+	case entry != nil:
+		inputs = p.inputVars(entry)
+	case unstarted && !e.call.unknown && len(e.call.callees) > 0:
+		for _, g := range e.call.callees {
+			inputs = append(inputs, p.inputVars(g)...)
+		}
+	default:
+		return Reach{}, false
+	}
+	w := p.newReachWalk(false)
+	for _, v := range inputs {
+		w.addVar(v, 0)
+	}
+	if wgGo && entry != nil {
+		for _, e := range p.goDones()[entry] { // the WaitGroup whose Go started it
+			w.addClass(e.obj, 0)
+		}
+	}
+	return w.r, true
 }
 
 // PtrParam is a parameter a frame prints as one pointer word to a named
