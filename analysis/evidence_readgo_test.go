@@ -87,7 +87,8 @@ var unstartedProg = &testProg{name: "unstartedprog"}
 // while a goroutine it started has not run yet: the dump shows it only
 // in its go statement's wrapper. That goroutine will send what its
 // creator waits for, so the creator is not stuck; its twin, whose sender
-// waits on a gate nothing opens, is, folded under that sender.
+// waits on a gate nothing opens, is, folded under that sender; the
+// goroutine yet to run is the program's, so not all of it is asleep.
 func TestUnstartedGoroutineWakes(t *testing.T) {
 	bin := unstartedProg.build(t)
 	out, err := exec.Command(bin).Output()
@@ -101,6 +102,11 @@ func TestUnstartedGoroutineWakes(t *testing.T) {
 	s := suspectAt(rep, "main.(*watcher).run")
 	if s == nil {
 		t.Fatalf("the sender behind the closed gate is no suspect: %+v", rep.Suspects)
+	}
+	for _, e := range s.Evidence {
+		if e.Kind == "all-asleep" {
+			t.Errorf("all-asleep claimed while the unstarted goroutine can run: %s", e.Detail)
+		}
 	}
 	folded := int64(0)
 	for _, c := range s.Consequences {

@@ -220,13 +220,15 @@ func gcWait(fn string) bool {
 
 // isInfraStack reports goroutines that are machinery rather than the
 // program's work: the runtime, the profiler answering, the test runner,
-// signal delivery, and a server's accept loop and idle connections.
+// signal delivery, and a server's accept loop and idle connections. A
+// goroutine not yet out of its go statement's wrapper is the code of
+// the function that statement is in.
 func isInfraStack(frames []Frame) bool {
 	if len(frames) == 0 {
 		return true
 	}
 	user := false
-	for _, f := range frames {
+	for _, f := range unwrapUnstarted(frames) {
 		fn := f.Function
 		switch {
 		case gosym.Wrapper(fn):
@@ -242,4 +244,26 @@ func isInfraStack(frames []Frame) bool {
 		}
 	}
 	return !user
+}
+
+// unwrapUnstarted gives a goroutine whose only frame outside the runtime
+// is a go or defer statement's wrapper ("main.F.gowrap1") that frame as
+// one of the function the statement is in ("main.F").
+func unwrapUnstarted(frames []Frame) []Frame {
+	at := -1
+	for i, f := range frames {
+		switch {
+		case isRuntime(f.Function):
+		case at >= 0 || !gosym.Wrapper(f.Function):
+			return frames
+		default:
+			at = i
+		}
+	}
+	if at < 0 {
+		return frames
+	}
+	out := slices.Clone(frames)
+	out[at].Function = out[at].Function[:strings.LastIndexByte(out[at].Function, '.')]
+	return out
 }
