@@ -13,14 +13,15 @@ var wakeProg = &testProg{name: "wakeprog"}
 // program read as Go tells apart: a consumer sleeping in its range body
 // receives again (so its workers and their producer can be woken), a
 // context's deadline closes its Done channel, and a time.AfterFunc
-// callback can send; none of these is a suspect. The one bug is named:
+// callback can send, as can a context.AfterFunc callback whose context's
+// cancel is called; none of these is a suspect. The one bug is named:
 // the lazy dial blocked inside sync.Once, with the callers queued on the
 // Once's mutex folded under it as goroutines waiting for the lock it
 // holds.
 func TestWakersReadAsGo(t *testing.T) {
 	bin := wakeProg.build(t)
 	rep := analyseDumps(t, true, startProg(t, bin).dump(t))
-	for _, loc := range []string{"main.consume", "main.work", "main.produce", "main.hold", "main.reap"} {
+	for _, loc := range []string{"main.consume", "main.work", "main.produce", "main.hold", "main.reap", "main.drain"} {
 		if s := suspectAt(rep, loc); s != nil {
 			t.Errorf("%s is a suspect: %s %s %+v", loc, s.Verdict, s.Pattern, s.Evidence)
 		}

@@ -145,8 +145,9 @@ func (w *waitGraph) decide() {
 }
 
 // timerWakes takes as able to run the decided waiters a function handed
-// to time.AfterFunc can release: its timer may still be pending, as a
-// timer case of their own would be.
+// to time.AfterFunc (or context.AfterFunc, on a context that can be
+// done) can release: its timer may still be pending, as a timer case of
+// their own would be.
 func (w *waitGraph) timerWakes() {
 	for _, x := range w.gs {
 		if x.prog == nil {

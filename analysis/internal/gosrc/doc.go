@@ -17,8 +17,9 @@
 //     calls in it reach; one shown only in the wrapper the compiler made
 //     for its go statement has yet to run the call it makes (gowrap.go);
 //   - what functions handed to time.AfterFunc can release when their
-//     timer fires ([Query.TimerReleases]), and whether a context's cancel
-//     is ever called ([Class.CancelCalled]);
+//     timer fires, or to context.AfterFunc when their context is done
+//     ([Query.TimerReleases]), and whether a context's cancel is ever
+//     called ([Class.CancelCalled]);
 //   - whether a frame may hold an object its goroutine was handed when
 //     it started, or only ones it made ([Program.Given]);
 //   - which object a release acts on, when a pointer the frames print

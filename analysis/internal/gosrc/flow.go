@@ -20,8 +20,9 @@ type flow struct {
 	// callbacks are functions passed to code not read: it may call them
 	// at any time, on any goroutine (a timer's, a server's).
 	callbacks []*Func
-	// timers are the functions handed to time.AfterFunc, with where: the
-	// runtime runs each on a goroutine of its own when its timer fires.
+	// timers are the functions handed to time.AfterFunc and
+	// context.AfterFunc, with where: the runtime runs each on a goroutine
+	// of its own when its timer fires or its context is done.
 	timers []timerCallback
 	// captured lists, per literal, the variables it captures.
 	captured map[*Func][]*types.Var

@@ -2,6 +2,7 @@ package gosrc
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"strings"
 )
@@ -62,10 +63,8 @@ func (fl *flow) modeled(c *ast.CallExpr, ce callee, kind callKind) ([]node, bool
 	case "time.AfterFunc":
 		a := args()
 		fl.asyncCallback(a)
-		if len(a) == 2 && a[1] != none {
-			for _, f := range fl.cl.data(a[1]).funcs {
-				fl.timers = append(fl.timers, timerCallback{f: f, pos: c.Lparen})
-			}
+		if len(a) == 2 {
+			fl.timerCallbacks(a[1], c.Lparen, none)
 		}
 		return []node{fl.alloc(c.Lparen, "timer")}, true
 	}
@@ -116,6 +115,18 @@ func (fl *flow) asyncCallback(args []node) {
 	}
 }
 
+// timerCallbacks records the functions fn may hold as run by the
+// runtime on a goroutine of their own (done: once that context's Done
+// channel is closed; none: when a timer fires).
+func (fl *flow) timerCallbacks(fn node, pos token.Pos, done node) {
+	if fn == none {
+		return
+	}
+	for _, f := range fl.cl.data(fn).funcs {
+		fl.timers = append(fl.timers, timerCallback{f: f, pos: pos, done: done})
+	}
+}
+
 // modeledContext walks the context package's constructors: a derived
 // context records its parent, a cancel function the context it cancels,
 // and Done gives a channel per context class.
@@ -145,7 +156,13 @@ func (fl *flow) modeledContext(c *ast.CallExpr, name string, args func() []node)
 		fl.cl.data(ctx).flags |= fCtxRoot
 		return []node{ctx}, true
 	case "context.AfterFunc":
-		fl.asyncCallback(args())
+		a := args()
+		fl.asyncCallback(a)
+		if len(a) == 2 && a[0] != none {
+			done := fl.cl.elem(a[0])
+			fl.dones = append(fl.dones, [2]node{a[0], done})
+			fl.timerCallbacks(a[1], c.Lparen, done)
+		}
 		return []node{fl.alloc(c.Lparen, "func")}, true
 	case "(context.Context).Done":
 		ce := fl.calleeOf(ast.Unparen(c.Fun))

@@ -9,17 +9,23 @@ import (
 // timer fires, on a goroutine that does not exist before: no dump shows
 // it, and no goroutine's future holds it. What it can release, it may
 // release at any time (its timer may still be pending), so a wait one of
-// them can end is a timer wait.
+// them can end is a timer wait. One handed to context.AfterFunc runs the
+// same way once its context is done: it counts when a deadline, a
+// cancel some statement calls, or code not read can close that context.
 
-// timerCallback is a function handed to time.AfterFunc, and where.
+// timerCallback is a function handed to time.AfterFunc or
+// context.AfterFunc, and where; done is the context's Done channel
+// (none for time.AfterFunc).
 type timerCallback struct {
-	f   *Func
-	pos token.Pos
+	f    *Func
+	pos  token.Pos
+	done node
 }
 
 // TimerReleases lists, for a tracked operation, the statements handing
-// time.AfterFunc a function that can perform it (through the calls it
-// makes); nil when none does.
+// time.AfterFunc (or context.AfterFunc, on a context that can be done) a
+// function that can perform it (through the calls it makes); nil when
+// none does.
 func (q *Query) TimerReleases(k Key) []Stmt { return q.timerStmts[k] }
 
 // indexTimers records, once the summaries are made, the tracked
@@ -28,7 +34,7 @@ func (q *Query) indexTimers() {
 	q.timerStmts = map[Key][]Stmt{}
 	for _, t := range q.p.flow.timers {
 		s := q.sums[t.f]
-		if s == nil {
+		if s == nil || !q.p.canClose(t.done) {
 			continue
 		}
 		pos := q.p.fset.Position(t.pos)
@@ -39,4 +45,15 @@ func (q *Query) indexTimers() {
 			}
 		}
 	}
+}
+
+// canClose reports whether a context's Done channel (none: no context)
+// can be closed: by a deadline, by a cancel some statement calls, or by
+// code not read.
+func (p *Program) canClose(done node) bool {
+	if done == none {
+		return true
+	}
+	timer, opaque, ok := p.class(done).DoneOf()
+	return !ok || timer || opaque || p.class(done).CancelCalled()
 }

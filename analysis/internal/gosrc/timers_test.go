@@ -96,3 +96,50 @@ func TestDeadlineCancel(t *testing.T) {
 		}
 	}
 }
+
+const ctxAfterSrc = `package main
+
+import (
+	"context"
+	"time"
+)
+
+func main() {
+	stopped := make(chan int)
+	never := make(chan int)
+	ctx, cancel := context.WithCancel(context.Background())
+	context.AfterFunc(ctx, func() { stopped <- 1 }) // @stopafter
+	context.AfterFunc(context.Background(), func() { never <- 1 })
+	go func() {
+		<-stopped // @stopped
+	}()
+	go func() {
+		<-never // @never
+	}()
+	time.Sleep(time.Second)
+	cancel()
+}
+`
+
+// TestContextAfterFunc checks that a function handed to context.AfterFunc
+// is taken as able to release what it operates on when its context can
+// be done (its cancel is called), and not when nothing can close it.
+func TestContextAfterFunc(t *testing.T) {
+	g := load(t, ctxAfterSrc)
+	releases := func(fn, m string) []Stmt {
+		w := g.wait(t, "chan receive", g.at(fn, m))
+		keys := g.p.Releasers(w.Cases[0])
+		q := g.p.Track(keys)
+		var got []Stmt
+		for _, k := range keys {
+			got = append(got, q.TimerReleases(k)...)
+		}
+		return got
+	}
+	if got := releases("main.main.func3", "stopped"); len(got) != 1 || got[0].Line != g.lines["stopafter"] {
+		t.Errorf("the callback of a context whose cancel is called: releases %+v, want one at line %d", got, g.lines["stopafter"])
+	}
+	if got := releases("main.main.func4", "never"); len(got) > 0 {
+		t.Errorf("the callback of context.Background(), which nothing closes: releases %+v, want none", got)
+	}
+}

@@ -3,7 +3,9 @@
 // body of its range over results (the workers sending to it and the
 // producer feeding them can all be woken), lease holders waiting on the
 // Done channel of a context with a deadline, a reaper ranging over a
-// channel only time.AfterFunc callbacks send on, and one bug: a lazy
+// channel only time.AfterFunc callbacks send on, a drain ranging over one
+// only a context.AfterFunc callback sends on (its context is cancelled
+// on SIGTERM), and one bug: a lazy
 // dial run by sync.Once that waits for a ready channel nobody closes,
 // with the later callers queued on the Once's own mutex. It serves
 // net/http/pprof on a loopback port, prints "ADDR host:port" and then
@@ -59,6 +61,13 @@ func reap(expired <-chan string) {
 	}
 }
 
+// drain takes what the program hands over once it is told to stop.
+func drain(handed <-chan string) {
+	for h := range handed {
+		_ = h
+	}
+}
+
 type client struct {
 	once  sync.Once
 	ready chan struct{}
@@ -97,11 +106,15 @@ func main() {
 		time.AfterFunc(time.Hour, func() { expired <- fmt.Sprint("session-", i) })
 	}
 	go reap(expired)
+	stopping, stop := context.WithCancel(context.Background())
+	handed := make(chan string)
+	context.AfterFunc(stopping, func() { handed <- "state"; close(handed) })
+	go drain(handed)
 	c := &client{ready: make(chan struct{})}
 	for range 3 {
 		go c.call()
 	}
-	for runtime.NumGoroutine() < 13 || parked("sync.Mutex.Lock") < 2 { // the two callers queued on the Once
+	for runtime.NumGoroutine() < 14 || parked("sync.Mutex.Lock") < 2 { // the two callers queued on the Once
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -109,6 +122,7 @@ func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	<-sigs
+	stop()
 }
 
 // parked counts the goroutines whose state in a dump of all of them is
