@@ -304,7 +304,7 @@ func (f *stuckFacts) addUnreached(w *waitGraph, x *waitGor, cycleKinds map[strin
 		if f.decided == 0 {
 			f.releasers = w.releaseStatements(x)
 			f.globals = w.waitGlobals(x)
-			f.deadlines = droppedDeadlines(x.prog.w)
+			f.deadlines = deadlineCases(x.prog.w, false)
 		}
 		f.decided++
 		if f.bound == nil {

@@ -282,7 +282,7 @@ func classifyGor(g *gor, frames []Frame, src *sourceCode, prog waitProgram, sc w
 			if t, signal = progTimer(pw); signal {
 				return classified{class: classLive, idle: true}
 			}
-		} else if pw != nil && t == triNo && deadlineDone(pw) {
+		} else if pw != nil && t == triNo && len(deadlineCases(pw, true)) > 0 {
 			t = triYes // the statement shows ctx.Done(); the program, a deadline on it
 		}
 		switch {
@@ -328,26 +328,15 @@ func progTimer(pw *gosrc.Wait) (t tri, signal bool) {
 	return t, signal
 }
 
-// deadlineDone reports a wait with a case on the Done channel of a
-// context that has a deadline, its own or one it derives from, and whose
-// cancel some statement calls: the runtime's timer closes it, as its
-// owner means it to. One whose cancel is dropped waits out its deadline
-// for want of the call (droppedDeadlines): a finding of its own.
-func deadlineDone(pw *gosrc.Wait) bool {
-	for _, c := range pw.Cases {
-		if timer, _, _ := c.Obj.DoneOf(); timer && !c.Default && c.Obj.CancelCalled() {
-			return true
-		}
-	}
-	return false
-}
-
-// droppedDeadlines names the cases of a wait on the Done channel of a
-// context with a deadline whose cancel no statement calls.
-func droppedDeadlines(pw *gosrc.Wait) []string {
+// deadlineCases names the cases of a wait on the Done channel of a
+// context that has a deadline, its own or one it derives from, whose
+// cancel some statement calls (called) or none does. With the call, the
+// runtime's timer closes it as its owner means it to; without, it waits
+// out its deadline for want of the call: a finding of its own.
+func deadlineCases(pw *gosrc.Wait, called bool) []string {
 	var out []string
 	for _, c := range pw.Cases {
-		if timer, _, _ := c.Obj.DoneOf(); timer && !c.Default && !c.Obj.CancelCalled() {
+		if timer, _, _ := c.Obj.DoneOf(); timer && !c.Default && c.Obj.CancelCalled() == called {
 			out = append(out, strings.TrimSuffix(c.Expr, ".Done()"))
 		}
 	}
