@@ -28,19 +28,27 @@ func TestTimerReleases(t *testing.T) {
 	g := load(t, timersSrc)
 	check := func(fn, m string, want bool) {
 		t.Helper()
-		w := g.wait(t, "chan receive", g.at(fn, m))
-		keys := g.p.Releasers(w.Cases[0])
-		q := g.p.Track(keys)
-		var got []Stmt
-		for _, k := range keys {
-			got = append(got, q.TimerReleases(k)...)
-		}
+		got := g.timerReleases(t, fn, m)
 		if want && (len(got) != 1 || got[0].Line != g.lines["after"]) || !want && len(got) > 0 {
 			t.Errorf("%s: timer releases %+v, want one at line %d: %v", fn, got, g.lines["after"], want)
 		}
 	}
 	check("main.main.func2", "expired", true)
 	check("main.main.func3", "other", false)
+}
+
+// timerReleases lists the timer callbacks that can end the receive of
+// the goroutine whose leaf frame is fn at marker m.
+func (g *prog) timerReleases(t *testing.T, fn, m string) []Stmt {
+	t.Helper()
+	w := g.wait(t, "chan receive", g.at(fn, m))
+	keys := g.p.Releasers(w.Cases[0])
+	q := g.p.Track(keys)
+	var got []Stmt
+	for _, k := range keys {
+		got = append(got, q.TimerReleases(k)...)
+	}
+	return got
 }
 
 const deadlineSrc = `package main
@@ -126,20 +134,10 @@ func main() {
 // be done (its cancel is called), and not when nothing can close it.
 func TestContextAfterFunc(t *testing.T) {
 	g := load(t, ctxAfterSrc)
-	releases := func(fn, m string) []Stmt {
-		w := g.wait(t, "chan receive", g.at(fn, m))
-		keys := g.p.Releasers(w.Cases[0])
-		q := g.p.Track(keys)
-		var got []Stmt
-		for _, k := range keys {
-			got = append(got, q.TimerReleases(k)...)
-		}
-		return got
-	}
-	if got := releases("main.main.func3", "stopped"); len(got) != 1 || got[0].Line != g.lines["stopafter"] {
+	if got := g.timerReleases(t, "main.main.func3", "stopped"); len(got) != 1 || got[0].Line != g.lines["stopafter"] {
 		t.Errorf("the callback of a context whose cancel is called: releases %+v, want one at line %d", got, g.lines["stopafter"])
 	}
-	if got := releases("main.main.func4", "never"); len(got) > 0 {
+	if got := g.timerReleases(t, "main.main.func4", "never"); len(got) > 0 {
 		t.Errorf("the callback of context.Background(), which nothing closes: releases %+v, want none", got)
 	}
 }
