@@ -16,12 +16,24 @@ func watch() int {
 	return <-w.events // @wait
 }
 
-func main() { watch() }
+func ping() int {
+	ch := make(chan int)
+	go func(x int) { // @golit
+		ch <- x
+	}(
+		42,
+	)
+	return <-ch // @pingwait
+}
+
+func main() { watch(); ping() }
 `
 
 // TestUnstartedGo checks that a goroutine shown only in its go
 // statement's wrapper will run the function the statement calls: it can
-// send what its creator waits for, and was started with what reaches it.
+// send what its creator waits for, and was started with what reaches it;
+// the wrapper's line is its go statement's first, whatever lines the
+// call spans.
 func TestUnstartedGo(t *testing.T) {
 	g := load(t, gowrapSrc)
 	w := g.wait(t, "chan receive", g.at("main.watch", "wait"))
@@ -32,6 +44,10 @@ func TestUnstartedGo(t *testing.T) {
 	r, ok := g.p.EntryReach(unstarted)
 	if !ok || !r.Has(g.p.class(w.Cases[0].Obj.n)) {
 		t.Errorf("the unstarted goroutine was not started with the watcher's channel (ok %v)", ok)
+	}
+	lit := g.wait(t, "chan receive", g.at("main.ping", "pingwait"))
+	if _, ok := g.can(lit.Cases[0], -1, g.at("main.ping.gowrap1", "golit"), Frame{Function: "runtime.goexit"}); !ok {
+		t.Error("the unstarted goroutine of a go statement over lines cannot send on ch")
 	}
 	if _, ok := g.can(w.Cases[0], -1, g.at("main.watch.gowrap1", "wait")); ok {
 		t.Error("a wrapper at a line with no go statement can send on events")
