@@ -67,10 +67,10 @@ func TestGoLeakSuite(t *testing.T) {
 		runs = buildAndRunSuite(t, goroot, cases, form, toolchain)
 	}
 	tab := SuiteTable(cases, runs)
-	t.Logf("the Go leak suite, leakscope from one dump beside the runtime's profile:\n%s\n%s", tab.Markdown(), tab.Details())
-	for _, p := range tab.Problems() {
+	for _, p := range tab.Problems() { // first: a CI log cut short keeps them
 		t.Error(p)
 	}
+	t.Logf("the Go leak suite, leakscope from one dump beside the runtime's profile:\n%s\n%s", tab.Markdown(), tab.Details())
 	if len(cases) < 10 || form != FormDump || toolchain != "local" {
 		return // a few cases, another form or another Go: for a look
 	}
